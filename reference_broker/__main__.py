@@ -1,0 +1,81 @@
+"""``reference-broker``: start one reference broker and report where it serves.
+
+Start-up contract (what harnesses and tests rely on):
+- exactly one line ``READY pulsar://127.0.0.1:P http://127.0.0.1:Q`` on stdout once both the
+  binary and the HTTP listener accept connections; logs go to stderr;
+- a bad argument, an unknown ``broker.conf`` key or a bad value: a one-line error on stderr naming
+  the key and exit code 2, before anything listens;
+- SIGTERM or SIGINT: a clean, bounded shutdown and exit code 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from .config import ConfigError, build_config
+from .errors import BrokerError
+
+EXIT_CONFIG_ERROR = 2
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="reference-broker", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--broker-port", type=int, default=None,
+                        help="binary protocol port; 0 = ephemeral (default: brokerServicePort)")
+    parser.add_argument("--web-port", type=int, default=None,
+                        help="admin HTTP port; 0 = ephemeral (default: webServicePort)")
+    parser.add_argument("--conf-file", help="a Pulsar broker.conf (key=value lines, Pulsar's key names)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one broker.conf key; repeatable")
+    parser.add_argument("--metadata-store", default=None, metavar="URL",
+                        help="memory: (default) or sqlite:PATH")
+    parser.add_argument("--log-level", default="WARNING")
+    return parser.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace, config) -> None:
+    from .core import BrokerCore
+    from .metadata import open_store
+    from .server import BrokerServer
+
+    store = open_store(args.metadata_store or config.get("metadataStoreUrl") or "memory:")
+    core = BrokerCore(config, store)
+    broker_port = args.broker_port if args.broker_port is not None else config.get("brokerServicePort")
+    web_port = args.web_port if args.web_port is not None else config.get("webServicePort")
+    server = BrokerServer(core, host=args.host, broker_port=broker_port, web_port=web_port)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    print(f"READY {server.broker_url} {server.web_url}", flush=True)
+    await stop.wait()
+    await server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = build_config(conf_file=args.conf_file, overrides=args.overrides)
+        if args.metadata_store is not None and not args.metadata_store.startswith(("memory:", "sqlite:")):
+            raise ConfigError(f"Unsupported --metadata-store {args.metadata_store!r}: use memory: or sqlite:PATH")
+    except ConfigError as exc:
+        print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    try:
+        asyncio.run(serve(args, config))
+    except (OSError, BrokerError) as exc:
+        print(f"reference-broker: cannot start: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

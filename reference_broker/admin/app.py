@@ -1,0 +1,35 @@
+"""The admin REST application: ``build_app(core, ...)`` assembles Pulsar's admin v2 and lookup v2 routes.
+
+What this module owns: the FastAPI app object, the order the routers are mounted in, and the
+error handlers. FastAPI publishes the OpenAPI description at ``/openapi.json`` (for schema-driven
+fuzzing).
+
+Rule 1: fixed paths are mounted before the ``/admin/v2/{domain}/...`` patterns, because those
+        patterns also match ``/admin/v2/namespaces/...`` and ``/admin/v2/brokers/...``.
+Rule 2: ``build_app`` records the bound URLs in the core (``set_service_urls``), so REST and
+        binary lookups and the cluster's ClusterData all name the same addresses.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from reference_broker.admin import routes_brokers, routes_namespaces, routes_topics
+from reference_broker.admin.errors import install_error_handlers
+from reference_broker.core import BrokerCore
+
+
+def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str) -> FastAPI:
+    """The admin REST app over ``core``; serve it with uvicorn in the broker's event loop."""
+    core.set_service_urls(broker_url=broker_service_url, web_url=web_service_url)
+    app = FastAPI(
+        title="pulsar-conformance reference broker admin API",
+        version=core.version,
+        description="A subset of Apache Pulsar's admin v2 and lookup v2 REST APIs.",
+    )
+    app.state.core = core
+    install_error_handlers(app)
+    app.include_router(routes_brokers.build_router(core))  # Rule 1: fixed paths first
+    app.include_router(routes_namespaces.build_router(core))
+    app.include_router(routes_topics.build_router(core))
+    return app

@@ -1,0 +1,114 @@
+"""Admin v2 routes for clusters, tenants, namespaces and the namespace autoTopicCreation override.
+
+What this module owns: the HTTP shape of these resources (paths verbatim from Pulsar's admin v2,
+status codes, bodies). Every decision is the core's; a route only binds the request, calls one
+core method and shapes the answer.
+
+Rule 1: handlers are ``async def`` so they run in the event loop, never in a thread pool: the core
+        is synchronous and relies on the loop for atomicity (core.py Rule 3).
+Rule 2: writes answer 204 No Content, as Pulsar's admin resources do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from fastapi import APIRouter, Body, Response
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
+
+from reference_broker.core import BrokerCore
+
+NO_CONTENT = 204
+
+
+class AutoTopicCreationOverride(BaseModel):
+    """Body of POST .../autoTopicCreation (facts §1.5); validated by the core, not here."""
+
+    model_config = ConfigDict(extra="allow")
+
+    allowAutoTopicCreation: Optional[StrictBool] = None
+    topicType: Optional[StrictStr] = None
+    defaultNumPartitions: Optional[StrictInt] = None
+
+
+def build_router(core: BrokerCore) -> APIRouter:
+    router = APIRouter(prefix="/admin/v2")
+
+    # --- clusters ---------------------------------------------------------------------------
+
+    @router.get("/clusters", summary="List clusters (readiness probe: answers [\"standalone\"])")
+    async def list_clusters() -> list[str]:
+        return core.list_clusters()
+
+    @router.get("/clusters/{cluster}", summary="Get a cluster's ClusterData")
+    async def get_cluster(cluster: str) -> dict[str, Any]:
+        return core.get_cluster(cluster)
+
+    # --- tenants ----------------------------------------------------------------------------
+
+    @router.get("/tenants", summary="List tenants")
+    async def list_tenants() -> list[str]:
+        return core.list_tenants()
+
+    @router.get("/tenants/{tenant}", summary="Get a tenant's TenantInfo")
+    async def get_tenant(tenant: str) -> dict[str, Any]:
+        return core.get_tenant(tenant)
+
+    @router.put("/tenants/{tenant}", status_code=NO_CONTENT, summary="Create a tenant")
+    async def create_tenant(tenant: str, info: Optional[dict[str, Any]] = Body(default=None)) -> Response:
+        core.create_tenant(tenant, info)
+        return Response(status_code=NO_CONTENT)
+
+    @router.delete("/tenants/{tenant}", status_code=NO_CONTENT, summary="Delete an empty tenant")
+    async def delete_tenant(tenant: str) -> Response:
+        core.delete_tenant(tenant)
+        return Response(status_code=NO_CONTENT)
+
+    # --- namespaces -------------------------------------------------------------------------
+
+    @router.get("/namespaces/{tenant}", summary="List a tenant's namespaces")
+    async def list_namespaces(tenant: str) -> list[str]:
+        return core.list_namespaces(tenant)
+
+    @router.put("/namespaces/{tenant}/{namespace}", status_code=NO_CONTENT,
+                summary="Create a namespace, optionally with a Policies body")
+    async def create_namespace(
+        tenant: str, namespace: str, policies: Optional[dict[str, Any]] = Body(default=None)
+    ) -> Response:
+        core.create_namespace(f"{tenant}/{namespace}", policies)
+        return Response(status_code=NO_CONTENT)
+
+    @router.get("/namespaces/{tenant}/{namespace}", summary="Get a namespace's Policies")
+    async def get_policies(tenant: str, namespace: str) -> dict[str, Any]:
+        return core.get_policies(f"{tenant}/{namespace}")
+
+    @router.delete("/namespaces/{tenant}/{namespace}", status_code=NO_CONTENT,
+                   summary="Delete a namespace without topics")
+    async def delete_namespace(tenant: str, namespace: str) -> Response:
+        core.delete_namespace(f"{tenant}/{namespace}")
+        return Response(status_code=NO_CONTENT)
+
+    # --- autoTopicCreation override (facts §1.5) --------------------------------------------
+
+    @router.post("/namespaces/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT,
+                 summary="Set the namespace's autoTopicCreationOverride")
+    async def set_auto_topic_creation(
+        tenant: str, namespace: str, override: AutoTopicCreationOverride = Body(...)
+    ) -> Response:
+        core.set_auto_topic_creation_override(f"{tenant}/{namespace}", override.model_dump(exclude_unset=True))
+        return Response(status_code=NO_CONTENT)
+
+    @router.get("/namespaces/{tenant}/{namespace}/autoTopicCreation",
+                summary="Get the override (204 when none is set)")
+    async def get_auto_topic_creation(tenant: str, namespace: str) -> Any:
+        override = core.get_auto_topic_creation_override(f"{tenant}/{namespace}")
+        # [I] Pulsar resumes the async response with null when unset, which JAX-RS sends as 204.
+        return Response(status_code=NO_CONTENT) if override is None else override
+
+    @router.delete("/namespaces/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT,
+                   summary="Remove the override")
+    async def remove_auto_topic_creation(tenant: str, namespace: str) -> Response:
+        core.remove_auto_topic_creation_override(f"{tenant}/{namespace}")
+        return Response(status_code=NO_CONTENT)
+
+    return router

@@ -1,0 +1,113 @@
+"""Admin v2 topic routes (``/admin/v2/{domain}/...``) and the REST lookup (``/lookup/v2/topic/...``).
+
+What this module owns: the HTTP shape of topic resources. Paths verbatim from facts §1.2, §2.5
+and §3.5; decisions are the core's.
+
+Rule 1: ``{domain}`` is ``persistent`` or ``non-persistent``; anything else is an unknown path,
+        404 (Pulsar mounts exactly those two resource classes).
+Rule 2: ``{topic}`` is the URL-encoded local name (``@Encoded`` in Pulsar). The ASGI server has
+        already percent-decoded the path once, which is the one decoding Pulsar does
+        (``Codec.decode``), so the value is used as it arrives.
+Rule 3: a name the core cannot parse is 412 with the parser's reason (``InvalidTopicName``).
+Rule 4: handlers are ``async def`` (see routes_namespaces Rule 1).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+from fastapi import APIRouter, Body, Query, Response
+from starlette.exceptions import HTTPException
+
+from model.names import DOMAINS
+from reference_broker.core import BrokerCore
+
+NO_CONTENT = 204
+DOMAIN_DOC = "persistent or non-persistent (anything else: 404)"
+
+
+def _domain(domain: str) -> str:
+    if domain not in DOMAINS:
+        raise HTTPException(status_code=404)  # Rule 1
+    return domain
+
+
+def _full_name(domain: str, tenant: str, namespace: str, topic: str) -> str:
+    return f"{_domain(domain)}://{tenant}/{namespace}/{topic}"
+
+
+def build_router(core: BrokerCore) -> APIRouter:
+    router = APIRouter()
+
+    # --- REST lookup (facts §3.5) -----------------------------------------------------------
+
+    @router.get("/lookup/v2/topic/{domain}/{tenant}/{namespace}/{topic}", summary="Look up a topic's broker")
+    async def lookup(
+        domain: str, tenant: str, namespace: str, topic: str,
+        authoritative: bool = Query(False), listenerName: Optional[str] = Query(None),
+    ) -> dict[str, Any]:
+        name = _full_name(domain, tenant, namespace, topic)
+        with core.lookup_permits.permit():  # none free -> 503 (facts §3.5)
+            result = core.lookup(name)
+        # The URLs are the ones build_app recorded in the core (app.py Rule 2).
+        # LookupData: brokerUrl, brokerUrlTls, httpUrl, httpUrlTls and the deprecated nativeUrl.
+        return {
+            "brokerUrl": result.broker_url,
+            "brokerUrlTls": result.broker_url_tls,
+            "httpUrl": result.http_url,
+            "httpUrlTls": result.http_url_tls,
+            "nativeUrl": result.broker_url,
+        }
+
+    # --- namespace-level listings (facts §2.5, §4.2) ----------------------------------------
+
+    @router.get("/admin/v2/{domain}/{tenant}/{namespace}/partitioned", summary="List partitioned topics")
+    async def list_partitioned(domain: str, tenant: str, namespace: str) -> list[str]:
+        return core.list_partitioned_topics(f"{tenant}/{namespace}", _domain(domain))
+
+    @router.get("/admin/v2/{domain}/{tenant}/{namespace}",
+                summary="List non-partitioned topics and partitions of a domain")
+    async def list_topics(domain: str, tenant: str, namespace: str) -> list[str]:
+        return core.list_topics(f"{tenant}/{namespace}", _domain(domain))
+
+    # --- partitioned topics (facts §1.2) ----------------------------------------------------
+
+    @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions",
+                summary="getPartitionedMetadata (PIP-344 semantics)")
+    async def get_partitions(
+        domain: str, tenant: str, namespace: str, topic: str,
+        checkAllowAutoCreation: bool = Query(False), authoritative: bool = Query(False),
+    ) -> dict[str, int]:
+        partitions = core.get_partitioned_metadata(_full_name(domain, tenant, namespace, topic), checkAllowAutoCreation)
+        return {"partitions": partitions}
+
+    @router.put("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", status_code=NO_CONTENT,
+                summary="Create a partitioned topic; body: the number of partitions")
+    async def create_partitioned(
+        domain: str, tenant: str, namespace: str, topic: str,
+        partitions: Annotated[int, Body(strict=True, description="the number of partitions, a JSON integer")],
+    ) -> Response:
+        core.create_partitioned_topic(_full_name(domain, tenant, namespace, topic), partitions)
+        return Response(status_code=NO_CONTENT)
+
+    @router.delete("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions", status_code=NO_CONTENT,
+                   summary="Delete a partitioned topic and its partitions")
+    async def delete_partitioned(domain: str, tenant: str, namespace: str, topic: str) -> Response:
+        core.delete_partitioned_topic(_full_name(domain, tenant, namespace, topic))
+        return Response(status_code=NO_CONTENT)
+
+    # --- non-partitioned topics -------------------------------------------------------------
+
+    @router.put("/admin/v2/{domain}/{tenant}/{namespace}/{topic}", status_code=NO_CONTENT,
+                summary="Create a non-partitioned topic")
+    async def create_topic(domain: str, tenant: str, namespace: str, topic: str) -> Response:
+        core.create_non_partitioned_topic(_full_name(domain, tenant, namespace, topic))
+        return Response(status_code=NO_CONTENT)
+
+    @router.delete("/admin/v2/{domain}/{tenant}/{namespace}/{topic}", status_code=NO_CONTENT,
+                   summary="Delete a non-partitioned topic or one partition")
+    async def delete_topic(domain: str, tenant: str, namespace: str, topic: str) -> Response:
+        core.delete_topic(_full_name(domain, tenant, namespace, topic))
+        return Response(status_code=NO_CONTENT)
+
+    return router

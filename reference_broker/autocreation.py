@@ -1,0 +1,153 @@
+"""The broker's topic auto-creation decision and the namespace override's validation.
+
+What this module owns: three pure functions the core asks before it creates anything, and the
+check of an ``autoTopicCreationOverride`` value. Inputs are the topic, the namespace ``Policies``
+JSON (a dict, or None when absent) and the broker config; nothing here reads the store.
+
+Rules, from facts §1.5 "How the broker decides" (``BrokerService.isAllowAutoTopicCreationAsync``):
+  Rule 1: "The namespace policies have ``deleted=true`` -> false."
+  Rule 2: "The topic is an ExtensibleLoadManager internal topic -> false." We run no extensible
+          load manager, so no topic is one of its internal topics; the rule has nothing to match.
+  Rule 3: "``systemTopicEnabled`` and the name is a system topic -> true."
+  Rule 4: "if the namespace ``autoTopicCreationOverride`` is set, use its
+          ``allowAutoTopicCreation``; else use the broker's ``allowAutoTopicCreation``. There is no
+          topic-level override for topic creation."
+  Rule 5: "If the answer is true and the name is a partition: false while that partitioned topic
+          is being deleted." Our deletions are atomic (one core call), so nothing is ever
+          observed "being deleted"; the rule has nothing to match either.
+``isDefaultTopicTypePartitioned``: "always false for names ending with the DLQ or retry
+suffixes (PR #22705). Otherwise the override's ``topicType``, falling back to the broker config."
+``getDefaultNumPartitions``: "the override's value, or else the broker's ``defaultNumPartitions``."
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from model.names import TopicName
+from reference_broker.config import BrokerConfig
+from reference_broker.errors import InvalidPolicies, NotAllowed
+
+PARTITIONED = "partitioned"
+NON_PARTITIONED = "non-partitioned"
+TOPIC_TYPES = (PARTITIONED, NON_PARTITIONED)
+
+# Java client defaults for dead-letter and retry topics ("<topic>-<subscription>-DLQ" / "-RETRY");
+# isDefaultTopicTypePartitioned tests the partitioned-topic name's suffix (facts §1.5, PR #22705).
+DLQ_SUFFIX = "-DLQ"
+RETRY_SUFFIX = "-RETRY"
+
+# System topics (Rule 3). Only the namespace-events topic is recognised here; it is the one system
+# topic a client can name in an ordinary namespace. [I] the full list is not in the facts.
+SYSTEM_TOPIC_LOCAL_NAMES = ("__change_events",)
+
+OVERRIDE_KEY = "autoTopicCreationOverride"
+
+
+def _override(policies: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if not policies:
+        return None
+    value = policies.get(OVERRIDE_KEY)
+    return value if isinstance(value, Mapping) else None
+
+
+def is_system_topic(topic: TopicName) -> bool:
+    return topic.partitioned_base.local_name in SYSTEM_TOPIC_LOCAL_NAMES
+
+
+def is_allow_auto_topic_creation(topic: TopicName, policies: Mapping[str, Any] | None, config: BrokerConfig) -> bool:
+    """``isAllowAutoTopicCreationAsync`` (Rules 1-5)."""
+    if policies and policies.get("deleted"):
+        return False  # Rule 1
+    if config.systemTopicEnabled and is_system_topic(topic):
+        return True  # Rule 3
+    override = _override(policies)
+    if override is not None:
+        return bool(override.get("allowAutoTopicCreation"))  # Rule 4, namespace first
+    return bool(config.allowAutoTopicCreation)  # Rule 4, then the broker
+
+
+def _override_in_force(policies: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    # The override's type and count only mean something when it allows creation: a refusing
+    # override was never validated (validateOverride runs only when allowAutoTopicCreation is true).
+    override = _override(policies)
+    return override if override is not None and override.get("allowAutoTopicCreation") else None
+
+
+def is_default_topic_type_partitioned(topic: TopicName, policies: Mapping[str, Any] | None, config: BrokerConfig) -> bool:
+    base = topic.partitioned_base.local_name
+    if base.endswith(DLQ_SUFFIX) or base.endswith(RETRY_SUFFIX):
+        return False  # PR #22705: never auto-create a partitioned DLQ/retry topic
+    override = _override_in_force(policies)
+    topic_type = override.get("topicType") if override is not None else config.allowAutoTopicCreationType
+    return topic_type == PARTITIONED
+
+
+def default_num_partitions(topic: TopicName, policies: Mapping[str, Any] | None, config: BrokerConfig) -> int:
+    override = _override_in_force(policies)
+    if override is not None and override.get("defaultNumPartitions") is not None:
+        return int(override["defaultNumPartitions"])
+    return int(config.defaultNumPartitions)
+
+
+# --- validation of an override value (facts §1.5) ----------------------------------------------
+
+# [I] the REST layer joins the fixed prefix and validateOverride's detail; facts §1.5 give both texts.
+_INVALID_OVERRIDE = "Invalid configuration for autoTopicCreationOverride. the detail is "
+
+
+def _java_text(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def validate_override(body: Any, config: BrokerConfig) -> dict[str, Any]:
+    """Check an ``autoTopicCreationOverride`` and return its stored form; raises on refusal.
+
+    facts §1.5, ``AutoTopicCreationOverrideImpl.validateOverride``, applied only when
+    ``allowAutoTopicCreation`` is true:
+      "unknown type -> ``Unknown topic type [<t>]``;
+       partitioned with null count -> ``[defaultNumPartitions] cannot be null when the type is partitioned.``;
+       partitioned with count <= 0 -> ``[defaultNumPartitions] cannot be less than 1 for partition type.``;
+       non-partitioned with a count set -> ``[defaultNumPartitions] is not allowed to be set when the type is non-partition.``"
+    Then 406 "Number of partitions should be less than or equal to <max>" when the count exceeds
+    ``maxNumPartitionsPerPartitionedTopic`` (> 0).
+    """
+    if not isinstance(body, Mapping):
+        raise InvalidPolicies(_INVALID_OVERRIDE + "the override must be a JSON object")
+    allow = body.get("allowAutoTopicCreation", False)  # a Java boolean field defaults to false
+    topic_type = body.get("topicType")
+    count = body.get("defaultNumPartitions")
+    if not isinstance(allow, bool):
+        raise InvalidPolicies(_INVALID_OVERRIDE + f"[allowAutoTopicCreation] must be true or false, got {allow!r}")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+        raise InvalidPolicies(_INVALID_OVERRIDE + f"[defaultNumPartitions] must be an integer, got {count!r}")
+    if allow:
+        if topic_type not in TOPIC_TYPES:
+            raise InvalidPolicies(_INVALID_OVERRIDE + f"Unknown topic type [{_java_text(topic_type)}]")
+        if topic_type == PARTITIONED:
+            if count is None:
+                raise InvalidPolicies(
+                    _INVALID_OVERRIDE + "[defaultNumPartitions] cannot be null when the type is partitioned."
+                )
+            if count <= 0:
+                raise InvalidPolicies(
+                    _INVALID_OVERRIDE + "[defaultNumPartitions] cannot be less than 1 for partition type."
+                )
+            limit = config.maxNumPartitionsPerPartitionedTopic
+            if limit > 0 and count > limit:
+                raise NotAllowed(f"Number of partitions should be less than or equal to {limit}", http_status=406)
+        elif count is not None:
+            raise InvalidPolicies(
+                _INVALID_OVERRIDE
+                + "[defaultNumPartitions] is not allowed to be set when the type is non-partition."
+            )
+    stored: dict[str, Any] = {"allowAutoTopicCreation": allow}
+    if topic_type is not None:
+        stored["topicType"] = topic_type if isinstance(topic_type, str) else _java_text(topic_type)
+    if count is not None:
+        stored["defaultNumPartitions"] = count
+    return stored

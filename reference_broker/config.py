@@ -1,0 +1,277 @@
+"""Broker configuration with Pulsar's ``broker.conf`` key names, defaults and dynamic keys.
+
+What this module owns: the table of keys the reference broker understands, the typed parse of
+each value, the ``broker.conf`` file syntax, ``key=value`` overrides, and runtime updates of the
+dynamic keys.
+
+Rule 1: key names are Pulsar's ``ServiceConfiguration`` / ``broker.conf`` names, verbatim
+        (STYLE R5), with Pulsar's defaults (facts §1.5, §2.1; pulsar-wire.md for maxMessageSize).
+Rule 2: an unknown key or a bad value raises ``ConfigError`` naming the key, the bad value and what
+        is allowed. Real Pulsar ignores unknown keys in broker.conf; we refuse them so a typo in a
+        harness setup fails loudly instead of testing the default.
+Rule 3: an empty value (``advertisedAddress=``) means "use the default", as in Pulsar's
+        broker.conf where blank keys are left unset.
+Rule 4: only keys marked dynamic can change at runtime (``update_dynamic``); Pulsar's tests set
+        allowAutoTopicCreation, allowAutoTopicCreationType and defaultNumPartitions through
+        ``updateDynamicConfiguration`` (facts §1.5), maxConcurrentLookupRequest is dynamic
+        (facts §1.3 step 3), the PIP-2 keys are not (facts §2.1).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from reference_broker.errors import ConfigError
+
+BROKER_VERSION = "0.1.0-reference"  # what GET /admin/v2/brokers/version answers
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1  # Java int range: ServiceConfiguration fields are ints
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One broker.conf key: its type, default, whether it is dynamic, and its allowed values."""
+
+    name: str
+    kind: str  # "bool" | "int" | "port" | "enum" | "str" | "optional-str"
+    default: Any
+    dynamic: bool = False
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    doc: str = ""
+
+    def allowed(self) -> str:
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "enum":
+            return " or ".join(self.choices)
+        if self.kind == "port":
+            return "a port number 0..65535 (0 = pick a free port)"
+        if self.kind == "int":
+            low = _INT_MIN if self.minimum is None else self.minimum
+            return f"an integer {low}..{_INT_MAX}"
+        return "any text"
+
+    def parse(self, text: str) -> Any:
+        """Turn a broker.conf value into its typed value, or raise ConfigError."""
+        text = text.strip()
+        if text == "":
+            return self.default  # Rule 3
+        if self.kind == "bool":
+            lowered = text.lower()
+            if lowered in ("true", "false"):
+                return lowered == "true"
+            raise self._bad(text)
+        if self.kind in ("int", "port"):
+            try:
+                value = int(text, 10)
+            except ValueError:
+                raise self._bad(text) from None
+            try:
+                return self.check(value)
+            except ConfigError:
+                raise self._bad(text) from None  # report the text as written
+        if self.kind == "enum":
+            if text in self.choices:
+                return text
+            raise self._bad(text)
+        return text
+
+    def check(self, value: Any) -> Any:
+        """Validate an already-typed value (used by keyword construction and by parse)."""
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+        elif self.kind in ("int", "port"):
+            if isinstance(value, int) and not isinstance(value, bool):
+                low, high = (0, 65535) if self.kind == "port" else (_INT_MIN, _INT_MAX)
+                if self.minimum is not None:
+                    low = max(low, self.minimum)
+                if low <= value <= high:
+                    return value
+        elif self.kind == "enum":
+            if value in self.choices:
+                return value
+        elif self.kind == "optional-str":
+            if value is None or isinstance(value, str):
+                return value
+        elif isinstance(value, str):
+            return value
+        raise self._bad(value)
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return "" if value is None else str(value)
+
+    def _bad(self, value: Any) -> ConfigError:
+        return ConfigError(f"Invalid value {value!r} for configuration key {self.name}: expected {self.allowed()}")
+
+
+_KEYS = (
+    ConfigKey("clusterName", "str", "standalone", doc="cluster this broker belongs to (standalone default)"),
+    ConfigKey("bindAddress", "str", "127.0.0.1",
+              doc="Pulsar's default is 0.0.0.0; the reference broker stays on loopback unless told otherwise"),
+    ConfigKey("advertisedAddress", "optional-str", None, doc="host name put in lookup answers"),
+    ConfigKey("brokerServicePort", "port", 6650),
+    ConfigKey("webServicePort", "port", 8080),
+    ConfigKey("metadataStoreUrl", "str", "memory:", doc="memory: or sqlite:PATH (zk: later)"),
+    # facts §1.5
+    ConfigKey("allowAutoTopicCreation", "bool", True, dynamic=True),
+    ConfigKey("allowAutoTopicCreationType", "enum", "non-partitioned", dynamic=True,
+              choices=("non-partitioned", "partitioned")),
+    ConfigKey("defaultNumPartitions", "int", 1, dynamic=True,
+              doc="no lower bound here: auto-creation itself refuses values <= 0 (facts §1.2 step 4)"),
+    ConfigKey("maxNumPartitionsPerPartitionedTopic", "int", 0, dynamic=True, doc="0 = unlimited"),
+    ConfigKey("maxTopicsPerNamespace", "int", 0, dynamic=True, doc="0 = unlimited"),
+    ConfigKey("maxConcurrentLookupRequest", "int", 50000, dynamic=True, minimum=0),
+    # pulsar-wire.md: maxMessageSize default 5 MiB
+    ConfigKey("maxMessageSize", "int", 5242880, minimum=1),
+    # facts §2.1 (PIP-2): not dynamic
+    ConfigKey("enablePersistentTopics", "bool", True),
+    ConfigKey("enableNonPersistentTopics", "bool", True),
+    ConfigKey("maxConcurrentNonPersistentMessagePerConnection", "int", 1000, minimum=0),
+    ConfigKey("keepAliveIntervalSeconds", "int", 30, minimum=0),
+    # facts §1.5 step 3: system topics may always be auto-created when this is on
+    ConfigKey("systemTopicEnabled", "bool", True),
+)
+
+CONFIG_KEYS: dict[str, ConfigKey] = {key.name: key for key in _KEYS}
+DYNAMIC_KEYS: tuple[str, ...] = tuple(key.name for key in _KEYS if key.dynamic)
+
+
+def _key(name: str) -> ConfigKey:
+    try:
+        return CONFIG_KEYS[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, CONFIG_KEYS, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(
+            f"Unknown configuration key {name!r}{hint}; known keys: {', '.join(sorted(CONFIG_KEYS))}"
+        ) from None
+
+
+class BrokerConfig:
+    """Typed broker configuration; read values as attributes, e.g. ``config.allowAutoTopicCreation``."""
+
+    def __init__(self, **values: Any) -> None:
+        self._values: dict[str, Any] = {key.name: key.default for key in _KEYS}
+        # Values as they were before any runtime update, so a deleted dynamic value can be restored.
+        self._static: dict[str, Any] = {}
+        for name, value in values.items():
+            self._values[name] = _key(name).check(value)
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("_values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def get(self, name: str) -> Any:
+        _key(name)
+        return self._values[name]
+
+    def set(self, name: str, text: str) -> None:
+        """Set a key from its broker.conf text (startup time: any key)."""
+        self._values[name] = _key(name).parse(text)
+
+    def apply_overrides(self, overrides: Iterable[str]) -> "BrokerConfig":
+        """Apply ``["key=value", ...]`` (e.g. the CLI's ``-c`` options); returns self."""
+        for item in overrides:
+            name, sep, text = item.partition("=")
+            if not sep or not name.strip():
+                raise ConfigError(f"Invalid configuration override {item!r}: expected key=value")
+            self.set(name.strip(), text)
+        return self
+
+    # --- dynamic configuration (facts §1.5; Rule 4) --------------------------------------------
+
+    def update_dynamic(self, name: str, text: str) -> None:
+        # BrokersBase: 412 "Can't update non-dynamic configuration" (also for unknown keys) and
+        # 412 "Invalid dynamic-config value"; we keep Pulsar's words and add what is allowed.
+        key = CONFIG_KEYS.get(name)
+        if key is None or not key.dynamic:
+            raise ConfigError(
+                f"Can't update non-dynamic configuration {name}; dynamic keys: {', '.join(DYNAMIC_KEYS)}"
+            )
+        try:
+            value = key.parse(text)
+        except ConfigError:
+            raise ConfigError(
+                f"Invalid dynamic-config value {text!r} for {name}: expected {key.allowed()}"
+            ) from None
+        self._static.setdefault(name, self._values[name])
+        self._values[name] = value
+
+    def reset_dynamic(self, name: str) -> None:
+        """Forget a runtime update: back to the broker.conf / default value."""
+        key = CONFIG_KEYS.get(name)
+        if key is None or not key.dynamic:
+            raise ConfigError(
+                f"Can't delete non-dynamic configuration {name}; dynamic keys: {', '.join(DYNAMIC_KEYS)}"
+            )
+        if name in self._static:
+            self._values[name] = self._static.pop(name)
+
+    def formatted(self, name: str) -> str:
+        return _key(name).format(self._values[name])
+
+    def as_strings(self) -> dict[str, str]:
+        """Every key with its current value as broker.conf text."""
+        return {name: self.formatted(name) for name in sorted(CONFIG_KEYS)}
+
+    @property
+    def advertised_host(self) -> str:
+        """Host for lookup URLs: advertisedAddress, else the bind address, else localhost."""
+        if self.advertisedAddress:
+            return self.advertisedAddress
+        return self.bindAddress if self.bindAddress not in ("0.0.0.0", "::") else "localhost"
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self._values.items() if v != CONFIG_KEYS[k].default}
+        return f"BrokerConfig({changed!r})"
+
+
+def parse_conf_text(text: str, *, source: str = "<text>") -> dict[str, str]:
+    """Parse broker.conf syntax into ``{key: raw value}``; key names are checked, values are not."""
+    entries: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"{source}:{number}: expected key=value, got {raw!r}")
+        name = name.strip()
+        try:
+            _key(name)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}:{number}: {exc.reason}") from None
+        entries[name] = value.strip()
+    return entries
+
+
+def load_conf_file(path: str | Path, *, overrides: Iterable[str] = ()) -> BrokerConfig:
+    """Read a broker.conf file, then apply ``key=value`` overrides; raises ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read configuration file {path}: {exc.strerror or exc}") from None
+    config = BrokerConfig()
+    for name, value in parse_conf_text(text, source=str(path)).items():
+        try:
+            config.set(name, value)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc.reason}") from None
+    return config.apply_overrides(overrides)
+
+
+def build_config(conf_file: str | Path | None = None, overrides: Iterable[str] = ()) -> BrokerConfig:
+    """The CLI's entry point: defaults, then the broker.conf file (if any), then ``key=value`` overrides."""
+    if conf_file is None:
+        return BrokerConfig().apply_overrides(overrides)
+    return load_conf_file(conf_file, overrides=overrides)

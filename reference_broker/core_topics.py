@@ -1,0 +1,365 @@
+"""Topics: existence, partitioned metadata, creation, listing, attach and lookup.
+
+What this module owns: ``TopicOps``, a mixin of ``BrokerCore`` (core.py) with every rule that
+decides whether a topic exists, may be created, and what a partitioned-metadata request answers.
+It reads the namespace through ``NamespaceOps._namespace_for_topic`` and asks ``autocreation``
+for the creation decision.
+
+Rule 1 (existence, ``NamespaceService.checkTopicExists``): a topic is PARTITIONED when partitioned
+        metadata exists at its exact name; else NON_PARTITIONED when its managed ledger exists
+        (persistent) or it is loaded in memory (non-persistent, facts §1.3 "exists only if it is
+        loaded in memory on its owning broker"); else absent. A partition name is looked up as
+        itself: ``t-partition-0`` has no partitioned metadata of its own.
+Rule 2 (partitioned metadata, facts §1.2 steps 3-4 and §1.3 step 5): metadata wins; else, when
+        the caller asks for auto-creation and the broker allows it, answer 0 or create the
+        partitioned METADATA ONLY (never the partitions); else answer 0 if the non-partitioned
+        topic exists, and TopicNotFound otherwise.
+Rule 3 (attach): a producer/consumer may always load a partition ``n < K`` of an existing
+        partitioned topic; any other absent topic needs auto-creation to be allowed.
+Rule 4: persistent topics are created as managed-ledger nodes; non-persistent ones only join the
+        in-memory active set (facts §4.2 "non-persistent topics: not stored at all").
+Texts marked [I] are not in the facts: our best reading of Pulsar, wording may differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from model.names import DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName
+from reference_broker import autocreation
+from reference_broker.core_namespaces import parse_namespace
+from reference_broker.errors import (
+    AlreadyExists,
+    InvalidTopicName,
+    NotAllowed,
+    PartitionedTopicNotFound,
+    ServiceNotReady,
+    TopicNotFound,
+    lookup_topic_not_found_reason,
+    topic_not_found_reason,
+)
+from reference_broker.metadata import layout
+from reference_broker.metadata.store import NodeExists
+
+PARTITIONED = "partitioned"
+NON_PARTITIONED = "non-partitioned"
+
+# Used for the binary reply when a producer/consumer attaches to an absent topic that may not be
+# created. [I] the facts give no text for this path.
+_ATTACH_NOT_FOUND = "Topic {} does not exist"
+
+
+def parse_topic(value: TopicName | str) -> TopicName:
+    """A TopicName from any accepted spelling; invalid names -> 412 / InvalidTopicName."""
+    if isinstance(value, TopicName):
+        return value
+    try:
+        return TopicName.parse(value)
+    except InvalidName as exc:
+        raise InvalidTopicName(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    """Where a topic is served. A single broker always answers itself, authoritatively."""
+
+    broker_url: str
+    http_url: str
+    broker_url_tls: str | None = None
+    http_url_tls: str | None = None
+    authoritative: bool = True
+    proxy_through_service_url: bool = False
+
+
+class TopicOps:
+    """Mixin: needs ``self.store``, ``self.config``, ``self._active_non_persistent`` and NamespaceOps."""
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def _partitions_of(self, topic: TopicName) -> int:
+        data = self._read_json(layout.partitioned_topic_path(topic))
+        return int(data.get("partitions", 0)) if data else 0
+
+    def _non_partitioned_exists(self, topic: TopicName) -> bool:
+        if topic.persistent:
+            return self.store.exists(layout.managed_ledger_path(topic))
+        return topic in self._active_non_persistent
+
+    def topic_existence(self, topic: TopicName | str) -> str | None:
+        """Rule 1: ``"partitioned"``, ``"non-partitioned"`` or None."""
+        topic = parse_topic(topic)
+        if self._partitions_of(topic) > 0:
+            return PARTITIONED
+        return NON_PARTITIONED if self._non_partitioned_exists(topic) else None
+
+    def topic_exists(self, topic: TopicName | str) -> bool:
+        return self.topic_existence(topic) is not None
+
+    def is_allow_auto_topic_creation(self, topic: TopicName | str) -> bool:
+        """The effective decision (namespace override first, then broker config; facts §1.5)."""
+        topic = parse_topic(topic)
+        return autocreation.is_allow_auto_topic_creation(
+            topic, self._policies_or_none(topic.namespace_name), self.config
+        )
+
+    # --- partitioned metadata (Rule 2) ----------------------------------------------------------
+
+    def get_partitioned_metadata(self, topic: TopicName | str, auto_create: bool) -> int:
+        """Answer of REST ``GET .../partitions?checkAllowAutoCreation=`` and binary PARTITIONED_METADATA.
+
+        ``auto_create`` is ``checkAllowAutoCreation`` (REST) or ``metadata_auto_creation_enabled``
+        (binary field 6). Both APIs decide the same way (facts §7); only the error texts differ,
+        and the raised error carries both.
+        """
+        topic = parse_topic(topic)
+        policies = self._namespace_for_topic(topic)
+        partitions = self._partitions_of(topic)
+        if partitions > 0:
+            return partitions  # facts §1.2 step 3: "partitions > 1 ... == 1: return it"
+        if auto_create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config):
+            # facts §1.2 step 4 (fetchPartitionedTopicMetadataCheckAllowAutoCreationAsync)
+            if self._non_partitioned_exists(topic):
+                return 0  # "Topic exists ... non-partitioned -> 0"
+            if topic.is_partition or not autocreation.is_default_topic_type_partitioned(topic, policies, self.config):
+                return 0  # "the default type is non-partitioned or the name is a partition name -> 0 (nothing created)"
+            return self._create_default_partitioned_metadata(topic, policies)
+        if self._non_partitioned_exists(topic):
+            return 0  # "if the non-partitioned topic exists, return {"partitions":0}"
+        # REST: 404 "Topic <full> not found" (facts §1.2 step 3); binary: TopicNotFound, message "" (§1.3 step 5)
+        raise TopicNotFound(topic_not_found_reason(topic), binary_message="")
+
+    def _create_default_partitioned_metadata(self, topic: TopicName, policies: Mapping[str, Any]) -> int:
+        """facts §1.2 step 4: "Before creating, it checks defaultNumPartitions > 0, <= maxNumPartitionsPerPartitionedTopic
+        (when that is > 0), and maxTopicsPerNamespace. If the znode already exists (a race), it re-reads."
+
+        Binary: these refusals are RestExceptions below 500, which §1.3 step 5 maps to MetadataError.
+        """
+        count = autocreation.default_num_partitions(topic, policies, self.config)
+        if count <= 0:
+            raise NotAllowed("Number of partitions should be more than 0", http_status=406,
+                             server_error="MetadataError")  # [I] text borrowed from the admin create
+        limit = self.config.maxNumPartitionsPerPartitionedTopic
+        if limit > 0 and count > limit:
+            raise NotAllowed(f"Number of partitions should be less than or equal to {limit}", http_status=406,
+                             server_error="MetadataError")
+        self._check_max_topics(topic, count, server_error="MetadataError")
+        try:
+            self.store.create(layout.partitioned_topic_path(topic), layout.encode_json({"partitions": count}))
+        except NodeExists:
+            return self._partitions_of(topic)
+        return count
+
+    def _check_max_topics(self, topic: TopicName, adding: int, *, server_error: str | None = None) -> None:
+        """maxTopicsPerNamespace counts the children of /managed-ledgers/{ns}/{domain} (facts §4.2),
+        leaving system topics out, and refuses with 412 "Exceed maximum number of topics in namespace."."""
+        limit = self.config.maxTopicsPerNamespace
+        if limit <= 0 or autocreation.is_system_topic(topic):
+            return
+        ns = topic.namespace_name
+        existing = [
+            child
+            for child in self.store.children(layout.managed_ledgers_dir(ns, topic.domain))
+            if not autocreation.is_system_topic(layout.topic_from_child(ns, topic.domain, child))
+        ]
+        if len(existing) + adding > limit:
+            raise NotAllowed("Exceed maximum number of topics in namespace.", server_error=server_error)
+
+    # --- admin creation and deletion ------------------------------------------------------------
+
+    @staticmethod
+    def _refuse_partition_suffix(topic: TopicName) -> None:
+        # PersistentTopicsBase.validatePartitionedTopicName: any local name *containing* the suffix.
+        if PARTITION_SUFFIX in topic.local_name:
+            raise InvalidTopicName("Partitioned Topic Name should not contain '-partition-'")
+
+    def create_partitioned_topic(self, topic: TopicName | str, partitions: int) -> None:
+        """PUT .../{topic}/partitions: metadata, plus one managed ledger per partition (persistent)."""
+        topic = parse_topic(topic)
+        self._refuse_partition_suffix(topic)
+        self._namespace_for_topic(topic)
+        # internalCreatePartitionedTopic: both refusals are 406 NOT_ACCEPTABLE.
+        if partitions <= 0:
+            raise NotAllowed("Number of partitions should be more than 0", http_status=406)
+        limit = self.config.maxNumPartitionsPerPartitionedTopic
+        if limit > 0 and partitions > limit:
+            raise NotAllowed(f"Number of partitions should be less than or equal to {limit}", http_status=406)
+        self._check_max_topics(topic, partitions)
+        if self.topic_exists(topic):
+            raise AlreadyExists("This topic already exists")
+        highest = self._max_existing_partition_index(topic)
+        if highest >= partitions:
+            raise AlreadyExists(
+                f"The topic has a max partition index of {highest}, the number of partitions must be at least {highest + 1}"
+            )
+        try:
+            self.store.create(layout.partitioned_topic_path(topic), layout.encode_json({"partitions": partitions}))
+        except NodeExists:
+            raise AlreadyExists("Partitioned topic already exists") from None
+        if topic.persistent:  # tryCreatePartitionsAsync: the partitions' managed ledgers [I]
+            for index in range(partitions):
+                self._create_ledger_if_missing(topic.partition(index))
+
+    def _max_existing_partition_index(self, topic: TopicName) -> int:
+        if not topic.persistent:
+            return -1
+        ns = topic.namespace_name
+        indexes = [
+            t.partition_index
+            for t in (layout.topic_from_child(ns, topic.domain, c) for c in self.store.children(layout.managed_ledgers_dir(ns)))
+            if t.is_partition and t.partitioned_base == topic
+        ]
+        return max(indexes, default=-1)
+
+    def delete_partitioned_topic(self, topic: TopicName | str) -> None:
+        """DELETE .../{topic}/partitions: the partitions and then the metadata."""
+        topic = parse_topic(topic)
+        self._refuse_partition_suffix(topic)
+        self._namespace_for_topic(topic)
+        partitions = self._partitions_of(topic)
+        if partitions <= 0:
+            raise PartitionedTopicNotFound("Partitioned topic does not exist")  # swagger 404 text, facts §1.2
+        for index in range(partitions):
+            self._drop_non_partitioned(topic.partition(index))
+        self.store.delete_recursive(layout.partitioned_topic_path(topic))
+
+    def create_non_partitioned_topic(self, topic: TopicName | str) -> None:
+        """PUT /admin/v2/{domain}/{t}/{ns}/{topic}: 409 "This topic already exists" when either kind exists."""
+        topic = parse_topic(topic)
+        self._namespace_for_topic(topic)
+        if self.topic_exists(topic):
+            raise AlreadyExists("This topic already exists")
+        base_partitions = self._partitions_of(topic.partitioned_base) if topic.is_partition else 0
+        if base_partitions > 0 and topic.partition_index >= base_partitions:
+            raise NotAllowed(
+                f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
+            )  # [I] BrokerService's text for the same refusal
+        if base_partitions == 0:
+            self._check_max_topics(topic, 1)
+        self._load(topic)
+
+    def delete_topic(self, topic: TopicName | str) -> None:
+        """DELETE /admin/v2/{domain}/{t}/{ns}/{topic}: a non-partitioned topic or one partition."""
+        topic = parse_topic(topic)
+        self._namespace_for_topic(topic)
+        if self._partitions_of(topic) > 0:
+            raise NotAllowed(f"{topic} is a partitioned topic: delete it with DELETE .../partitions")  # [I]
+        if not self._non_partitioned_exists(topic):
+            raise TopicNotFound(topic_not_found_reason(topic), binary_message="")
+        self._drop_non_partitioned(topic)
+
+    def _create_ledger_if_missing(self, topic: TopicName) -> None:
+        try:
+            self.store.create(layout.managed_ledger_path(topic), layout.encode_json({}))
+        except NodeExists:
+            pass
+
+    def _load(self, topic: TopicName) -> None:
+        """Rule 4: make the topic exist in the form its domain has."""
+        if topic.persistent:
+            self._create_ledger_if_missing(topic)
+        else:
+            self._active_non_persistent.add(topic)
+
+    def _drop_non_partitioned(self, topic: TopicName) -> None:
+        if topic.persistent:
+            self.store.delete_recursive(layout.managed_ledger_path(topic))
+        else:
+            self._active_non_persistent.discard(topic)
+        for listener in list(self.topic_deleted_listeners):
+            listener(topic)
+
+    # --- listing (facts §4.2, §2.5) -------------------------------------------------------------
+
+    def _domain(self, domain: str) -> str:
+        if domain not in DOMAINS:
+            raise InvalidTopicName(f"Invalid topic domain {domain!r}: expected persistent or non-persistent")
+        return domain
+
+    def list_topics(self, namespace: NamespaceName | str, domain: str) -> list[str]:
+        """Non-partitioned topics and partitions of one domain, as full names, sorted."""
+        ns, domain = parse_namespace(namespace), self._domain(domain)
+        self.get_policies(ns)
+        if domain == "persistent":
+            children = self.store.children(layout.managed_ledgers_dir(ns))
+            return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)
+        return sorted(str(t) for t in self._active_non_persistent if t.namespace_name == ns)
+
+    def list_partitioned_topics(self, namespace: NamespaceName | str, domain: str) -> list[str]:
+        ns, domain = parse_namespace(namespace), self._domain(domain)
+        self.get_policies(ns)
+        children = self.store.children(layout.partitioned_topics_dir(ns, domain))
+        return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)
+
+    # --- producers and consumers (Rule 3) -------------------------------------------------------
+
+    def ensure_topic_for_attach(self, topic: TopicName | str, *, create: bool = True) -> None:
+        """Make ``topic`` exist for a PRODUCER/SUBSCRIBE, or raise the refusal to send back.
+
+        ``create`` is CommandSubscribe.force_topic_creation (default true): when false an absent
+        topic is not auto-created even if allowed ("createTopicIfDoesNotExist =
+        forceTopicCreation && isAllowAutoTopicCreation" [I]); partitions of an existing
+        partitioned topic are loaded either way.
+        """
+        topic = parse_topic(topic)
+        # BrokerService.getTopic: "Broker is unable to load persistent topic" (facts §2.6); the
+        # newest source uses the same text for a disabled non-persistent domain, so do we.
+        enabled = self.config.enablePersistentTopics if topic.persistent else self.config.enableNonPersistentTopics
+        if not enabled:
+            raise NotAllowed("Broker is unable to load persistent topic")
+        policies = self._namespace_for_topic(topic)
+        if topic.is_partition:
+            base_partitions = self._partitions_of(topic.partitioned_base)
+            if base_partitions > 0:
+                if topic.partition_index >= base_partitions:
+                    raise NotAllowed(
+                        f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
+                    )
+                self._load(topic)  # "the topic is created regardless of createIfMissing"
+                return
+        elif self._partitions_of(topic) > 0:
+            # Newest BrokerService.validateTopicConsistency; producers attach to the partitions.
+            raise NotAllowed(f"Found partitioned metadata for non-partitioned topic: {topic}")
+        if self._non_partitioned_exists(topic):
+            return
+        if not (create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config)):
+            raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND.format(topic))
+        if topic.persistent:
+            self._check_max_topics(topic, 1)  # [I] auto-created topics count against the limit too
+        self._load(topic)
+
+    def mark_non_persistent_active(self, topic: TopicName | str) -> None:
+        self._active_non_persistent.add(parse_topic(topic))
+
+    def mark_non_persistent_inactive(self, topic: TopicName | str) -> None:
+        """The lead's topics layer calls this when a non-persistent topic is unloaded."""
+        self._active_non_persistent.discard(parse_topic(topic))
+
+    # --- lookup (facts §3.4, §3.5) --------------------------------------------------------------
+
+    def lookup(self, topic: TopicName | str, *, check_existence: bool = True) -> LookupResult:
+        """This broker's URLs for ``topic``, or the refusal.
+
+        REST (facts §3.5): "persistent topic that does not exist and may not be auto-created -> 404
+        "Topic not found <topic>". Non-persistent topics skip the existence check". The binary
+        lookup (facts §3.4) has no existence check: pass ``check_existence=False`` there.
+        """
+        topic = parse_topic(topic)
+        enabled = self.config.enablePersistentTopics if topic.persistent else self.config.enableNonPersistentTopics
+        if not enabled:
+            # [I] facts §2.6: no broker will own the bundle; binary ServiceNotReady, REST 503.
+            raise ServiceNotReady(f"No broker was available to own {topic}")
+        # facts §3.4: a 404 during the cluster check -> TopicNotFound(message), message "Namespace not found".
+        policies = self._namespace_for_topic(topic, binary_message="Namespace not found")
+        if check_existence and topic.persistent and not self._exists_for_lookup(topic):
+            if not autocreation.is_allow_auto_topic_creation(topic, policies, self.config):
+                raise TopicNotFound(lookup_topic_not_found_reason(topic))
+        return LookupResult(broker_url=self.broker_service_url, http_url=self.web_service_url)
+
+    def _exists_for_lookup(self, topic: TopicName) -> bool:
+        if self.topic_exists(topic):
+            return True
+        # [I] a partition n < K of an existing partitioned topic is served (attach creates it).
+        if topic.is_partition:
+            return topic.partition_index < self._partitions_of(topic.partitioned_base)
+        return False

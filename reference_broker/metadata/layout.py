@@ -1,0 +1,88 @@
+"""Where Pulsar keeps each kind of metadata (facts §4.2), and the JSON codec for node values.
+
+What this module owns: the path of every node the broker writes, so no other module builds a
+path by hand. The table, quoted from facts §4.2:
+
+| data                                  | path                                                                |
+|---------------------------------------|---------------------------------------------------------------------|
+| clusters                              | /admin/clusters/{cluster}                                           |
+| tenant (TenantInfo JSON)              | /admin/policies/{tenant}                                            |
+| namespace policies (JSON Policies)    | /admin/policies/{tenant}/{namespace}                                |
+| partitioned-topic metadata            | /admin/partitioned-topics/{tenant}/{namespace}/{domain}/{encodedLocalName} |
+| managed ledger per persistent topic   | /managed-ledgers/{tenant}/{namespace}/persistent/{encodedLocalName} |
+| non-persistent topics                 | not stored at all                                                   |
+
+Rule 1: topic local names are URL-encoded in paths and decoded when listed (facts §4.2,
+        ``Codec.decode``); tenants and namespaces are stored as they are (NamedEntity names
+        need no encoding).
+Rule 2: namespaces are the children of their tenant's node, so listing a tenant's namespaces is
+        ``children(/admin/policies/{tenant})``.
+Rule 3: the managed-ledger path is built in one function, ``managed_ledger_path``, so PIP-157's
+        bucket folder (``.../persistent/$<bucket>/<topic>``, facts §4.1) can later be added there
+        without touching callers. No bucketing is done today.
+Rule 4: dynamic configuration updated at runtime is kept at ``/admin/configuration`` (a JSON map
+        of key -> text), so a broker restarted on the same store keeps it, as Pulsar does.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any
+
+from model.names import NamespaceName, TopicName, PERSISTENT
+
+CLUSTERS_ROOT = "/admin/clusters"
+POLICIES_ROOT = "/admin/policies"
+PARTITIONED_TOPICS_ROOT = "/admin/partitioned-topics"
+MANAGED_LEDGERS_ROOT = "/managed-ledgers"
+DYNAMIC_CONFIGURATION_PATH = "/admin/configuration"
+
+
+def cluster_path(cluster: str) -> str:
+    return f"{CLUSTERS_ROOT}/{cluster}"
+
+
+def tenant_path(tenant: str) -> str:
+    return f"{POLICIES_ROOT}/{tenant}"
+
+
+def namespace_path(namespace: NamespaceName) -> str:
+    return f"{POLICIES_ROOT}/{namespace.tenant}/{namespace.namespace}"
+
+
+def partitioned_topics_dir(namespace: NamespaceName, domain: str) -> str:
+    return f"{PARTITIONED_TOPICS_ROOT}/{namespace.tenant}/{namespace.namespace}/{domain}"
+
+
+def partitioned_topic_path(topic: TopicName) -> str:
+    return f"{partitioned_topics_dir(topic.namespace_name, topic.domain)}/{topic.encoded_local_name}"
+
+
+def managed_ledgers_dir(namespace: NamespaceName, domain: str = PERSISTENT) -> str:
+    return f"{MANAGED_LEDGERS_ROOT}/{namespace.tenant}/{namespace.namespace}/{domain}"
+
+
+def managed_ledger_path(topic: TopicName) -> str:
+    """``/managed-ledgers/`` + Pulsar's persistence naming; persistent topics only (facts §4.2)."""
+    if not topic.persistent:
+        raise ValueError(f"{topic} is non-persistent: non-persistent topics have no managed ledger")
+    return f"{managed_ledgers_dir(topic.namespace_name)}/{topic.encoded_local_name}"
+
+
+def decode_local_name(child: str) -> str:
+    """A child name under a topics folder back to the topic's local name (Rule 1)."""
+    return urllib.parse.unquote(child)
+
+
+def topic_from_child(namespace: NamespaceName, domain: str, child: str) -> TopicName:
+    return TopicName(domain, namespace.tenant, namespace.namespace, decode_local_name(child))
+
+
+def encode_json(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def decode_json(data: bytes) -> Any:
+    """A node's JSON value; an empty node (a parent created implicitly) reads as ``{}``."""
+    return json.loads(data.decode("utf-8")) if data else {}

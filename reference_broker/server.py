@@ -1,0 +1,223 @@
+"""BrokerServer: sockets, the asyncio protocol per connection, keep-alive and the admin HTTP server.
+
+Only this module sees transports. ``BrokerProtocol`` turns bytes into events with the sans-IO
+``Connection`` and hands them to ``ServerCnx`` (service.py); events it answers are encoded and
+written here.
+
+Rule 1: both listeners bind 127.0.0.1 by default; port 0 picks an ephemeral port and the bound
+        addresses are reported back (``broker_url``, ``web_url``).
+Rule 2: a framing error gets an ERROR frame with the codec's hint and the connection is closed;
+        any other exception while handling one command answers that command's request with
+        UnknownError and is logged — a broker never crashes on input.
+Rule 3: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): after ``keepAliveIntervalSeconds``
+        without traffic the broker sends PING; if nothing arrives for another interval it closes.
+Rule 4: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
+        closes connections and waits for the HTTP server, each wait bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from typing import Optional
+
+from . import __version__
+from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
+from .protocol import events as ev
+from .protocol import pulsar_api_pb2 as pb
+from .protocol.frames import max_frame_size
+from .service import U64_MINUS_ONE, ServerCnx
+from .topics import TopicRegistry
+
+log = logging.getLogger("reference_broker.server")
+
+# Client commands and their handler names on ServerCnx; anything else from a client is unexpected.
+_HANDLERS = {
+    cls: f"handle_{cls.__name__}"
+    for cls in (ev.Ping, ev.Pong, ev.PartitionedMetadata, ev.Lookup, ev.GetTopicsOfNamespace, ev.Producer,
+                ev.Send, ev.CloseProducer, ev.Subscribe, ev.Flow, ev.Ack, ev.RedeliverUnacknowledgedMessages,
+                ev.Unsubscribe, ev.CloseConsumer, ev.ConsumerStats, ev.GetLastMessageId, ev.Seek,
+                ev.GetSchema, ev.GetOrCreateSchema)
+}
+
+
+class BrokerProtocol(asyncio.Protocol):
+    def __init__(self, broker: "BrokerServer"):
+        self.broker = broker
+        self.transport: Optional[asyncio.Transport] = None
+        self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
+        self.cnx: Optional[ServerCnx] = None
+        self.last_received = time.monotonic()
+        self.paused = False
+        self._keepalive: Optional[asyncio.TimerHandle] = None
+        self._ping_outstanding = False
+
+    # -- transport callbacks ----------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?")
+        self.cnx.writable = lambda: not self.paused
+        self.broker.connections.add(self)
+        self._schedule_keepalive()
+
+    def data_received(self, data: bytes) -> None:
+        self.last_received = time.monotonic()
+        self._ping_outstanding = False
+        self.conn.receive_data(data)
+        self._drain_events()
+
+    def eof_received(self):
+        self.conn.receive_data(b"")
+        self._drain_events()
+        return False
+
+    def connection_lost(self, exc) -> None:
+        if self._keepalive:
+            self._keepalive.cancel()
+        self.broker.connections.discard(self)
+        if self.cnx:
+            self.cnx.connection_lost()
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.cnx:
+            for subscription, _ in list(self.cnx.consumers.values()):
+                subscription.dispatch()
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _drain_events(self) -> None:
+        while self.transport is not None and not self.transport.is_closing():
+            try:
+                event = self.conn.next_event()
+            except RemoteProtocolError as exc:
+                log.info("closing %s: %s", self.cnx.remote, exc)
+                self._send_error_and_close(exc)
+                return
+            if event is NEED_DATA:
+                return
+            if event is CLOSED:
+                self.transport.close()
+                return
+            self._dispatch(event)
+
+    def _dispatch(self, event) -> None:
+        cnx = self.cnx
+        try:
+            if isinstance(event, ev.InvalidCommand):
+                cnx.handle_invalid(event)
+            elif isinstance(event, ev.Connect):
+                cnx.handle_Connect(event, self.conn.protocol_version)
+            elif type(event) in _HANDLERS:
+                getattr(cnx, _HANDLERS[type(event)])(event)
+            else:
+                cnx.handle_unexpected(event)
+        except Exception as exc:  # Rule 2: one bad command never takes the broker down
+            log.exception("error handling %r", event)
+            request_id = getattr(getattr(event, "pb", None), "request_id", U64_MINUS_ONE)
+            cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
+                              message=f"Internal error handling {type(event).__name__}: {exc}"))
+
+    def write(self, event: ev.Event) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.write(self.conn.send(event))
+
+    def _send_error_and_close(self, exc: RemoteProtocolError) -> None:
+        error = pb.ServerError.Value(exc.server_error)
+        self.transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=error, message=str(exc))))
+        self.transport.close()
+
+    # -- keep-alive -------------------------------------------------------------------------
+
+    def _schedule_keepalive(self) -> None:
+        interval = self.broker.core.config.get("keepAliveIntervalSeconds")
+        if interval and interval > 0:
+            self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
+
+    def _keepalive_tick(self, interval: float) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        idle = time.monotonic() - self.last_received
+        if self._ping_outstanding and idle >= 2 * interval:
+            log.info("closing %s: no answer to keep-alive PING", self.cnx.remote)
+            self.transport.close()
+            return
+        if idle >= interval and self.conn.protocol_version is not None and not self._ping_outstanding:
+            self.write(ev.Ping())
+            self._ping_outstanding = True
+        self._keepalive = asyncio.get_running_loop().call_later(interval / 2, self._keepalive_tick, interval)
+
+
+class BrokerServer:
+    """One reference broker: binary protocol listener + admin REST, sharing a BrokerCore."""
+
+    def __init__(self, core, *, host: str = "127.0.0.1", broker_port: int = 0, web_port: int = 0):
+        self.core = core
+        self.host, self.broker_port, self.web_port = host, broker_port, web_port
+        self.topics = TopicRegistry()
+        self.connections: set[BrokerProtocol] = set()
+        self.cluster_name = core.config.get("clusterName")
+        self.server_version = f"Pulsar Server{__version__}"
+        self._server: Optional[asyncio.AbstractServer] = None
+        self._web_server = None
+        self._web_task: Optional[asyncio.Task] = None
+        self.broker_url = self.web_url = ""
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: BrokerProtocol(self), self.host, self.broker_port)
+        port = self._server.sockets[0].getsockname()[1]
+        self.broker_url = f"pulsar://{self.host}:{port}"
+        web_socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        web_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        web_socket.bind((self.host, self.web_port))
+        web_socket.listen(128)
+        web_socket.setblocking(False)
+        self.web_url = f"http://{self.host}:{web_socket.getsockname()[1]}"
+        self.core.set_service_urls(broker_url=self.broker_url, web_url=self.web_url)
+        await self._start_web(web_socket)
+
+    async def _start_web(self, web_socket: socket.socket) -> None:
+        import uvicorn
+
+        from .admin.app import build_app
+
+        app = build_app(self.core, broker_service_url=self.broker_url, web_service_url=self.web_url)
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+        self._web_server = uvicorn.Server(config)
+        self._web_server.install_signal_handlers = lambda: None  # the CLI owns signals
+        self._web_task = asyncio.create_task(self._web_server.serve(sockets=[web_socket]))
+        deadline = time.monotonic() + 10
+        while not self._web_server.started:
+            if self._web_task.done():
+                self._web_task.result()  # raises the start-up error
+            if time.monotonic() > deadline:
+                raise RuntimeError("admin HTTP server did not start within 10 s")
+            await asyncio.sleep(0.01)
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        if self._server is not None:
+            self._server.close()
+        for protocol in list(self.connections):
+            if protocol.transport:
+                protocol.transport.close()
+        if self._web_server is not None:
+            self._web_server.should_exit = True
+            try:
+                await asyncio.wait_for(asyncio.shield(self._web_task), timeout)
+            except (asyncio.TimeoutError, Exception):
+                self._web_task.cancel()
+        if self._server is not None:
+            try:
+                await asyncio.wait_for(self._server.wait_closed(), timeout)
+            except asyncio.TimeoutError:
+                log.warning("listener did not close within %.1f s", timeout)
+        self.core.close()

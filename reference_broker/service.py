@@ -1,0 +1,309 @@
+"""ServerCnx: the broker's side of one binary connection — events in, events out, no bytes.
+
+Each ``handle_<Event>`` method takes one decoded command and answers by calling ``self.send``.
+Decisions about topics and namespaces belong to ``BrokerCore`` (core.py); this module only
+translates between commands and core calls, and drives producers and consumers on live topics.
+
+Rule 1: a failure answers the request that caused it (ERROR, SEND_ERROR or a Failed response)
+        and the connection goes on; only framing errors close it (server.py).
+Rule 2: PARTITIONED_METADATA honours field 6 exactly: absent means true (proto default), and
+        "autoCreateIfNotExist = cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreation"
+        (facts §1.3 step 5) is decided by core from the flag we pass.
+Rule 3: CONNECTED always advertises FeatureFlags.supports_get_partitioned_metadata_without_auto_creation
+        (flag 5), as Pulsar's Commands.newConnectedCommand does (pulsar-wire.md §2.5 item 4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import Callable, Optional
+
+from model.names import InvalidName, NamespaceName, TopicName
+
+from .errors import BrokerError
+from .protocol import events as ev
+from .protocol import pulsar_api_pb2 as pb
+from .topics import Consumer, TopicRegistry
+
+log = logging.getLogger("reference_broker.service")
+
+U64_MINUS_ONE = 2**64 - 1
+_connection_ids = itertools.count(1)
+_producer_names = itertools.count(0)
+
+
+def _server_error(name: str) -> int:
+    return pb.ServerError.Value(name)
+
+
+class ServerCnx:
+    def __init__(self, broker, send: Callable[[ev.Event], None], remote: str = "?"):
+        self.broker = broker
+        self.core = broker.core
+        self.topics: TopicRegistry = broker.topics
+        self.send = send
+        self.remote = remote
+        self.id = next(_connection_ids)
+        self.producers: dict[int, tuple[TopicName, object]] = {}
+        self.consumers: dict[int, tuple[object, Consumer]] = {}
+        self.writable: Callable[[], bool] = lambda: True
+
+    # -- handshake and keep-alive -----------------------------------------------------------
+
+    def handle_Connect(self, event: ev.Connect, negotiated: int) -> None:
+        self.send(ev.Connected(
+            server_version=self.broker.server_version,
+            protocol_version=negotiated,
+            max_message_size=self.core.config.get("maxMessageSize"),
+            feature_flags={"supports_get_partitioned_metadata_without_auto_creation": True},
+        ))
+
+    def handle_Ping(self, event) -> None:
+        self.send(ev.Pong())
+
+    def handle_Pong(self, event) -> None:
+        pass  # server.py notes the time of any received frame
+
+    # -- lookups ----------------------------------------------------------------------------
+
+    def handle_PartitionedMetadata(self, event) -> None:
+        request_id = event.request_id
+        try:
+            topic = TopicName.parse(event.topic)
+            partitions = self.core.get_partitioned_metadata(topic, auto_create=event.metadata_auto_creation_enabled)
+        except InvalidName as exc:
+            self._partition_failure(request_id, "InvalidTopicName", str(exc))
+        except BrokerError as exc:
+            self._partition_failure(request_id, exc.server_error, exc.binary_message)
+        else:
+            self.send(ev.PartitionedMetadataResponse(
+                request_id=request_id, partitions=partitions,
+                response=pb.CommandPartitionedTopicMetadataResponse.Success))
+
+    def _partition_failure(self, request_id: int, error: str, message: str) -> None:
+        self.send(ev.PartitionedMetadataResponse(
+            request_id=request_id, response=pb.CommandPartitionedTopicMetadataResponse.Failed,
+            error=_server_error(error), message=message))
+
+    def handle_Lookup(self, event) -> None:
+        failed = pb.CommandLookupTopicResponse.Failed
+        try:
+            topic = TopicName.parse(event.topic)
+            # facts §3.4: the binary lookup checks ownership, not existence (REST does, §3.5).
+            result = self.core.lookup(topic, check_existence=False)
+        except InvalidName as exc:
+            self.send(ev.LookupResponse(request_id=event.request_id, response=failed,
+                                        error=_server_error("InvalidTopicName"), message=str(exc)))
+        except BrokerError as exc:
+            self.send(ev.LookupResponse(request_id=event.request_id, response=failed,
+                                        error=_server_error(exc.server_error), message=exc.binary_message))
+        else:
+            self.send(ev.LookupResponse(
+                request_id=event.request_id, response=pb.CommandLookupTopicResponse.Connect,
+                brokerServiceUrl=result.broker_url, authoritative=True))
+
+    def handle_GetTopicsOfNamespace(self, event) -> None:
+        try:
+            namespace = NamespaceName.parse(event.namespace)
+            domains = {0: ("persistent",), 1: ("non-persistent",), 2: ("persistent", "non-persistent")}[event.mode]
+            topics = [t for domain in domains for t in self.core.list_topics(namespace, domain)]
+        except InvalidName as exc:
+            return self._error(event.request_id, "InvalidTopicName", str(exc))
+        except BrokerError as exc:
+            return self._error(event.request_id, exc.server_error, exc.binary_message or exc.reason)
+        filtered = False
+        if event.has("topics_pattern"):
+            import re
+            try:
+                pattern = re.compile(event.topics_pattern)
+            except re.error as exc:
+                return self._error(event.request_id, "NotAllowedError", f"Invalid topics_pattern: {exc}")
+            topics = [t for t in topics if pattern.match(t.split("://", 1)[-1]) or pattern.match(t)]
+            filtered = True
+        self.send(ev.GetTopicsOfNamespaceResponse(request_id=event.request_id, topics=topics,
+                                                  filtered=filtered, changed=True))
+
+    # -- producers --------------------------------------------------------------------------
+
+    def handle_Producer(self, event) -> None:
+        if event.producer_id in self.producers:
+            return self._error(event.request_id, "ProducerBusy", f"Producer id {event.producer_id} is already in use")
+        try:
+            topic = TopicName.parse(event.topic)
+            self.core.ensure_topic_for_attach(topic)
+        except InvalidName as exc:
+            return self._error(event.request_id, "InvalidTopicName", str(exc))
+        except BrokerError as exc:
+            return self._error(event.request_id, exc.server_error, exc.binary_message or exc.reason)
+        live = self.topics.get_or_load(topic)
+        name = event.producer_name if event.has("producer_name") and event.producer_name else \
+            f"{self.broker.cluster_name}-{self.id}-{next(_producer_names)}"
+        self.producers[event.producer_id] = (topic, live)
+        live.producers[(self.id, event.producer_id)] = name
+        self.send(ev.ProducerSuccess(request_id=event.request_id, producer_name=name, last_sequence_id=-1))
+
+    def handle_Send(self, event) -> None:
+        registered = self.producers.get(event.producer_id)
+        reply = dict(producer_id=event.producer_id, sequence_id=event.sequence_id)
+        if registered is None:
+            return self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
+                                          message=f"Producer {event.producer_id} is not registered on this connection"))
+        if event.checksum_valid is False:
+            return self.send(ev.SendError(**reply, error=_server_error("ChecksumError"),
+                                          message="Checksum failed on the message"))
+        if len(event.payload) > self.core.config.get("maxMessageSize"):
+            return self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
+                                          message="Exceed maximum message size"))
+        topic, live = registered
+        ledger_id, entry_id = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages)
+        self.send(ev.SendReceipt(**reply, highest_sequence_id=event.highest_sequence_id,
+                                 message_id={"ledgerId": ledger_id, "entryId": entry_id}))
+
+    def handle_CloseProducer(self, event) -> None:
+        registered = self.producers.pop(event.producer_id, None)
+        if registered is not None:
+            registered[1].producers.pop((self.id, event.producer_id), None)
+        self.send(ev.Success(request_id=event.request_id))
+
+    # -- consumers --------------------------------------------------------------------------
+
+    def handle_Subscribe(self, event) -> None:
+        if event.consumer_id in self.consumers:
+            return self._error(event.request_id, "ConsumerBusy", f"Consumer id {event.consumer_id} is already in use")
+        try:
+            topic = TopicName.parse(event.topic)
+            self.core.ensure_topic_for_attach(topic, create=event.force_topic_creation)
+        except InvalidName as exc:
+            return self._error(event.request_id, "InvalidTopicName", str(exc))
+        except BrokerError as exc:
+            return self._error(event.request_id, exc.server_error, exc.binary_message or exc.reason)
+        live = self.topics.get_or_load(topic)
+        existing = live.subscriptions.get(event.subscription)
+        if existing is not None and existing.sub_type != event.subType:
+            return self._error(event.request_id, "ConsumerBusy",
+                               "Subscription is of different type")
+        subscription = live.subscription(event.subscription, event.subType,
+                                         event.initialPosition == pb.CommandSubscribe.Earliest)
+        consumer = Consumer(event.consumer_id, event.consumer_name or f"consumer-{event.consumer_id}",
+                            deliver=self._deliverer(topic, live.ledger_id), writable=lambda: self.writable())
+        refused = subscription.add_consumer(consumer)
+        if refused:
+            return self._error(event.request_id, "ConsumerBusy", refused)
+        self.consumers[event.consumer_id] = (subscription, consumer)
+        self.send(ev.Success(request_id=event.request_id))
+
+    def _deliverer(self, topic: TopicName, ledger_id: int):
+        partition = topic.partition_index
+
+        def deliver(consumer: Consumer, entry_id: int, entry, redelivery_count: int) -> None:
+            self.send(ev.Message(
+                consumer_id=consumer.consumer_id,
+                message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition},
+                redelivery_count=redelivery_count,
+                metadata=entry.metadata, payload=entry.payload))  # forwarded as stored
+        return deliver
+
+    def handle_Flow(self, event) -> None:
+        registered = self.consumers.get(event.consumer_id)
+        if registered is None:
+            return  # Pulsar ignores FLOW for an unknown consumer; there is no request id to answer
+        subscription, consumer = registered
+        consumer.permits += event.messagePermits
+        subscription.dispatch()
+
+    def handle_Ack(self, event) -> None:
+        registered = self.consumers.get(event.consumer_id)
+        error: Optional[str] = None
+        if registered is None:
+            error = f"Consumer {event.consumer_id} not found"
+        else:
+            subscription, consumer = registered
+            for message_id in event.message_id:
+                subscription.ack(consumer, message_id.entryId, event.ack_type == pb.CommandAck.Cumulative)
+        if event.has("request_id"):
+            response = dict(consumer_id=event.consumer_id, request_id=event.request_id)
+            if error:
+                response.update(error=_server_error("ConsumerNotFound"), message=error)
+            self.send(ev.AckResponse(**response))
+
+    def handle_RedeliverUnacknowledgedMessages(self, event) -> None:
+        registered = self.consumers.get(event.consumer_id)
+        if registered is not None:
+            subscription, consumer = registered
+            subscription.redeliver_unacked(consumer, [m.entryId for m in event.message_ids])
+
+    def handle_Unsubscribe(self, event) -> None:
+        registered = self.consumers.get(event.consumer_id)
+        if registered is None:
+            return self._error(event.request_id, "ConsumerNotFound", f"Consumer {event.consumer_id} not found")
+        subscription, consumer = registered
+        if len(subscription.consumers) > 1 and not event.force:
+            return self._error(event.request_id, "MetadataError", "Subscription has other connected consumers")
+        del self.consumers[event.consumer_id]
+        subscription.consumers.clear()
+        subscription.topic.subscriptions.pop(subscription.name, None)
+        self.send(ev.Success(request_id=event.request_id))
+
+    def handle_CloseConsumer(self, event) -> None:
+        registered = self.consumers.pop(event.consumer_id, None)
+        if registered is not None:
+            registered[0].remove_consumer(registered[1])
+        self.send(ev.Success(request_id=event.request_id))
+
+    def handle_ConsumerStats(self, event) -> None:
+        registered = self.consumers.get(event.consumer_id)
+        if registered is None:
+            return self.send(ev.ConsumerStatsResponse(
+                request_id=event.request_id, error_code=_server_error("ConsumerNotFound"),
+                error_message=f"Consumer {event.consumer_id} not found"))
+        subscription, consumer = registered
+        self.send(ev.ConsumerStatsResponse(
+            request_id=event.request_id, consumerName=consumer.name, availablePermits=max(consumer.permits, 0),
+            unackedMessages=len(consumer.unacked), msgBacklog=subscription.backlog(),
+            type=pb.CommandSubscribe.SubType.Name(subscription.sub_type)))
+
+    def handle_GetLastMessageId(self, event) -> None:
+        registered = self.consumers.get(event.consumer_id)
+        if registered is None:
+            return self._error(event.request_id, "ConsumerNotFound", f"Consumer {event.consumer_id} not found")
+        subscription, _ = registered
+        topic = subscription.topic
+        last = topic.last_entry_id()
+        # An empty topic answers entryId -1 (written as uint64), as Pulsar answers for no entries.
+        self.send(ev.GetLastMessageIdResponse(
+            request_id=event.request_id,
+            last_message_id={"ledgerId": topic.ledger_id, "entryId": last if last >= 0 else U64_MINUS_ONE,
+                             "partition": topic.partition_index}))
+
+    def handle_Seek(self, event) -> None:
+        self._error(event.request_id, "NotAllowedError", "SEEK is not supported by the reference broker")
+
+    def handle_GetSchema(self, event) -> None:
+        self.send(ev.GetSchemaResponse(request_id=event.request_id, error_code=_server_error("TopicNotFound"),
+                                       error_message="No schema stored for this topic"))
+
+    def handle_GetOrCreateSchema(self, event) -> None:
+        self.send(ev.GetOrCreateSchemaResponse(request_id=event.request_id, schema_version=b""))
+
+    # -- errors and teardown ----------------------------------------------------------------
+
+    def handle_invalid(self, invalid: ev.InvalidCommand) -> None:
+        request_id = invalid.request_id if invalid.request_id is not None else U64_MINUS_ONE
+        self._error(request_id, "UnknownError", invalid.reason)
+
+    def handle_unexpected(self, event: ev.Event) -> None:
+        """A command a client should never send to a broker (e.g. CONNECTED, MESSAGE)."""
+        request_id = event.request_id if "request_id" in event.pb.DESCRIPTOR.fields_by_name else U64_MINUS_ONE
+        self._error(request_id, "UnknownError", f"Unexpected command {event.type_name} from a client")
+
+    def _error(self, request_id: int, error: str, message: str) -> None:
+        self.send(ev.Error(request_id=request_id, error=_server_error(error), message=message))
+
+    def connection_lost(self) -> None:
+        for topic, live in self.producers.values():
+            live.producers = {k: v for k, v in live.producers.items() if k[0] != self.id}
+        for subscription, consumer in self.consumers.values():
+            subscription.remove_consumer(consumer)
+        self.producers.clear()
+        self.consumers.clear()

@@ -1,0 +1,53 @@
+"""Start the reference broker CLI as a real subprocess for tests; always stopped afterwards."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start(*args: str, timeout: float = 20.0):
+    """Popen the broker; returns (process, broker_url, web_url) once READY, or raises."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reference_broker", "--broker-port", "0", "--web-port", "0", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.1)
+        if ready:
+            line = process.stdout.readline()
+            if line.startswith("READY "):
+                _, broker_url, web_url = line.split()
+                return process, broker_url, web_url
+            if not line and process.poll() is not None:
+                break
+    stop(process)
+    raise RuntimeError(f"broker did not report READY: {process.stderr.read()}")
+
+
+def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
+    return process.returncode
+
+
+@contextmanager
+def running_broker(*args: str):
+    process, broker_url, web_url = start(*args)
+    try:
+        yield broker_url, web_url
+    finally:
+        stop(process)

@@ -1,0 +1,67 @@
+"""The start-up contract of the reference-broker CLI (one READY line, exit 2 on bad config, SIGTERM)."""
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from .broker_process import ROOT, start, stop
+
+pytestmark = pytest.mark.slow
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "reference_broker", "--broker-port", "0", "--web-port", "0", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+
+
+def test_ready_line_then_clean_sigterm():
+    process, broker_url, web_url = start()
+    try:
+        assert broker_url.startswith("pulsar://127.0.0.1:") and web_url.startswith("http://127.0.0.1:")
+        assert httpx.get(f"{web_url}/admin/v2/clusters", timeout=5).json() == ["standalone"]
+        assert "public/default" in httpx.get(f"{web_url}/admin/v2/namespaces/public", timeout=5).json()
+    finally:
+        code = stop(process)
+    assert code == 0
+    assert process.stdout.read() == ""  # exactly one line was printed
+
+
+def test_unknown_key_exits_2_naming_the_key():
+    result = run_cli("--set", "allowAutoTopicCreationz=true")
+    assert result.returncode == 2
+    assert "allowAutoTopicCreationz" in result.stderr
+    assert "READY" not in result.stdout
+
+
+def test_bad_value_exits_2():
+    result = run_cli("--set", "defaultNumPartitions=many")
+    assert result.returncode == 2 and "defaultNumPartitions" in result.stderr
+
+
+def test_conf_file_with_pulsar_key_names(tmp_path):
+    conf = tmp_path / "broker.conf"
+    conf.write_text("# Pulsar broker.conf syntax\nallowAutoTopicCreationType=partitioned\ndefaultNumPartitions=4\n")
+    process, _, web_url = start("--conf-file", str(conf))
+    try:
+        values = httpx.get(f"{web_url}/admin/v2/brokers/configuration/values", timeout=5).json()
+        assert str(values["defaultNumPartitions"]) == "4"
+    finally:
+        stop(process)
+
+
+def test_sqlite_store_survives_restart(tmp_path):
+    store = f"sqlite:{tmp_path / 'meta.db'}"
+    process, _, web_url = start("--metadata-store", store)
+    try:
+        assert httpx.put(f"{web_url}/admin/v2/namespaces/public/kept", timeout=5).status_code == 204
+        assert httpx.put(f"{web_url}/admin/v2/persistent/public/kept/t/partitions", json=3, timeout=5).status_code == 204
+    finally:
+        stop(process)
+    process, _, web_url = start("--metadata-store", store)
+    try:
+        assert "public/kept" in httpx.get(f"{web_url}/admin/v2/namespaces/public", timeout=5).json()
+        assert httpx.get(f"{web_url}/admin/v2/persistent/public/kept/t/partitions", timeout=5).json()["partitions"] == 3
+    finally:
+        stop(process)
