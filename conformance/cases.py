@@ -1,0 +1,241 @@
+"""Spec rows -> runnable cases: one Case per row x api, bound to a per-case namespace on demand.
+
+Rule 1: the expectation of every step is computed by the model (``initial_state(broker_config,
+        era)``, then ``apply`` of every step in order); nothing here types an expected outcome.
+Rule 2: a row is isolated in its own namespace. ``bind(namespace)`` turns the row's local names into
+        full names there and prepends the setup steps (namespace, override, topics). Broker settings
+        are not steps: ``Case.broker_config`` is what the target must be running with.
+Rule 3: a setup step that the model does not answer with Done means the namespace is not fresh;
+        ``bind`` refuses it rather than produce a case that tests its own setup.
+
+Harness contract::
+
+    from conformance.cases import load_cases, Case, BoundCase, Step
+    for case in load_cases({"344"}, era="pip344"):
+        bound = case.bind("public/c-ab12cd")
+        for step in bound.steps:             # roles: "setup", then "action", then "observe"
+            assert driver.perform(step.op) == step.expected
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from model.errors import ModelUsageError
+from model.machine import apply, initial_state, run
+from model.names import InvalidName, NamespaceName, TopicName
+from model.ops import (
+    CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, ListPartitionedTopics,
+    ListTopics, SetAutoTopicCreation, op_from_json,
+)
+from model.outcomes import ClientError, Delivered, Done, LookupAnswer, PartitionList, Partitions, RestError, ServerError
+from model.state import FrozenMap
+from spec.schema import OPERATIONS, Row, load_rows
+
+ROLES = ("setup", "action", "observe")
+
+# spec api -> (operation field the expansion fills, its value)
+API_SELECTORS: dict[str, tuple[str, str]] = {
+    "rest": ("api", "rest"),
+    "binary": ("api", "binary"),
+    "client-binary": ("transport", "binary"),
+    "client-http": ("transport", "http"),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    op: Any            # a model.ops operation with full names
+    role: str          # "setup" | "action" | "observe"
+    expected: Any      # a model.outcomes value, computed by the model
+
+
+@dataclass(frozen=True)
+class BoundCase:
+    case: "Case"
+    namespace: str     # the namespace the case runs in (its tenant may be the missing one)
+    steps: tuple[Step, ...]
+
+    @property
+    def action(self) -> Step:
+        return next(s for s in self.steps if s.role == "action")
+
+    @property
+    def observations(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.steps if s.role == "observe")
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str                       # "<row id>[<api>]"
+    row_id: str
+    pip: str
+    table: str                    # "<feature>/<table name>"
+    grade: str
+    era: str
+    api: str                      # rest | binary | client-binary | client-http
+    description: str
+    source: tuple[str, ...]
+    info: Optional[str]
+    broker_config: Mapping[str, str]   # every modelled broker.conf key, defaults overlaid with the row's
+    note: Optional[str] = None
+    row: Row = field(default=None, compare=False, repr=False)
+
+    def bind(self, namespace: str, tenant_missing_name: Optional[str] = None) -> BoundCase:
+        """Concrete steps in ``namespace`` ("tenant/ns", which must not exist on the target yet).
+
+        Rows whose tenant is missing run in ``<tenant_missing_name>/<ns>``; the default tenant name is
+        derived from the namespace (``<ns>-no-tenant``) so it is as fresh as the namespace.
+        """
+        try:
+            given = NamespaceName.parse(namespace)
+        except InvalidName as exc:
+            raise ValueError(f"Case.bind({namespace!r}): {exc}") from None
+        setup = self.row.setup
+        if setup.tenant == "missing":
+            given = NamespaceName(tenant_missing_name or f"{given.namespace}-no-tenant", given.namespace)
+        bound_ns = str(given)
+
+        def full(local: str) -> str:
+            return f"{setup.domain}://{bound_ns}/{local}"
+
+        ops: list[tuple[str, Any]] = []
+        state = initial_state(self.broker_config, self.era)
+        if setup.namespace_present:
+            if given.tenant not in state.tenants:
+                ops.append(("setup", CreateTenant(given.tenant)))
+            ops.append(("setup", CreateNamespace(bound_ns)))
+        if setup.override is not None:
+            body = dict(setup.override)
+            ops.append(("setup", SetAutoTopicCreation(
+                bound_ns, body["allowAutoTopicCreation"], body["topicType"], body.get("defaultNumPartitions"))))
+        for topic in setup.topics:
+            op = CreatePartitionedTopic(full(topic.name), topic.partitions) if topic.partitions else \
+                CreateNonPartitionedTopic(full(topic.name))
+            ops.append(("setup", op))
+        ops.append(("action", _operation(self.row.operation_json(), self.api, bound_ns, setup.domain, full)))
+        for observed in self.row.observe_json():
+            ops.append(("observe", _operation(observed, None, bound_ns, setup.domain, full)))
+
+        steps = []
+        for role, op in ops:
+            state, outcome = apply(state, op)
+            if role == "setup" and outcome != Done():
+                raise ValueError(
+                    f"{self.id}: setup step {op} answers {outcome} in the model; bind the case to a fresh namespace")
+            steps.append(Step(op, role, outcome))
+        return BoundCase(self, bound_ns, tuple(steps))
+
+
+def _operation(template: dict, api: Optional[str], namespace: str, domain: str, full) -> Any:
+    """A model operation from a row's JSON: full names, the per-case namespace, the api filled."""
+    data = dict(template)
+    shape = OPERATIONS[data["op"]]
+    if "topic" in data:
+        data["topic"] = full(data["topic"])
+    if data["op"] in ("ListTopics", "ListPartitionedTopics", "CreateNamespace", "DeleteNamespace",
+                      "SetAutoTopicCreation", "RemoveAutoTopicCreation"):
+        data["namespace"] = namespace
+    if data["op"] in ("ListTopics", "ListPartitionedTopics"):
+        data.setdefault("domain", domain)
+    if api is not None and shape.selector is not None:
+        key, value = API_SELECTORS[api]
+        if key != shape.selector:
+            raise ModelUsageError(f"{data['op']} cannot be performed through {api}")
+        data[key] = value
+    return op_from_json(data)
+
+
+def cases_of(row: Row) -> list[Case]:
+    """One Case per api of ``row``."""
+    broker_config = FrozenMap(initial_state(dict(row.setup.broker), row.era).config.to_strings())
+    return [
+        Case(id=f"{row.id}[{api}]", row_id=row.id, pip=row.pip, table=row.table, grade=row.grade, era=row.era,
+             api=api, description=row.description, source=row.source, info=row.info, broker_config=broker_config,
+             note=row.note, row=row)
+        for api in row.apis
+    ]
+
+
+def load_cases(pips: Optional[set[str]] = None, era: Optional[str] = None) -> list[Case]:
+    """Every case of the spec, optionally only some PIPs ({"344"}) and one era ("pip344")."""
+    cases = []
+    for row in load_rows():
+        if pips is not None and row.pip not in pips:
+            continue
+        if era is not None and row.era != era:
+            continue
+        cases.extend(cases_of(row))
+    return cases
+
+
+# -- what a row's `stated` means (spec/README.md, "stated") ------------------------------------------
+
+
+def error_kind(outcome) -> Optional[str]:
+    """The abstract error a source can state, as each API shows it."""
+    if isinstance(outcome, RestError) and outcome.status == 404:
+        return "not-found"
+    if isinstance(outcome, ServerError):
+        return {"TopicNotFound": "not-found", "MetadataError": "metadata-error"}.get(outcome.error)
+    if isinstance(outcome, ClientError):
+        # The C++-based client shows a binary TopicNotFound as TopicNotFound and every HTTP error
+        # status, 404 included, as ConnectError (model/client.py CLIENT_EXCEPTIONS).
+        return {"TopicNotFound": "not-found", "ConnectError": "not-found"}.get(outcome.exception)
+    return None
+
+
+def stated_disagreements(bound: BoundCase) -> list[str]:
+    """Where the model's expectations contradict what the row's source states (empty = agreement).
+
+    Written from the README's definitions, independently of the model's rules, so that it can
+    catch a model that drifts from the source tables.
+    """
+    row, action = bound.case.row, bound.action
+    topic = TopicName.parse(action.op.topic) if hasattr(action.op, "topic") else None
+    problems = []
+    for key, value in row.stated_json().items():
+        got = _stated_value(key, value, bound, topic)
+        if got != value:
+            problems.append(f"{bound.case.id}: source states {key}={value!r}, model gives {got!r} ({action.expected})")
+    return problems
+
+
+def _stated_value(key: str, value, bound: BoundCase, topic: Optional[TopicName]):
+    outcome = bound.action.expected
+    if key == "partitions":
+        if isinstance(outcome, Partitions):
+            return outcome.partitions
+        if isinstance(outcome, PartitionList):
+            names = (str(topic),) if value == 0 else tuple(f"{topic}-partition-{i}" for i in range(value))
+            return value if outcome.topics == names else outcome.topics
+        return outcome
+    if key == "error":
+        kind = error_kind(outcome)
+        return value if isinstance(value, tuple) and kind in value else kind
+    if key == "lookup":
+        return "Connect" if outcome == LookupAnswer("Connect", True) else outcome
+    if key == "delivered":
+        return len(outcome.payloads) if isinstance(outcome, Delivered) else outcome
+    before, after = _listings(bound)
+    if key == "metadata_created":
+        names = {str(topic), str(topic.partitioned_base)}
+        return bool(names & (after[ListPartitionedTopics] - before[ListPartitionedTopics]))
+    if key == "topics_created":
+        return bool(after[ListTopics] - before[ListTopics])
+    raise KeyError(key)
+
+
+def _listings(bound: BoundCase):
+    """The row's listings right after setup (from the model) and after the action (the observe steps)."""
+    setup_ops = [s.op for s in bound.steps if s.role == "setup"]
+    state, _ = run(initial_state(bound.case.broker_config, bound.case.era), setup_ops)
+    before, after = {}, {}
+    for step in bound.observations:
+        kind = type(step.op)
+        if kind in (ListTopics, ListPartitionedTopics):
+            # A listing that fails (missing namespace) lists nothing.
+            before[kind] = getattr(apply(state, step.op)[1], "topics", frozenset())
+            after[kind] = getattr(step.expected, "topics", frozenset())
+    return before, after

@@ -1,0 +1,204 @@
+"""Admin operations (REST v2): tenants, namespaces, the override, topics, listings, dynamic config.
+
+Rule 1: checks run in Pulsar's order — name, then namespace, then arguments, then existence —
+        because the first failing check decides the answer.
+Rule 2: creating a partitioned topic through the admin API creates its partitions too when the
+        topic is persistent (AdminResource#tryCreatePartitionsAsync creates a managed ledger per
+        partition; for non-persistent topics it returns at once). Auto-creation by a lookup never
+        does (model/autocreation.py Rule 3).
+Rule 3: "409 This topic already exists" when a partitioned or a non-partitioned topic of that name
+        exists (AdminResource#internalCreatePartitionedTopic via checkTopicExistsWithTypeAsync;
+        PersistentTopicsBase#internalCreateNonPartitionedTopicAsync).
+Rule 4: listings read what exists: ``ListTopics`` gives non-partitioned topics and partitions
+        (managed ledgers / loaded non-persistent topics), ``ListPartitionedTopics`` the partitioned
+        metadata; both as full names, compared as sets.
+Rule 5: a namespace or tenant missing answers per resource: topic resources go through
+        validateGlobalNamespaceOwnership (texts.namespace_missing, per era), namespace resources
+        through getNamespacePoliciesAsync (404 "Namespace does not exist").
+"""
+
+from __future__ import annotations
+
+from model import texts
+from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
+from model.errors import ModelUsageError
+from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, check_named_entity
+from model.ops import (
+    CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
+    DeletePartitionedTopic, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation, SetAutoTopicCreation,
+    SetBrokerConfig,
+)
+from model.outcomes import Done, RestError, TopicList
+from model.state import NamespacePolicies, State, parse_namespace, parse_topic
+
+DONE = Done()
+
+
+def set_broker_config(state: State, op: SetBrokerConfig):
+    """POST /admin/v2/brokers/configuration/{key}/{value}."""
+    if op.key not in DYNAMIC_KEYS:
+        # BrokersBase#persistDynamicConfigurationAsync: an unknown key passes the value validator and
+        # then fails isDynamicConfiguration, so unknown and non-dynamic keys answer alike.
+        return state, RestError(412, "Can't update non-dynamic configuration")
+    return state.with_config(state.config.with_value(op.key, op.value)), DONE
+
+
+def create_tenant(state: State, op: CreateTenant):
+    """PUT /admin/v2/tenants/{tenant} (the driver sends allowedClusters = the broker's cluster)."""
+    try:
+        check_named_entity("tenant", op.tenant)
+    except InvalidName:
+        return state, RestError(412, "Tenant name is not valid")  # TenantsBase [I]
+    if op.tenant in state.tenants:
+        return state, RestError(409, "Tenant already exists")
+    return state.with_tenant(op.tenant), DONE
+
+
+def create_namespace(state: State, op: CreateNamespace):
+    """PUT /admin/v2/namespaces/{tenant}/{namespace} with an optional Policies body."""
+    try:
+        namespace = NamespaceName.parse(op.namespace)
+    except InvalidName:
+        # AdminResource#validateNamespaceName
+        return state, RestError(412, "Namespace name is not valid")
+    if namespace.tenant not in state.tenants:
+        return state, RestError(404, "Tenant does not exist")
+    if namespace in state.namespaces:
+        return state, RestError(409, "Namespace already exists")
+    policies = _policies_from_body(dict(op.policies))
+    if isinstance(policies, RestError):
+        return state, policies
+    return state.with_namespace(namespace, policies), DONE
+
+
+def _policies_from_body(body: dict):
+    unknown = set(body) - {"autoTopicCreationOverride"}
+    if unknown:
+        raise ModelUsageError(
+            f"CreateNamespace policies {sorted(unknown)} are not modelled; the model reads autoTopicCreationOverride only")
+    if "autoTopicCreationOverride" not in body:
+        return NamespacePolicies()
+    override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
+    # Creating a namespace with an invalid override is refused like setting one [I].
+    error = _override_error(override, maximum=0)
+    return error or NamespacePolicies(autoTopicCreationOverride=override)
+
+
+def delete_namespace(state: State, op: DeleteNamespace):
+    """DELETE /admin/v2/namespaces/{tenant}/{namespace}."""
+    namespace = parse_namespace(op.namespace)
+    if not state.namespace_exists(namespace):
+        return state, texts.NAMESPACE_DOES_NOT_EXIST
+    if not state.namespace_is_empty(namespace):
+        return state, RestError(409, "Cannot delete non empty namespace")  # NamespacesBase [I]
+    return state.without_namespace(namespace), DONE
+
+
+def set_auto_topic_creation(state: State, op: SetAutoTopicCreation):
+    """POST /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation (facts §1.5)."""
+    namespace = parse_namespace(op.namespace)
+    if not state.namespace_exists(namespace):
+        return state, texts.NAMESPACE_DOES_NOT_EXIST
+    override = AutoTopicCreationOverride(op.allow_auto_topic_creation, op.topic_type, op.default_num_partitions)
+    error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic)
+    if error is not None:
+        return state, error
+    return state.with_override(namespace, override), DONE
+
+
+def _override_error(override: AutoTopicCreationOverride, maximum: int):
+    detail = validate_override(override)
+    if detail is not None:
+        # NamespacesBase#internalSetAutoTopicCreationAsync: PRECONDITION_FAILED, "Invalid configuration
+        # for autoTopicCreationOverride. the detail is " + errorInfo (the same reason string is asserted
+        # by pulsar-client-go's namespace admin tests). facts §1.5: "400 (new) or 412 (old)"; the
+        # PIP-344-era sources read for this model use 412 [I for the newest master].
+        return RestError(412, f"Invalid configuration for autoTopicCreationOverride. the detail is {detail}")
+    if (override.topicType == PARTITIONED and maximum > 0
+            and override.defaultNumPartitions is not None and override.defaultNumPartitions > maximum):
+        return RestError(406, texts.partitions_above_max(maximum))
+    return None
+
+
+def remove_auto_topic_creation(state: State, op: RemoveAutoTopicCreation):
+    """DELETE /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation."""
+    namespace = parse_namespace(op.namespace)
+    if not state.namespace_exists(namespace):
+        return state, texts.NAMESPACE_DOES_NOT_EXIST
+    return state.with_override(namespace, None), DONE
+
+
+def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
+    """PUT /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions with body N."""
+    topic = parse_topic(op.topic)
+    if not state.namespace_exists(topic.namespace_name):
+        return state, texts.namespace_missing(state.era, topic.namespace_name)
+    if PARTITION_SUFFIX in topic.local_name:
+        # AdminResource#validatePartitionedTopicName
+        return state, RestError(412, "Partitioned Topic Name should not contain '-partition-'")
+    if op.partitions <= 0:
+        return state, texts.PARTITIONS_NOT_POSITIVE
+    maximum = state.config.maxNumPartitionsPerPartitionedTopic
+    if maximum > 0 and op.partitions > maximum:
+        return state, RestError(406, texts.partitions_above_max(maximum))
+    limit = state.config.maxTopicsPerNamespace
+    # AdminResource counts "getExistingPartitions(topicName)": partitions of *this* topic that exist.
+    existing_partitions = sum(1 for t in state.topics if t.is_partition and t.partitioned_base == topic)
+    if limit > 0 and existing_partitions + op.partitions > limit:
+        return state, RestError(412, texts.TOO_MANY_TOPICS)
+    if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
+        return state, RestError(409, "This topic already exists")
+    state = state.with_partitioned_metadata(topic, op.partitions)
+    if topic.persistent:  # Rule 2
+        state = state.with_topics(*(topic.partition(i) for i in range(op.partitions)))
+    return state, DONE
+
+
+def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
+    """PUT /admin/v2/{domain}/{tenant}/{ns}/{topic}."""
+    topic = parse_topic(op.topic)
+    if topic.is_partition:
+        raise ModelUsageError(
+            f"CreateNonPartitionedTopic({topic}): Pulsar's validateNonPartitionTopicName answers for "
+            "'-partition-K' names are not in the sources; the model refuses to guess — pick another name")
+    if not state.namespace_exists(topic.namespace_name):
+        return state, texts.namespace_missing(state.era, topic.namespace_name)
+    if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
+        return state, RestError(409, "This topic already exists")
+    limit = state.config.maxTopicsPerNamespace
+    if limit > 0 and len(state.topics_in(topic.namespace_name, topic.domain)) + 1 > limit:
+        raise ModelUsageError(
+            "maxTopicsPerNamespace is modelled for partitioned-topic creation only; set it to 0 here")
+    return state.with_topics(topic), DONE
+
+
+def delete_partitioned_topic(state: State, op: DeletePartitionedTopic):
+    """DELETE /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions: metadata and partitions go."""
+    topic = parse_topic(op.topic)
+    if not state.namespace_exists(topic.namespace_name):
+        return state, texts.namespace_missing(state.era, topic.namespace_name)
+    if state.partition_count(topic) == 0:
+        return state, texts.partitioned_topic_not_found(topic)
+    return state.without_partitioned_topic(topic), DONE
+
+
+def list_topics(state: State, op: ListTopics):
+    """REST GET /admin/v2/{domain}/{tenant}/{ns}; binary GET_TOPICS_OF_NAMESPACE (mode by domain)."""
+    namespace = parse_namespace(op.namespace)
+    if op.api == "client":
+        raise ModelUsageError("ListTopics(api='client'): the official client has no listing call; use rest or binary")
+    if not state.namespace_exists(namespace):
+        if op.api == "rest":
+            return state, texts.NAMESPACE_DOES_NOT_EXIST
+        # The binary listing reads the managed-ledger folder of the namespace, which is simply
+        # empty; nothing checks the namespace first [I].
+        return state, TopicList(frozenset())
+    return state, TopicList(frozenset(str(t) for t in state.topics_in(namespace, op.domain)))
+
+
+def list_partitioned_topics(state: State, op: ListPartitionedTopics):
+    """REST GET /admin/v2/{domain}/{tenant}/{ns}/partitioned."""
+    namespace = parse_namespace(op.namespace)
+    if not state.namespace_exists(namespace):
+        return state, texts.NAMESPACE_DOES_NOT_EXIST
+    return state, TopicList(frozenset(str(t) for t in state.partitioned_in(namespace, op.domain)))

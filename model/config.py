@@ -1,0 +1,124 @@
+"""Broker configuration subset and the namespace ``autoTopicCreationOverride`` policy.
+
+Owns: the broker.conf keys the PIP-344 behaviour depends on, with Pulsar's key names and defaults;
+parsing their string values; which of them are dynamic; and the override's validation texts.
+
+Rule 1: keys are Pulsar's ``broker.conf`` names verbatim and values are strings, as in broker.conf
+        and in ``POST /admin/v2/brokers/configuration/{key}/{value}``.
+Rule 2: an unknown key or a value the model cannot read is a ModelUsageError, never a guess.
+        (Pulsar itself reads any boolean other than "true" as false; a spec row that wrote "yes"
+        would be a typo, so the model refuses it.)
+Rule 3: the override is validated only when it allows auto-creation (facts §1.5,
+        ``AutoTopicCreationOverrideImpl.validateOverride``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Mapping, Optional
+
+from model.errors import ModelUsageError
+
+NON_PARTITIONED = "non-partitioned"
+PARTITIONED = "partitioned"
+# TopicType.NON_PARTITIONED / PARTITIONED, whose toString() gives these strings (facts §1.5).
+TOPIC_TYPES = (NON_PARTITIONED, PARTITIONED)
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """The broker.conf subset, field names = Pulsar keys (facts §1.5, defaults from its table)."""
+    allowAutoTopicCreation: bool = True
+    allowAutoTopicCreationType: str = NON_PARTITIONED
+    defaultNumPartitions: int = 1
+    # 0 = unlimited: "limits auto-creation and explicit creation" (facts §1.5).
+    maxNumPartitionsPerPartitionedTopic: int = 0
+    # 0 = unlimited; checked when partitioned metadata is created (facts §1.2 step 4).
+    maxTopicsPerNamespace: int = 0
+
+    @classmethod
+    def from_strings(cls, values: Optional[Mapping[str, str]] = None) -> "BrokerConfig":
+        """Pulsar defaults overlaid with ``values`` ({broker.conf key: string value})."""
+        config = cls()
+        for key, value in (values or {}).items():
+            config = config.with_value(key, value)
+        return config
+
+    def with_value(self, key: str, value: str) -> "BrokerConfig":
+        if key not in KEYS:
+            raise ModelUsageError(
+                f"Unknown broker config key {key!r}: the model knows {', '.join(KEYS)}; "
+                "add the key to model/config.py if a row needs it")
+        return replace(self, **{key: _parse(key, value)})
+
+    def to_strings(self) -> dict[str, str]:
+        """Every key with its value written the way broker.conf writes it."""
+        return {f.name: _format(getattr(self, f.name)) for f in fields(self)}
+
+
+KEYS: tuple[str, ...] = tuple(f.name for f in fields(BrokerConfig))
+
+# Keys a running broker accepts through the dynamic-configuration REST call. The first three are
+# verified dynamic ("the tests set them through admin.brokers().updateDynamicConfiguration",
+# facts §1.5); the two limits are marked dynamic in ServiceConfiguration [I].
+DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS)
+
+
+def _parse(key: str, value: str):
+    if not isinstance(value, str):
+        raise ModelUsageError(
+            f"Broker config {key}={value!r}: values are strings as in broker.conf; write {str(value).lower()!r}")
+    kind = type(getattr(BrokerConfig(), key))
+    if kind is bool:
+        if value.lower() not in ("true", "false"):
+            raise ModelUsageError(f"Broker config {key}={value!r}: write 'true' or 'false'")
+        return value.lower() == "true"
+    if kind is int:
+        try:
+            return int(value)
+        except ValueError:
+            raise ModelUsageError(f"Broker config {key}={value!r}: write a decimal integer") from None
+    if key == "allowAutoTopicCreationType" and value not in TOPIC_TYPES:
+        raise ModelUsageError(f"Broker config {key}={value!r}: write one of {', '.join(TOPIC_TYPES)}")
+    return value
+
+
+def _format(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class AutoTopicCreationOverride:
+    """Namespace policy ``autoTopicCreationOverride``; field names = the REST JSON body's."""
+    allowAutoTopicCreation: bool
+    topicType: str
+    defaultNumPartitions: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, body: Mapping) -> "AutoTopicCreationOverride":
+        unknown = set(body) - {"allowAutoTopicCreation", "topicType", "defaultNumPartitions"}
+        if unknown or "allowAutoTopicCreation" not in body or "topicType" not in body:
+            raise ModelUsageError(
+                f"autoTopicCreationOverride {dict(body)!r}: write allowAutoTopicCreation (bool), "
+                "topicType (string) and optionally defaultNumPartitions (int)")
+        return cls(bool(body["allowAutoTopicCreation"]), body["topicType"], body.get("defaultNumPartitions"))
+
+
+def validate_override(override: AutoTopicCreationOverride) -> Optional[str]:
+    """Pulsar's error detail for an invalid override, or None when it is valid.
+
+    Texts verbatim from facts §1.5 (``AutoTopicCreationOverrideImpl.validateOverride``).
+    """
+    # "applied only when allowAutoTopicCreation is true" (facts §1.5)
+    if not override.allowAutoTopicCreation:
+        return None
+    if override.topicType not in TOPIC_TYPES:
+        return f"Unknown topic type [{override.topicType}]"
+    if override.topicType == PARTITIONED:
+        if override.defaultNumPartitions is None:
+            return "[defaultNumPartitions] cannot be null when the type is partitioned."
+        if override.defaultNumPartitions <= 0:
+            return "[defaultNumPartitions] cannot be less than 1 for partition type."
+    elif override.defaultNumPartitions is not None:
+        return "[defaultNumPartitions] is not allowed to be set when the type is non-partition."
+    return None

@@ -1,0 +1,116 @@
+"""Partitioned-metadata and topic lookups, per API and per era: the heart of PIP-344.
+
+PIP-344 era (brokers 3.0.6+, 3.3.1+, 4.x; facts §1.1):
+
+Rule 1 (REST, facts §1.2 step 3, PersistentTopicsBase#internalGetPartitionedMetadataAsync):
+        ``checkAllowAutoCreation`` defaults to false. With it true, the broker may create metadata
+        (autocreation Rule 3). Then "partitions == 0: if checkAllowAutoCreation && brokerAllow:
+        return {"partitions":0} without checking existence ... Otherwise: if the non-partitioned
+        topic exists, return {"partitions":0}. If not, reply 404 with
+        {"reason":"Topic <full-topic-name> not found"}".
+Rule 2 (binary, facts §1.3 step 5, ServerCnx#handlePartitionMetadataRequest): field 6
+        ``metadata_auto_creation_enabled`` defaults to true; "autoCreateIfNotExist =
+        cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreationAsync(topic)". False →
+        existence check, "not found → Failed, error = TopicNotFound (11), message = "" (empty string)"; true →
+        the auto-creating fetch.
+Rule 3: a missing namespace or tenant answers before any of this (model/texts.py).
+Rows: pip344-seed-new-*, pip344-seed-list-005, pip344-gpmt-*, pip344-matrix-*, pip344-override-*.
+
+Pre-PIP-344 era (facts §7 notes; seed "Now getPartitionsForTopic's behavior" table):
+
+Rule 4: "binary field 6 is ignored, so they behave as if it were true": the binary path always
+        runs the auto-creating fetch.
+Rule 5: REST never answers 404 for an absent topic: "broker allows, REST param false → 200
+        {"partitions":0}, nothing created; broker disallows, param true → REST and binary both
+        return partitions: 0". Rows: pip344-seed-bg-*.
+
+Lookup (facts §3.4, §3.5), both eras:
+
+Rule 6: REST: "persistent topic that does not exist and may not be auto-created → 404 "Topic not
+        found <topic>". Non-persistent topics skip the existence check." Otherwise the single broker
+        answers itself (Connect, authoritative).
+Rule 7: binary LOOKUP has no existence check: after the cluster check it asks for the owner, and a
+        single broker "otherwise → Connect, authoritative = true". Rows: pip344-lookup-*.
+"""
+
+from __future__ import annotations
+
+from model import texts
+from model.autocreation import Refused, fetch_metadata_check_allow_auto_creation, is_allow_auto_topic_creation, topic_existence
+from model.errors import ModelUsageError
+from model.names import TopicName
+from model.ops import GetPartitionedMetadata, Lookup
+from model.outcomes import LookupAnswer, Partitions, RestError
+from model.state import State, parse_topic
+
+CONNECT = LookupAnswer("Connect", True)
+
+
+def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):
+    topic = parse_topic(op.topic)
+    if op.api == "rest":
+        # Rule 1: "checkAllowAutoCreation | query, boolean, default false" (facts §1.2 table).
+        return rest_partitioned_metadata(state, topic, bool(op.auto_create))
+    if op.api == "binary":
+        # Rule 2: "metadata_auto_creation_enabled (bool, default true)" (facts §1.3 table).
+        return binary_partitioned_metadata(state, topic, True if op.auto_create is None else op.auto_create)
+    raise ModelUsageError(
+        "GetPartitionedMetadata(api='client') has no official-client call: the C++-based client has "
+        "not implemented PIP-344 (facts §1.1); use GetPartitionsForTopic for the client")
+
+
+def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_creation: bool):
+    """GET /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions?checkAllowAutoCreation=..."""
+    if not state.namespace_exists(topic.namespace_name):
+        return state, texts.namespace_missing(state.era, topic.namespace_name)
+    if check_allow_auto_creation:
+        fetched = fetch_metadata_check_allow_auto_creation(state, topic)
+        if isinstance(fetched, Refused):
+            return state, RestError(fetched.status, fetched.message)
+        state, partitions = fetched
+    else:
+        # fetchPartitionedTopicMetadataAsync "reads only the metadata store and returns 0
+        # partitions when the znode is absent" (facts §1.2 step 2).
+        partitions = state.partition_count(topic)
+    if partitions > 0 or state.era == "pre-pip344":  # Rule 5
+        return state, Partitions(partitions)
+    if check_allow_auto_creation and is_allow_auto_topic_creation(state, topic):
+        return state, Partitions(0)
+    if state.topic_exists(topic):
+        return state, Partitions(0)
+    return state, texts.topic_not_found(topic)
+
+
+def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_creation_enabled: bool):
+    """PARTITIONED_METADATA (21) → PARTITIONED_METADATA_RESPONSE (22)."""
+    if not state.namespace_exists(topic.namespace_name):
+        return state, texts.binary_namespace_missing(state.era, topic.namespace_name)
+    # Rule 4: old brokers always ran the auto-creating fetch, which answers 0 without creating
+    # anything when creation is not allowed.
+    if state.era == "pre-pip344" or (metadata_auto_creation_enabled and is_allow_auto_topic_creation(state, topic)):
+        fetched = fetch_metadata_check_allow_auto_creation(state, topic)
+        if isinstance(fetched, Refused):
+            return state, texts.binary_from_rest_status(fetched.status, fetched.message)
+        state, partitions = fetched
+        return state, Partitions(partitions)
+    existing = topic_existence(state, topic)
+    if existing is None:
+        return state, texts.BINARY_TOPIC_NOT_FOUND
+    return state, Partitions(existing)
+
+
+def lookup(state: State, op: Lookup):
+    topic = parse_topic(op.topic)
+    if not state.namespace_exists(topic.namespace_name):
+        if op.api == "rest":
+            return state, texts.namespace_missing(state.era, topic.namespace_name)
+        if op.api == "binary":
+            return state, texts.binary_lookup_namespace_missing(state.era, topic.namespace_name)
+    if op.api == "rest":
+        if (topic.persistent and topic_existence(state, topic) is None
+                and not is_allow_auto_topic_creation(state, topic)):  # Rule 6
+            return state, texts.lookup_topic_not_found(topic)
+        return state, CONNECT
+    if op.api == "binary":
+        return state, CONNECT  # Rule 7
+    raise ModelUsageError("Lookup(api='client'): the official Python client exposes no lookup call; use rest or binary")

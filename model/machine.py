@@ -1,0 +1,65 @@
+"""The model's entry points: ``initial_state`` and ``apply(state, op) -> (state, outcome)``.
+
+Rule 1: ``apply`` is pure: same state and op, same answer; the input state is never changed.
+Rule 2: one handler per operation type, in the HANDLERS table (h11's READERS idea); an op type
+        without a handler is a ModelUsageError naming the table to extend.
+Rule 3: two eras. ``pip344`` is a broker with PIP-344 (3.0.6+, 3.3.1+, 4.x; facts §1.1);
+        ``pre-pip344`` reproduces the seed's "Now pulsarClient.getPartitionsForTopic's behavior"
+        table (facts §7 notes). Only the answers that table and facts describe differ by era.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping, Optional
+
+from model import admin, client, lookups
+from model.config import BrokerConfig
+from model.errors import ModelUsageError
+from model.ops import (
+    CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
+    DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListPartitionedTopics, ListTopics,
+    Lookup, ProduceConsume, RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
+)
+from model.state import ERAS, State
+
+HANDLERS: dict[type, Callable] = {
+    SetBrokerConfig: admin.set_broker_config,
+    CreateTenant: admin.create_tenant,
+    CreateNamespace: admin.create_namespace,
+    DeleteNamespace: admin.delete_namespace,
+    SetAutoTopicCreation: admin.set_auto_topic_creation,
+    RemoveAutoTopicCreation: admin.remove_auto_topic_creation,
+    CreatePartitionedTopic: admin.create_partitioned_topic,
+    CreateNonPartitionedTopic: admin.create_non_partitioned_topic,
+    DeletePartitionedTopic: admin.delete_partitioned_topic,
+    GetPartitionedMetadata: lookups.get_partitioned_metadata,
+    GetPartitionsForTopic: client.get_partitions_for_topic,
+    ListTopics: admin.list_topics,
+    ListPartitionedTopics: admin.list_partitioned_topics,
+    Lookup: lookups.lookup,
+    ProduceConsume: client.produce_consume,
+}
+
+
+def initial_state(broker_config: Optional[Mapping[str, str]] = None, era: str = "pip344") -> State:
+    """A fresh Pulsar standalone: Pulsar's config defaults overlaid with ``broker_config``."""
+    if era not in ERAS:
+        raise ModelUsageError(f"Unknown era {era!r}: use one of {', '.join(ERAS)}")
+    return State(era=era, config=BrokerConfig.from_strings(broker_config))
+
+
+def apply(state: State, op):
+    """Apply one operation; returns (new state, outcome). Broker errors are outcomes, not raises."""
+    handler = HANDLERS.get(type(op))
+    if handler is None:
+        raise ModelUsageError(f"No model handler for {type(op).__name__}: add one to model.machine.HANDLERS")
+    return handler(state, op)
+
+
+def run(state: State, ops: Iterable) -> tuple[State, tuple]:
+    """Apply ``ops`` in order; returns the final state and every outcome."""
+    outcomes = []
+    for op in ops:
+        state, outcome = apply(state, op)
+        outcomes.append(outcome)
+    return state, tuple(outcomes)

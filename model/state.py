@@ -1,0 +1,152 @@
+"""Broker metadata as one immutable value: what exists on a single-broker Pulsar.
+
+Rule 1: every metadata change lives here; handlers in the other model modules decide *whether* a
+        change happens and call these methods to make it. Every method returns a new State.
+Rule 2: no transport knowledge, except ``era``, which the spec says changes how APIs answer.
+Rule 3: two kinds of topic existence, as in Pulsar's metadata store (facts §1.2, §4.2):
+        - ``partitioned``: partitioned-topic *metadata* (base name -> partition count > 0);
+        - ``topics``: topics that exist as such — for persistent topics a managed ledger, for
+          non-persistent ones a topic loaded on the broker — both non-partitioned topics and
+          partitions (``x-partition-K``). Creating metadata never creates partitions.
+Rule 4: the initial state is Pulsar standalone's: cluster ``standalone``, tenant ``public``,
+        namespace ``public/default`` (facts §6.2: "Standalone creates cluster `standalone`, tenant
+        `public`, and namespace `public/default`").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Mapping, Optional, TypeVar
+
+from model.config import AutoTopicCreationOverride, BrokerConfig
+from model.errors import ModelUsageError
+from model.names import InvalidName, NamespaceName, TopicName
+
+ERAS = ("pip344", "pre-pip344")
+STANDALONE_CLUSTER = "standalone"
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenMap(Mapping[K, V]):
+    """A hashable read-only mapping, so State stays a value."""
+
+    __slots__ = ("_items", "_hash")
+
+    def __init__(self, items: Optional[Mapping[K, V]] = None):
+        self._items = dict(items or {})
+        self._hash = None
+
+    def __getitem__(self, key: K) -> V:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._items.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+    def set(self, key: K, value: V) -> "FrozenMap[K, V]":
+        return FrozenMap({**self._items, key: value})
+
+    def remove(self, key: K) -> "FrozenMap[K, V]":
+        return FrozenMap({k: v for k, v in self._items.items() if k != key})
+
+
+@dataclass(frozen=True)
+class NamespacePolicies:
+    """The namespace policies the model reads (Pulsar ``Policies`` field names)."""
+    autoTopicCreationOverride: Optional[AutoTopicCreationOverride] = None
+
+
+@dataclass(frozen=True)
+class State:
+    era: str
+    config: BrokerConfig
+    clusters: frozenset[str] = frozenset({STANDALONE_CLUSTER})
+    tenants: frozenset[str] = frozenset({"public"})
+    namespaces: FrozenMap[NamespaceName, NamespacePolicies] = field(
+        default_factory=lambda: FrozenMap({NamespaceName("public", "default"): NamespacePolicies()}))
+    partitioned: FrozenMap[TopicName, int] = field(default_factory=FrozenMap)
+    topics: frozenset[TopicName] = frozenset()
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def namespace_exists(self, namespace: NamespaceName) -> bool:
+        return namespace.tenant in self.tenants and namespace in self.namespaces
+
+    def policies(self, namespace: NamespaceName) -> NamespacePolicies:
+        return self.namespaces.get(namespace, NamespacePolicies())
+
+    def partition_count(self, topic: TopicName) -> int:
+        """Partitioned metadata of exactly this name; 0 when there is none (as the store reads it)."""
+        return self.partitioned.get(topic, 0)
+
+    def topic_exists(self, topic: TopicName) -> bool:
+        """A managed ledger (persistent) or a loaded topic (non-persistent) of exactly this name."""
+        return topic in self.topics
+
+    def topics_in(self, namespace: NamespaceName, domain: str) -> frozenset[TopicName]:
+        return frozenset(t for t in self.topics if t.namespace_name == namespace and t.domain == domain)
+
+    def partitioned_in(self, namespace: NamespaceName, domain: str) -> frozenset[TopicName]:
+        return frozenset(t for t in self.partitioned if t.namespace_name == namespace and t.domain == domain)
+
+    def namespace_is_empty(self, namespace: NamespaceName) -> bool:
+        return not any(t.namespace_name == namespace for t in (*self.topics, *self.partitioned))
+
+    # -- changes ---------------------------------------------------------------------------------
+
+    def with_config(self, config: BrokerConfig) -> "State":
+        return replace(self, config=config)
+
+    def with_tenant(self, tenant: str) -> "State":
+        return replace(self, tenants=self.tenants | {tenant})
+
+    def with_namespace(self, namespace: NamespaceName, policies: NamespacePolicies) -> "State":
+        return replace(self, namespaces=self.namespaces.set(namespace, policies))
+
+    def without_namespace(self, namespace: NamespaceName) -> "State":
+        return replace(self, namespaces=self.namespaces.remove(namespace))
+
+    def with_override(self, namespace: NamespaceName, override: Optional[AutoTopicCreationOverride]) -> "State":
+        policies = replace(self.policies(namespace), autoTopicCreationOverride=override)
+        return self.with_namespace(namespace, policies)
+
+    def with_partitioned_metadata(self, topic: TopicName, partitions: int) -> "State":
+        if partitions <= 0:
+            raise ValueError(f"partitioned metadata needs partitions > 0, got {partitions} for {topic}")
+        return replace(self, partitioned=self.partitioned.set(topic, partitions))
+
+    def with_topics(self, *topics: TopicName) -> "State":
+        return replace(self, topics=self.topics | frozenset(topics))
+
+    def without_partitioned_topic(self, topic: TopicName) -> "State":
+        """Delete the metadata and every partition of ``topic``."""
+        count = self.partition_count(topic)
+        partitions = {topic.partition(i) for i in range(count)}
+        return replace(self, partitioned=self.partitioned.remove(topic), topics=self.topics - partitions)
+
+
+def parse_topic(text: str) -> TopicName:
+    """A full topic name from an operation; the model reasons about valid v2 names only."""
+    try:
+        return TopicName.parse(text)
+    except InvalidName as exc:
+        raise ModelUsageError(f"{exc}; operations carry valid v2 topic names such as persistent://public/default/t") from None
+
+
+def parse_namespace(text: str) -> NamespaceName:
+    try:
+        return NamespaceName.parse(text)
+    except InvalidName as exc:
+        raise ModelUsageError(f"{exc}; operations carry namespaces as <tenant>/<namespace>") from None

@@ -1,0 +1,417 @@
+"""Spec rows: frozen dataclasses, the YAML loader, and per-row validation. Pure: reads files only.
+
+Rule 1: a row is data (test262 style): it states a setup, one operation, optional observations and
+        what its source states — never an expected outcome; the model computes those.
+Rule 2: a malformed row is refused with ``SpecError("<file>:<line>: <row id>: <what to fix>")``;
+        lines come from the YAML node tree (``yaml.compose``), so they point at the offending field.
+Rule 3: rows write names relative to the case: topics as local names, no namespace, no api; the
+        loader refuses anything that would escape the per-case namespace.
+Rule 4: this module imports nothing from the project (spec sits first in the import order); the
+        vocabulary of operations a row may use is the table OPERATIONS below, and a test checks it
+        against model/ops.py.
+
+The row schema itself is documented in spec/README.md (SCHEMA_VERSION below).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+SCHEMA_VERSION = 1
+SPEC_DIR = Path(__file__).resolve().parent
+
+GRADES = ("MUST", "SHOULD")
+ERAS = ("pip344", "pre-pip344")
+APIS = ("rest", "binary", "client-binary", "client-http")
+DOMAINS = ("persistent", "non-persistent")
+PRESENCE = ("present", "missing")
+ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+$")
+LOCAL_NAME = re.compile(r"^[-=:.\w]+$")
+DESCRIPTION_MAX = 100
+ERROR_KINDS = ("not-found", "metadata-error")
+
+
+@dataclass(frozen=True)
+class OpShape:
+    """What a row may write for one operation."""
+    fields: frozenset[str]      # fields a row writes (topic = a local name)
+    apis: tuple[str, ...]       # spec apis the operation can be performed through
+    selector: Optional[str]     # "api" or "transport": the field an expansion fills, if any
+
+
+_REST_BINARY = ("rest", "binary")
+_CLIENT = ("client-binary", "client-http")
+OPERATIONS: dict[str, OpShape] = {
+    "GetPartitionedMetadata": OpShape(frozenset({"topic", "auto_create"}), _REST_BINARY, "api"),
+    "GetPartitionsForTopic": OpShape(frozenset({"topic"}), _CLIENT, "transport"),
+    "ProduceConsume": OpShape(frozenset({"topic", "count"}), _CLIENT, "transport"),
+    "Lookup": OpShape(frozenset({"topic"}), _REST_BINARY, "api"),
+    "ListTopics": OpShape(frozenset(), _REST_BINARY, "api"),
+    "ListPartitionedTopics": OpShape(frozenset(), ("rest",), None),
+    "CreatePartitionedTopic": OpShape(frozenset({"topic", "partitions"}), ("rest",), None),
+    "CreateNonPartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
+    "DeletePartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
+    "CreateNamespace": OpShape(frozenset(), ("rest",), None),
+    "DeleteNamespace": OpShape(frozenset(), ("rest",), None),
+    "SetAutoTopicCreation": OpShape(
+        frozenset({"allow_auto_topic_creation", "topic_type", "default_num_partitions"}), ("rest",), None),
+    "RemoveAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
+}
+# CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
+# broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
+ROW_FORBIDDEN_OPERATIONS = ("CreateTenant", "SetBrokerConfig")
+
+# What ``stated`` may say, and the observation each key needs (spec/README.md, "stated").
+STATED_KEYS = {
+    "partitions": None,
+    "error": None,
+    "lookup": None,
+    "delivered": None,
+    "metadata_created": "ListPartitionedTopics",
+    "topics_created": "ListTopics",
+}
+
+
+class SpecError(ValueError):
+    """A spec file or row is malformed; the message starts with file:line."""
+
+
+@dataclass(frozen=True)
+class TopicSetup:
+    name: str
+    partitions: int  # 0 = non-partitioned
+
+
+@dataclass(frozen=True)
+class Setup:
+    broker: tuple[tuple[str, str], ...] = ()
+    override: Optional[tuple[tuple[str, Any], ...]] = None  # autoTopicCreationOverride JSON body
+    topics: tuple[TopicSetup, ...] = ()
+    namespace: str = "present"
+    tenant: str = "present"
+    domain: str = "persistent"
+
+    @property
+    def namespace_present(self) -> bool:
+        return self.namespace == "present" and self.tenant == "present"
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    description: str
+    source: tuple[str, ...]
+    info: Optional[str]
+    grade: str
+    era: str
+    apis: tuple[str, ...]
+    setup: Setup
+    operation: tuple[tuple[str, Any], ...]
+    observe: tuple[tuple[tuple[str, Any], ...], ...] = ()
+    stated: tuple[tuple[str, Any], ...] = ()
+    note: Optional[str] = None
+    features: tuple[str, ...] = ()
+    table: str = ""
+    pip: str = ""
+    file: str = ""
+    line: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def operation_json(self) -> dict:
+        return dict(self.operation)
+
+    def observe_json(self) -> list[dict]:
+        return [dict(o) for o in self.observe]
+
+    def stated_json(self) -> dict:
+        return dict(self.stated)
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    path: str
+    feature: str
+    pip: str
+    rows: tuple[Row, ...] = field(default_factory=tuple)
+
+
+# -- YAML with line numbers ------------------------------------------------------------------------
+
+
+class _Node:
+    """Wraps a composed YAML node: ``value`` is plain Python, ``line`` 1-based."""
+
+    def __init__(self, value, line: int, children=None):
+        self.value, self.line, self.children = value, line, children or {}
+
+    def child(self, key):
+        return self.children.get(key, self)
+
+
+def _convert(node, path: str) -> _Node:
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        value, children = {}, {}
+        for key_node, value_node in node.value:
+            key = _convert(key_node, path).value
+            if key in value:
+                raise SpecError(f"{path}:{key_node.start_mark.line + 1}: duplicate key {key!r}")
+            child = _convert(value_node, path)
+            value[key], children[key] = child.value, child
+        return _Node(value, line, children)
+    if isinstance(node, yaml.SequenceNode):
+        items = [_convert(item, path) for item in node.value]
+        return _Node([i.value for i in items], line, dict(enumerate(items)))
+    return _Node(yaml.SafeLoader("").construct_object(node), line)
+
+
+def read_yaml(path: Path) -> _Node:
+    try:
+        composed = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML: {exc}") from None
+    if composed is None:
+        raise SpecError(f"{path}:1: empty file")
+    return _convert(composed, str(path))
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+
+class _Checker:
+    def __init__(self, path: str, node: _Node, row_id: str = "?"):
+        self.path, self.node, self.row_id = path, node, row_id
+
+    def fail(self, node: _Node, message: str):
+        raise SpecError(f"{self.path}:{node.line}: {self.row_id}: {message}")
+
+    def mapping(self, node: _Node, what: str) -> dict:
+        if not isinstance(node.value, dict):
+            self.fail(node, f"{what} must be a mapping")
+        return node.value
+
+    def keys(self, node: _Node, what: str, required: set, optional: set) -> dict:
+        value = self.mapping(node, what)
+        missing = required - set(value)
+        if missing:
+            self.fail(node, f"{what} lacks {', '.join(sorted(missing))}")
+        unknown = set(value) - required - optional
+        if unknown:
+            key = sorted(unknown, key=str)[0]
+            self.fail(node.child(key), f"{what} has unknown field {key!r} (allowed: {', '.join(sorted(required | optional))})")
+        return value
+
+    def string(self, node: _Node, what: str, choices=None) -> str:
+        if not isinstance(node.value, str) or not node.value:
+            self.fail(node, f"{what} must be a non-empty string, got {node.value!r}")
+        if choices and node.value not in choices:
+            self.fail(node, f"{what} must be one of {', '.join(choices)}, got {node.value!r}")
+        return node.value
+
+    def strings(self, node: _Node, what: str, choices=None) -> tuple[str, ...]:
+        if not isinstance(node.value, list) or not node.value:
+            self.fail(node, f"{what} must be a non-empty list")
+        return tuple(self.string(node.child(i), f"{what}[{i}]", choices) for i in range(len(node.value)))
+
+
+_ROW_REQUIRED = {"id", "description", "source", "grade", "era", "apis", "setup", "operation"}
+_ROW_OPTIONAL = {"info", "observe", "stated", "note", "features"}  # lint requires info on MUST rows
+
+
+def load_file(path: Path) -> SpecFile:
+    """Load and validate one ``pip*.yaml`` file."""
+    path = Path(path)
+    root = read_yaml(path)
+    check = _Checker(str(path), root, "(file)")
+    top = check.keys(root, "file", {"schema", "feature", "pip", "tables"}, set())
+    if top["schema"] != SCHEMA_VERSION:
+        check.fail(root.child("schema"), f"schema must be {SCHEMA_VERSION} (spec/README.md), got {top['schema']!r}")
+    feature = check.string(root.child("feature"), "feature")
+    pip = str(top["pip"])
+    tables = root.child("tables")
+    if not isinstance(tables.value, list):
+        check.fail(tables, "tables must be a list")
+    rows = []
+    for i in range(len(tables.value)):
+        table = tables.child(i)
+        spec = check.keys(table, "table", {"name", "title", "rows"}, {"note"})
+        name = check.string(table.child("name"), "table name")
+        row_list = table.child("rows")
+        if not isinstance(row_list.value, list) or not row_list.value:
+            check.fail(row_list, "rows must be a non-empty list")
+        for j in range(len(spec["rows"])):
+            rows.append(_load_row(str(path), row_list.child(j), f"{feature}/{name}", feature, pip))
+    return SpecFile(str(path), feature, pip, tuple(rows))
+
+
+def _load_row(path: str, node: _Node, table: str, feature: str, pip: str) -> Row:
+    raw_id = node.value.get("id", "?") if isinstance(node.value, dict) else "?"
+    check = _Checker(path, node, str(raw_id))
+    value = check.keys(node, "row", _ROW_REQUIRED, _ROW_OPTIONAL)
+    row_id = check.string(node.child("id"), "id")
+    if not ID_PATTERN.match(row_id):
+        check.fail(node.child("id"), f"id {row_id!r} must look like pip344-seed-new-003 (lowercase words joined by -)")
+    description = check.string(node.child("description"), "description")
+    if len(description) > DESCRIPTION_MAX:
+        check.fail(node.child("description"), f"description is {len(description)} chars; keep it <= {DESCRIPTION_MAX}")
+    apis = check.strings(node.child("apis"), "apis", APIS)
+    if len(set(apis)) != len(apis):
+        check.fail(node.child("apis"), "apis lists an api twice")
+    setup = _load_setup(check, node.child("setup"))
+    operation = _load_operation(check, node.child("operation"), observe=False)
+    shape = OPERATIONS[operation[0][1]]
+    wrong = [a for a in apis if a not in shape.apis]
+    if wrong:
+        check.fail(node.child("apis"), f"{operation[0][1]} cannot be performed through {', '.join(wrong)} "
+                                       f"(it can through {', '.join(shape.apis)})")
+    observe = ()
+    if "observe" in value:
+        obs = node.child("observe")
+        if not isinstance(obs.value, list) or not obs.value:
+            check.fail(obs, "observe must be a non-empty list of operations")
+        observe = tuple(_load_operation(check, obs.child(i), observe=True) for i in range(len(obs.value)))
+    stated = _load_stated(check, node.child("stated"), observe) if "stated" in value else ()
+    note = check.string(node.child("note"), "note") if "note" in value else None
+    features = check.strings(node.child("features"), "features") if "features" in value else (feature,)
+    return Row(
+        id=row_id, description=description, source=check.strings(node.child("source"), "source"),
+        info=check.string(node.child("info"), "info") if "info" in value else None, grade=check.string(node.child("grade"), "grade", GRADES),
+        era=check.string(node.child("era"), "era", ERAS), apis=apis, setup=setup, operation=operation,
+        observe=observe, stated=stated, note=note, features=features, table=table, pip=pip, file=path, line=node.line)
+
+
+def _load_setup(check: _Checker, node: _Node) -> Setup:
+    value = check.keys(node, "setup", set(), {"broker", "autoTopicCreationOverride", "topics", "namespace", "tenant", "domain"})
+    broker = ()
+    if "broker" in value:
+        items = check.mapping(node.child("broker"), "setup.broker")
+        for key, val in items.items():
+            if not isinstance(val, str):
+                check.fail(node.child("broker").child(key), f"setup.broker.{key} must be a quoted string as in broker.conf, e.g. \"{val}\"")
+        broker = tuple(sorted(items.items()))
+    override = None
+    if "autoTopicCreationOverride" in value:
+        body = check.keys(node.child("autoTopicCreationOverride"), "autoTopicCreationOverride",
+                          {"allowAutoTopicCreation", "topicType"}, {"defaultNumPartitions"})
+        override = tuple(sorted(body.items()))
+    topics = []
+    for i, item in enumerate(value.get("topics") or []):
+        tnode = node.child("topics").child(i)
+        spec = check.keys(tnode, "setup.topics item", {"name", "partitions"}, set())
+        _local_name(check, tnode.child("name"))
+        if not isinstance(spec["partitions"], int) or isinstance(spec["partitions"], bool) or spec["partitions"] < 0:
+            check.fail(tnode.child("partitions"), "partitions must be an int >= 0 (0 = non-partitioned)")
+        topics.append(TopicSetup(spec["name"], spec["partitions"]))
+    setup = Setup(
+        broker=broker, override=override, topics=tuple(topics),
+        namespace=check.string(node.child("namespace"), "setup.namespace", PRESENCE) if "namespace" in value else "present",
+        tenant=check.string(node.child("tenant"), "setup.tenant", PRESENCE) if "tenant" in value else "present",
+        domain=check.string(node.child("domain"), "setup.domain", DOMAINS) if "domain" in value else "persistent")
+    if not setup.namespace_present and (setup.topics or setup.override):
+        check.fail(node, "topics or an override need the namespace: a missing namespace or tenant cannot hold them")
+    return setup
+
+
+def _local_name(check: _Checker, node: _Node) -> str:
+    name = check.string(node, "topic")
+    if "/" in name or not LOCAL_NAME.match(name):
+        check.fail(node, f"topic {name!r} must be a local name such as t or t-partition-1; the case binds its namespace")
+    return name
+
+
+def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[str, Any], ...]:
+    value = check.mapping(node, "operation")
+    name = value.get("op")
+    if name in ROW_FORBIDDEN_OPERATIONS:
+        check.fail(node, f"{name} acts outside the per-case namespace; put broker settings in setup.broker")
+    if name not in OPERATIONS:
+        check.fail(node, f"op must be one of {', '.join(OPERATIONS)}, got {name!r}")
+    shape = OPERATIONS[name]
+    allowed = {"op"} | set(shape.fields)
+    if name in ("ListTopics", "ListPartitionedTopics"):
+        allowed.add("domain")  # defaults to the row's setup.domain
+    if observe and shape.selector:
+        allowed.add(shape.selector)  # observations are not expanded: they name their api
+    if observe and name == "GetPartitionedMetadata" and "api" not in value:
+        check.fail(node, "an observed GetPartitionedMetadata must name its api (rest or binary)")
+    required = {"op"} | ({"topic"} & shape.fields)
+    check.keys(node, name, required, allowed - required)
+    for key in value:
+        if key == "topic":
+            _local_name(check, node.child(key))
+        elif key != "op":
+            _field_value(check, node.child(key), key, shape)
+    return tuple((k, value[k]) for k in ["op", *sorted(k for k in value if k != "op")])
+
+
+_FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count": int, "partitions": int,
+                "default_num_partitions": int, "topic_type": str}
+
+
+def _field_value(check: _Checker, node: _Node, key: str, shape: OpShape) -> None:
+    if key == "domain":
+        check.string(node, key, DOMAINS)
+    elif key == "api":
+        check.string(node, key, ("rest", "binary"))
+    elif key == "transport":
+        check.string(node, key, ("binary", "http"))
+    else:
+        kind = _FIELD_TYPES[key]
+        if not isinstance(node.value, kind) or (kind is int and isinstance(node.value, bool)):
+            check.fail(node, f"{key} must be {kind.__name__}, got {node.value!r}")
+
+
+def _load_stated(check: _Checker, node: _Node, observe) -> tuple[tuple[str, Any], ...]:
+    value = check.mapping(node, "stated")
+    observed = {dict(o)["op"] for o in observe}
+    for key, val in value.items():
+        if key not in STATED_KEYS:
+            check.fail(node.child(key), f"stated key {key!r} is not one of {', '.join(STATED_KEYS)}")
+        needed = STATED_KEYS[key]
+        if needed and needed not in observed:
+            check.fail(node.child(key), f"stated {key} needs an observe step {needed}")
+        if key in ("partitions", "delivered") and (not isinstance(val, int) or isinstance(val, bool) or val < 0):
+            check.fail(node.child(key), f"stated {key} must be an int >= 0")
+        if key in ("metadata_created", "topics_created") and not isinstance(val, bool):
+            check.fail(node.child(key), f"stated {key} must be true or false")
+        if key == "lookup" and val != "Connect":
+            check.fail(node.child(key), "stated lookup must be Connect")
+        if key == "error":
+            kinds = val if isinstance(val, list) else [val]
+            if not kinds or any(k not in ERROR_KINDS for k in kinds):
+                check.fail(node.child(key), f"stated error must be one of {', '.join(ERROR_KINDS)} or a list of them")
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(value.items()))
+
+
+# -- registries ------------------------------------------------------------------------------------
+
+
+def load_rows(directory: Path = SPEC_DIR) -> tuple[Row, ...]:
+    """Every row of every ``pip*.yaml`` in ``directory``, in file order."""
+    rows: list[Row] = []
+    for path in sorted(Path(directory).glob("pip*.yaml")):
+        rows.extend(load_file(path).rows)
+    return tuple(rows)
+
+
+def load_registry(path: Path, key: str) -> dict[str, dict]:
+    """``sources.yaml`` (key "sources") or ``features.yaml`` (key "features"): anchor -> entry."""
+    root = read_yaml(path)
+    check = _Checker(str(path), root, "(registry)")
+    top = check.keys(root, "registry", {"schema", key}, set())
+    if top["schema"] != SCHEMA_VERSION:
+        check.fail(root.child("schema"), f"schema must be {SCHEMA_VERSION}")
+    entries = check.mapping(root.child(key), key)
+    for name, entry in entries.items():
+        check.keys(root.child(key).child(name), f"{key}.{name}", {"title"}, {"where", "quote", "status", "kind",
+                                                                               "link", "first_versions", "note",
+                                                                               "field", "pip_name"})
+    return entries

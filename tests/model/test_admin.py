@@ -1,0 +1,147 @@
+import pytest
+
+from model.errors import ModelUsageError
+from model.machine import apply, initial_state, run
+from model.ops import (
+    CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
+    DeletePartitionedTopic, GetPartitionedMetadata, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
+    SetAutoTopicCreation, SetBrokerConfig,
+)
+from model.outcomes import Done, Partitions, RestError, TopicList
+
+from tests.model.helpers import NS, answer, broker, name
+
+DONE = Done()
+
+
+def test_set_broker_config():
+    state, outcome = apply(initial_state(), SetBrokerConfig("allowAutoTopicCreation", "false"))
+    assert outcome == DONE and state.config.allowAutoTopicCreation is False
+    unknown = apply(initial_state(), SetBrokerConfig("brokerServicePort", "6651"))
+    assert unknown == (initial_state(), RestError(412, "Can't update non-dynamic configuration"))
+    with pytest.raises(ModelUsageError, match="decimal integer"):
+        apply(initial_state(), SetBrokerConfig("defaultNumPartitions", "two"))
+
+
+def test_tenants():
+    state, outcomes = run(initial_state(), [CreateTenant("acme"), CreateTenant("acme"), CreateTenant("public"),
+                                            CreateTenant("bad/name")])
+    assert outcomes == (DONE, RestError(409, "Tenant already exists"), RestError(409, "Tenant already exists"),
+                        RestError(412, "Tenant name is not valid"))
+    assert "acme" in state.tenants
+
+
+def test_namespaces():
+    _, outcomes = run(initial_state(), [
+        CreateNamespace("nobody/ns"), CreateNamespace("public/ns"), CreateNamespace("public/ns"),
+        CreateNamespace("public/default"), CreateNamespace("public/a/b"),
+        DeleteNamespace("public/ns"), DeleteNamespace("public/ns")])
+    assert outcomes == (
+        RestError(404, "Tenant does not exist"), DONE, RestError(409, "Namespace already exists"),
+        RestError(409, "Namespace already exists"), RestError(412, "Namespace name is not valid"),
+        DONE, RestError(404, "Namespace does not exist"))
+
+
+def test_namespace_created_with_an_override_policy():
+    body = (("autoTopicCreationOverride", {"allowAutoTopicCreation": True, "topicType": "partitioned",
+                                           "defaultNumPartitions": 2}),)
+    state, outcome = apply(initial_state(), CreateNamespace(NS, body))
+    assert outcome == DONE
+    assert answer(state, GetPartitionedMetadata(name("t"), "rest", True)) == Partitions(2)
+    with pytest.raises(ModelUsageError, match="not modelled"):
+        apply(initial_state(), CreateNamespace(NS, (("retention_policies", {}),)))
+
+
+def test_delete_non_empty_namespace():
+    state = broker(topics={"t": 0})
+    assert answer(state, DeleteNamespace(NS)) == RestError(409, "Cannot delete non empty namespace")
+
+
+@pytest.mark.parametrize("op, outcome", [
+    (SetAutoTopicCreation(NS, True, "partitioned", 2), DONE),
+    (SetAutoTopicCreation(NS, False, "whatever"), DONE),
+    (SetAutoTopicCreation(NS, True, "partitioned"), RestError(
+        412, "Invalid configuration for autoTopicCreationOverride. the detail is "
+             "[defaultNumPartitions] cannot be null when the type is partitioned.")),
+    (SetAutoTopicCreation(NS, True, "sometimes"), RestError(
+        412, "Invalid configuration for autoTopicCreationOverride. the detail is Unknown topic type [sometimes]")),
+    (SetAutoTopicCreation(NS, True, "partitioned", 5), RestError(406, "Number of partitions should be less than or equal to 4")),
+    (SetAutoTopicCreation("public/gone", True, "non-partitioned"), RestError(404, "Namespace does not exist")),
+    (RemoveAutoTopicCreation("public/gone"), RestError(404, "Namespace does not exist")),
+])
+def test_override_validation(op, outcome):
+    state = broker({"maxNumPartitionsPerPartitionedTopic": "4"})
+    assert answer(state, op) == outcome
+
+
+def test_remove_override_restores_broker_config():
+    state = broker({"allowAutoTopicCreation": "false"},
+                   override={"allowAutoTopicCreation": True, "topicType": "non-partitioned"})
+    assert answer(state, GetPartitionedMetadata(name("t"), "binary", True)) == Partitions(0)
+    state, outcome = apply(state, RemoveAutoTopicCreation(NS))
+    assert outcome == DONE
+    assert answer(state, GetPartitionedMetadata(name("t"), "binary", True)).error == "TopicNotFound"
+
+
+@pytest.mark.parametrize("op, outcome", [
+    (CreatePartitionedTopic(name("t"), 0), RestError(406, "Number of partitions should be more than 0")),
+    (CreatePartitionedTopic(name("t"), -1), RestError(406, "Number of partitions should be more than 0")),
+    (CreatePartitionedTopic(name("t"), 9), RestError(406, "Number of partitions should be less than or equal to 8")),
+    (CreatePartitionedTopic(name("x-partition-0"), 2), RestError(412, "Partitioned Topic Name should not contain '-partition-'")),
+    (CreatePartitionedTopic(name("p"), 2), RestError(409, "This topic already exists")),
+    (CreatePartitionedTopic(name("n"), 2), RestError(409, "This topic already exists")),
+    (CreatePartitionedTopic("persistent://public/gone/t", 2), RestError(404, "Namespace not found")),
+    (CreateNonPartitionedTopic(name("p")), RestError(409, "This topic already exists")),
+    (CreateNonPartitionedTopic(name("n")), RestError(409, "This topic already exists")),
+    (CreateNonPartitionedTopic("persistent://public/gone/t"), RestError(404, "Namespace not found")),
+    (DeletePartitionedTopic(name("n")), RestError(404, "Partitioned Topic persistent://public/ns1/n not found")),
+])
+def test_topic_creation_errors(op, outcome):
+    state = broker({"maxNumPartitionsPerPartitionedTopic": "8"}, topics={"p": 3, "n": 0})
+    assert apply(state, op) == (state, outcome)
+
+
+def test_topic_creation_after_metadata_only_auto_creation_conflicts():
+    state = broker({"allowAutoTopicCreationType": "partitioned"})
+    state, _ = apply(state, GetPartitionedMetadata(name("t"), "rest", True))
+    assert answer(state, CreatePartitionedTopic(name("t"), 2)) == RestError(409, "This topic already exists")
+
+
+def test_max_topics_per_namespace_on_partitioned_creation():
+    state = broker({"maxTopicsPerNamespace": "3"})
+    assert answer(state, CreatePartitionedTopic(name("t"), 4)) == RestError(412, "Exceed maximum number of topics in namespace.")
+    assert answer(state, CreatePartitionedTopic(name("t"), 3)) == DONE
+
+
+def test_admin_partitioned_creation_creates_persistent_partitions_only():
+    state = broker(topics={"p": 2})
+    assert answer(state, ListTopics(NS)) == TopicList(frozenset({name("p-partition-0"), name("p-partition-1")}))
+    np_state = broker(topics={"p": 2}, domain="non-persistent")
+    assert answer(np_state, ListTopics(NS, domain="non-persistent")) == TopicList(frozenset())
+    assert answer(np_state, ListPartitionedTopics(NS, "non-persistent")) == TopicList(frozenset({name("p", "non-persistent")}))
+
+
+def test_delete_partitioned_topic_removes_metadata_and_partitions():
+    state, outcome = apply(broker(topics={"p": 2, "n": 0}), DeletePartitionedTopic(name("p")))
+    assert outcome == DONE
+    assert answer(state, ListPartitionedTopics(NS)) == TopicList(frozenset())
+    assert answer(state, ListTopics(NS)) == TopicList(frozenset({name("n")}))
+
+
+def test_lists_per_api_and_domain():
+    state = broker(topics={"n": 0, "p": 1})
+    everything = TopicList(frozenset({name("n"), name("p-partition-0")}))
+    assert answer(state, ListTopics(NS, "rest")) == everything
+    assert answer(state, ListTopics(NS, "binary")) == everything
+    assert answer(state, ListTopics(NS, "rest", "non-persistent")) == TopicList(frozenset())
+    assert answer(state, ListPartitionedTopics(NS)) == TopicList(frozenset({name("p")}))
+    assert answer(state, ListTopics("public/gone", "rest")) == RestError(404, "Namespace does not exist")
+    assert answer(state, ListTopics("public/gone", "binary")) == TopicList(frozenset())
+    assert answer(state, ListPartitionedTopics("public/gone")) == RestError(404, "Namespace does not exist")
+    with pytest.raises(ModelUsageError):
+        apply(state, ListTopics(NS, "client"))
+
+
+def test_partition_names_as_non_partitioned_topics_are_refused_not_guessed():
+    with pytest.raises(ModelUsageError, match="validateNonPartitionTopicName"):
+        apply(broker(), CreateNonPartitionedTopic(name("x-partition-0")))
