@@ -1,0 +1,1 @@
+"""Drivers: how one model operation is performed on a live target (see base.py)."""

@@ -1,0 +1,252 @@
+"""REST driver: Pulsar's admin v2 and lookup v2 HTTP APIs, turned into outcome values.
+
+Paths are Pulsar's, verbatim (STYLE R5; facts §1.2, §1.5, §2.5, §3.5):
+  PUT    /admin/v2/tenants/{tenant}
+  PUT    /admin/v2/namespaces/{tenant}/{ns}                      DELETE the same
+  POST   /admin/v2/namespaces/{tenant}/{ns}/autoTopicCreation    DELETE the same
+  PUT    /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions     (body: N)
+  DELETE /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions
+  PUT    /admin/v2/{domain}/{tenant}/{ns}/{topic}
+  GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions[?checkAllowAutoCreation=b]
+  GET    /admin/v2/{domain}/{tenant}/{ns}                        GET .../partitioned
+  GET    /lookup/v2/topic/{domain}/{tenant}/{ns}/{topic}
+  POST   /admin/v2/brokers/configuration/{key}/{value}
+
+Rule 1: a 2xx answer becomes the op's success value (Partitions, TopicList, LookupAnswer, Done);
+        anything else becomes ``RestError(status, reason)`` where reason is the ``{"reason": ...}``
+        of Pulsar's ErrorData body, or the raw body text when it is not that JSON (facts §1.2).
+Rule 2: redirects are answers, not hops: a 307 lookup is ``LookupAnswer("Redirect", ...)`` and a
+        307 on an admin call is a RestError; we never follow them, so what we compare is what
+        this broker said.
+Rule 3: a transport failure (refused, reset, timed out) raises ``Indefinite``: the target did
+        not answer, which is never a spec failure.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Optional
+
+import httpx
+
+from conformance.drivers.base import DEFAULT_TIMEOUT
+from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.transcript import Transcript
+from model import ops
+from model.names import NamespaceName, TopicName
+from model.outcomes import Done, LookupAnswer, Partitions, RestError, TopicList
+
+# PUT /admin/v2/tenants/{t} needs a TenantInfo body; a standalone broker's cluster is "standalone"
+# unless GET /admin/v2/clusters says otherwise (a real cluster may be named differently).
+DEFAULT_CLUSTER = "standalone"
+
+_OPS = (
+    ops.SetBrokerConfig, ops.CreateTenant, ops.CreateNamespace, ops.DeleteNamespace,
+    ops.SetAutoTopicCreation, ops.RemoveAutoTopicCreation, ops.CreatePartitionedTopic,
+    ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.GetPartitionedMetadata,
+    ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup,
+)
+
+
+def _q(text: str) -> str:
+    return urllib.parse.quote(text, safe="")
+
+
+def topic_path(topic: str) -> str:
+    """``{domain}/{tenant}/{ns}/{encoded local name}`` as Pulsar's v2 REST paths want it."""
+    name = TopicName.parse(topic)
+    return f"{name.domain}/{_q(name.tenant)}/{_q(name.namespace)}/{name.encoded_local_name}"
+
+
+def namespace_path(namespace: str) -> str:
+    name = NamespaceName.parse(namespace)
+    return f"{_q(name.tenant)}/{_q(name.namespace)}"
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def error_reason(response: httpx.Response) -> str:
+    """Pulsar's ErrorData ``reason``, or the raw body when the body is not that JSON."""
+    text = response.text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(body, dict) and isinstance(body.get("reason"), str):
+        return body["reason"]
+    return text
+
+
+class RestDriver:
+    """Performs admin/lookup operations over HTTP; ``transport`` lets tests plug in a fake app."""
+
+    name = "rest"
+
+    def __init__(self, admin_url: str, *, timeout: float = DEFAULT_TIMEOUT,
+                 transport: Optional[httpx.BaseTransport] = None):
+        self.admin_url = admin_url.rstrip("/")
+        self.timeout = timeout
+        self._client = httpx.Client(base_url=self.admin_url, timeout=timeout, transport=transport,
+                                    follow_redirects=False)
+        self._cluster: Optional[str] = None
+        self.transcript = Transcript("rest")
+
+    # -- driver protocol ---------------------------------------------------------------------
+
+    def can_perform(self, op) -> bool:
+        if not isinstance(op, _OPS):
+            return False
+        api = getattr(op, "api", "rest")
+        return api == "rest"
+
+    def reset(self) -> None:
+        self.transcript = Transcript("rest")
+
+    def close(self) -> None:
+        self._client.close()
+
+    def perform(self, op):
+        if not self.can_perform(op):
+            raise Unsupported(f"the REST driver cannot perform {type(op).__name__} "
+                              f"with api={getattr(op, 'api', None)!r}; use the wire or client driver")
+        handler = getattr(self, f"_do_{type(op).__name__}")
+        return handler(op)
+
+    # -- plain calls used by targets too -----------------------------------------------------
+
+    def request(self, method: str, path: str, *, body=None, params: Optional[dict] = None) -> httpx.Response:
+        """One HTTP exchange, recorded in the transcript; transport failures raise Indefinite."""
+        kwargs = {}
+        if body is not None:
+            kwargs["json"] = body
+        url = path + ("?" + urllib.parse.urlencode(params) if params else "")
+        self.transcript.sent(f"{method} {url}" + (f" {json.dumps(body)}" if body is not None else ""))
+        try:
+            response = self._client.request(method, url, **kwargs)
+        except httpx.TimeoutException as exc:
+            self.transcript.note(f"timed out after {self.timeout:g} s")
+            raise Indefinite(f"{method} {url}: no answer within {self.timeout:g} s ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            self.transcript.note(f"transport error {exc!r}")
+            raise Indefinite(f"{method} {url}: target not reachable at {self.admin_url} ({exc!r}); "
+                             "is it running?") from exc
+        self.transcript.received(f"{response.status_code} {response.text[:2000]}")
+        return response
+
+    def broker_version(self) -> str:
+        """GET /admin/v2/brokers/version; the body is the version text (maybe JSON-quoted)."""
+        response = self.request("GET", "/admin/v2/brokers/version")
+        if response.status_code != 200:
+            raise Indefinite(f"GET /admin/v2/brokers/version answered {response.status_code}: {error_reason(response)}")
+        text = response.text.strip()
+        try:
+            value = json.loads(text)
+            return value if isinstance(value, str) else text
+        except ValueError:
+            return text
+
+    def cluster(self) -> str:
+        """The cluster name for new tenants: the first of GET /admin/v2/clusters, else standalone."""
+        if self._cluster is None:
+            self._cluster = DEFAULT_CLUSTER
+            try:
+                response = self.request("GET", "/admin/v2/clusters")
+                clusters = response.json() if response.status_code == 200 else None
+                if isinstance(clusters, list) and clusters and isinstance(clusters[0], str):
+                    self._cluster = clusters[0]
+            except (Indefinite, ValueError):
+                pass  # the PUT itself will then say what is wrong
+        return self._cluster
+
+    # -- answers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _done(response: httpx.Response):
+        if 200 <= response.status_code < 300:
+            return Done()
+        return RestError(response.status_code, error_reason(response))
+
+    @staticmethod
+    def _json(response: httpx.Response, what: str):
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ProtocolViolation(f"{what}: 2xx answer is not JSON: {response.text[:200]!r}") from exc
+
+    def _topic_list(self, response: httpx.Response, what: str):
+        if not 200 <= response.status_code < 300:
+            return RestError(response.status_code, error_reason(response))
+        body = self._json(response, what)
+        if not isinstance(body, list) or not all(isinstance(t, str) for t in body):
+            raise ProtocolViolation(f"{what}: expected a JSON list of topic names, got {body!r}")
+        return TopicList(frozenset(body))
+
+    # -- one handler per operation -----------------------------------------------------------
+
+    def _do_SetBrokerConfig(self, op: ops.SetBrokerConfig):
+        return self._done(self.request("POST", f"/admin/v2/brokers/configuration/{_q(op.key)}/{_q(op.value)}"))
+
+    def _do_CreateTenant(self, op: ops.CreateTenant):
+        body = {"adminRoles": [], "allowedClusters": [self.cluster()]}
+        return self._done(self.request("PUT", f"/admin/v2/tenants/{_q(op.tenant)}", body=body))
+
+    def _do_CreateNamespace(self, op: ops.CreateNamespace):
+        body = dict(op.policies) if op.policies else None
+        return self._done(self.request("PUT", f"/admin/v2/namespaces/{namespace_path(op.namespace)}", body=body))
+
+    def _do_DeleteNamespace(self, op: ops.DeleteNamespace):
+        return self._done(self.request("DELETE", f"/admin/v2/namespaces/{namespace_path(op.namespace)}"))
+
+    def _do_SetAutoTopicCreation(self, op: ops.SetAutoTopicCreation):
+        body = {"allowAutoTopicCreation": op.allow_auto_topic_creation, "topicType": op.topic_type,
+                "defaultNumPartitions": op.default_num_partitions}
+        path = f"/admin/v2/namespaces/{namespace_path(op.namespace)}/autoTopicCreation"
+        return self._done(self.request("POST", path, body=body))
+
+    def _do_RemoveAutoTopicCreation(self, op: ops.RemoveAutoTopicCreation):
+        path = f"/admin/v2/namespaces/{namespace_path(op.namespace)}/autoTopicCreation"
+        return self._done(self.request("DELETE", path))
+
+    def _do_CreatePartitionedTopic(self, op: ops.CreatePartitionedTopic):
+        path = f"/admin/v2/{topic_path(op.topic)}/partitions"
+        return self._done(self.request("PUT", path, body=op.partitions))
+
+    def _do_CreateNonPartitionedTopic(self, op: ops.CreateNonPartitionedTopic):
+        return self._done(self.request("PUT", f"/admin/v2/{topic_path(op.topic)}"))
+
+    def _do_DeletePartitionedTopic(self, op: ops.DeletePartitionedTopic):
+        return self._done(self.request("DELETE", f"/admin/v2/{topic_path(op.topic)}/partitions"))
+
+    def _do_GetPartitionedMetadata(self, op: ops.GetPartitionedMetadata):
+        # facts §1.2: checkAllowAutoCreation is a query boolean, default false; None = omit it.
+        params = None if op.auto_create is None else {"checkAllowAutoCreation": _bool(op.auto_create)}
+        response = self.request("GET", f"/admin/v2/{topic_path(op.topic)}/partitions", params=params)
+        if not 200 <= response.status_code < 300:
+            return RestError(response.status_code, error_reason(response))
+        body = self._json(response, "getPartitionedMetadata")
+        if not isinstance(body, dict) or not isinstance(body.get("partitions"), int):
+            raise ProtocolViolation(f"getPartitionedMetadata: expected {{\"partitions\": N}}, got {body!r}")
+        return Partitions(body["partitions"])
+
+    def _do_ListTopics(self, op: ops.ListTopics):
+        path = f"/admin/v2/{op.domain}/{namespace_path(op.namespace)}"
+        return self._topic_list(self.request("GET", path), "getList")
+
+    def _do_ListPartitionedTopics(self, op: ops.ListPartitionedTopics):
+        path = f"/admin/v2/{op.domain}/{namespace_path(op.namespace)}/partitioned"
+        return self._topic_list(self.request("GET", path), "getPartitionedTopicList")
+
+    def _do_Lookup(self, op: ops.Lookup):
+        response = self.request("GET", f"/lookup/v2/topic/{topic_path(op.topic)}")
+        if response.status_code == 200:
+            # A single-broker target always answers itself (outcomes.py: URLs are normalised away);
+            # the REST lookup of the owner is authoritative by construction.
+            return LookupAnswer("Connect", True)
+        if response.status_code == 307:
+            location = response.headers.get("location", "")
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
+            return LookupAnswer("Redirect", query.get("authoritative", ["false"])[0] == "true")
+        return RestError(response.status_code, error_reason(response))

@@ -1,0 +1,297 @@
+"""Wire driver: our own sans-IO codec in CLIENT role over a real socket, exact frames.
+
+Unlike the official client, this driver sends exactly the frame the case describes: field 6 of
+PARTITIONED_METADATA is present only when the op sets it, so "absent means default true"
+(pulsar-wire.md, CommandPartitionedTopicMetadata) is tested as such.
+
+Rule 1: the handshake is CONNECT(protocol_version 21, client_version "pulsar-conformance-wire",
+        feature_flags supports_get_partitioned_metadata_without_auto_creation = true), the flags
+        a PIP-344 Java client sends (facts §1.3), then we wait for CONNECTED.
+Rule 2: a response is matched by request_id; PING is answered with PONG while waiting
+        (pulsar-wire.md §2.5 item 5); any other unsolicited frame is recorded and ignored.
+Rule 3: binary ``Failed``/ERROR answers become ``ServerError(<ServerError name>, message)``
+        (facts §1.3 step 5: "Failed, error = TopicNotFound (11), message = ''").
+Rule 4: every frame, both ways, goes into the transcript with its exact bytes. Received bytes
+        are cut into frames here by the 4-byte totalSize prefix, so the hex shown is exactly what
+        the target sent, not a re-encoding.
+Rule 5: no answer within the bound or a closed connection raises ``Indefinite``; bytes our codec
+        rejects or an answer of the wrong type raise ``ProtocolViolation``.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import socket
+import struct
+import time
+import urllib.parse
+from typing import Optional
+
+from conformance.drivers.base import DEFAULT_TIMEOUT
+from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.transcript import Transcript
+from model import ops
+from model.outcomes import Done, LookupAnswer, Partitions, ServerError, TopicList
+from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
+from reference_broker.protocol import pulsar_api_pb2 as pb
+from reference_broker.protocol.errors import ProtocolError
+
+PROTOCOL_VERSION = 21
+CLIENT_VERSION = "pulsar-conformance-wire"
+FEATURE_FLAGS = {"supports_get_partitioned_metadata_without_auto_creation": True}
+
+_MODES = {"persistent": pb.CommandGetTopicsOfNamespace.PERSISTENT,
+          "non-persistent": pb.CommandGetTopicsOfNamespace.NON_PERSISTENT}
+
+
+def parse_service_url(url: str) -> tuple[str, int]:
+    """``pulsar://host:port`` -> (host, port)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "pulsar" or not parts.hostname or not parts.port:
+        raise ValueError(f"expected a service URL like pulsar://127.0.0.1:6650, got {url!r}")
+    return parts.hostname, parts.port
+
+
+class _Socket:
+    """One TCP connection + codec + frame-exact transcript (Rule 4)."""
+
+    def __init__(self, host: str, port: int, timeout: float, transcript: Transcript):
+        self.transcript = transcript
+        self.timeout = timeout
+        try:
+            self.sock = socket.create_connection((host, port), timeout=timeout)
+        except socket.timeout as exc:
+            raise Indefinite(f"connect to {host}:{port}: no answer within {timeout:g} s") from exc
+        except OSError as exc:
+            raise Indefinite(f"connect to {host}:{port} failed ({exc}); is the target running?") from exc
+        self.conn = Connection(Role.CLIENT)
+        self._raw = b""  # received bytes not yet cut into frames
+        self._frames: collections.deque[bytes] = collections.deque()
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def send(self, event) -> None:
+        data = self.conn.send(event)
+        self.transcript.sent(repr(event), data)
+        try:
+            self.sock.sendall(data)
+        except OSError as exc:
+            raise Indefinite(f"sending {event.type_name} failed: {exc}") from exc
+
+    def _feed(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        self._raw += data
+        while len(self._raw) >= 4:
+            total = struct.unpack(">I", self._raw[:4])[0]
+            if len(self._raw) < 4 + total:
+                break
+            self._frames.append(self._raw[:4 + total])
+            self._raw = self._raw[4 + total:]
+
+    def next_event(self, deadline: float, waiting_for: str):
+        """The next received event; ``Indefinite`` at the deadline or on close."""
+        while True:
+            try:
+                event = self.conn.next_event()
+            except ProtocolError as exc:
+                self.transcript.received(f"undecodable bytes: {exc}", self._raw)
+                raise ProtocolViolation(f"while waiting for {waiting_for}: the target sent bytes "
+                                        f"our codec rejects: {exc}") from exc
+            if event is CLOSED:
+                self.transcript.note("connection closed by the target")
+                raise Indefinite(f"the target closed the connection while we waited for {waiting_for}")
+            if event is not NEED_DATA:
+                raw = self._frames.popleft() if self._frames else b""
+                self.transcript.received(repr(event), raw)
+                return event
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timeout(waiting_for)
+            self.sock.settimeout(remaining)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                self._timeout(waiting_for)
+            except OSError as exc:
+                self.transcript.note(f"receive failed: {exc}")
+                raise Indefinite(f"the connection failed while we waited for {waiting_for}: {exc}") from exc
+            self._feed(data)
+
+    def _timeout(self, waiting_for: str):
+        self.transcript.note(f"no answer within {self.timeout:g} s")
+        raise Indefinite(f"no {waiting_for} within {self.timeout:g} s")
+
+
+class WireDriver:
+    """Performs binary-protocol operations with exact frames; one connection per case."""
+
+    name = "wire"
+
+    def __init__(self, service_url: str, *, timeout: float = DEFAULT_TIMEOUT):
+        self.host, self.port = parse_service_url(service_url)
+        self.service_url = service_url
+        self.timeout = timeout
+        self.transcript = Transcript("wire")
+        self.connected: Optional[events.Connected] = None
+        self._socket: Optional[_Socket] = None
+        self._ids = itertools.count(1)
+
+    # -- driver protocol ---------------------------------------------------------------------
+
+    def can_perform(self, op) -> bool:
+        if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics)):
+            return op.api == "binary"
+        # PRODUCER + CLOSE_PRODUCER creates a non-partitioned topic on targets without REST.
+        return isinstance(op, ops.CreateNonPartitionedTopic)
+
+    def reset(self) -> None:
+        self.close()
+        self.transcript = Transcript("wire")
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        self.connected = None
+
+    def perform(self, op):
+        if not self.can_perform(op):
+            raise Unsupported(f"the wire driver cannot perform {type(op).__name__} "
+                              f"with api={getattr(op, 'api', None)!r}; use the REST or client driver")
+        answer = self.handshake()
+        if isinstance(answer, ServerError):
+            return answer
+        return getattr(self, f"_do_{type(op).__name__}")(op)
+
+    # -- handshake ---------------------------------------------------------------------------
+
+    def handshake(self):
+        """Connect and send CONNECT (Rule 1); returns CONNECTED, or ServerError if refused."""
+        if self.connected is not None:
+            return self.connected
+        self.close()
+        self._socket = _Socket(self.host, self.port, self.timeout, self.transcript)
+        self._socket.send(events.Connect(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION,
+                                         feature_flags=FEATURE_FLAGS))
+        deadline = time.monotonic() + self.timeout
+        while True:
+            event = self._socket.next_event(deadline, "CONNECTED")
+            if isinstance(event, events.Connected):
+                self.connected = event
+                return event
+            if isinstance(event, events.Error):
+                self.close()
+                return _server_error(event)
+            self._unsolicited(event)
+
+    def _unsolicited(self, event) -> None:
+        if isinstance(event, events.Ping):
+            self._socket.send(events.Pong())
+
+    def _request(self, event, request_id: int, answers: tuple[type, ...], what: str):
+        """Send ``event`` and return the first answer of ``answers`` (or ERROR) for request_id."""
+        self._socket.send(event)
+        deadline = time.monotonic() + self.timeout
+        waiting_for = f"answer to {event.type_name} (request_id={request_id})"
+        while True:
+            got = self._socket.next_event(deadline, waiting_for)
+            if _request_id_of(got) != request_id:
+                self._unsolicited(got)
+                continue
+            if isinstance(got, (events.Error, *answers)):
+                return got
+            raise ProtocolViolation(f"{what}: expected {' or '.join(a.__name__ for a in answers)} "
+                                    f"for request_id={request_id}, got {got!r}")
+
+    # -- one handler per operation -----------------------------------------------------------
+
+    def _do_GetPartitionedMetadata(self, op: ops.GetPartitionedMetadata):
+        request_id = next(self._ids)
+        fields = {"topic": op.topic, "request_id": request_id}
+        if op.auto_create is not None:
+            # Omitted when None: absent field 6 means the proto default true (ops.py docstring).
+            fields["metadata_auto_creation_enabled"] = op.auto_create
+        got = self._request(events.PartitionedMetadata(**fields), request_id,
+                            (events.PartitionedMetadataResponse,), "PARTITIONED_METADATA")
+        if isinstance(got, events.Error):
+            return _server_error(got)
+        failed = got.has("response") and got.response == pb.CommandPartitionedTopicMetadataResponse.Failed
+        if failed or got.has("error"):
+            return _server_error(got)
+        if not got.has("partitions"):
+            raise ProtocolViolation(f"PARTITIONED_METADATA_RESPONSE Success without partitions: {got!r}")
+        return Partitions(got.partitions)
+
+    def _do_Lookup(self, op: ops.Lookup):
+        request_id = next(self._ids)
+        got = self._request(events.Lookup(topic=op.topic, request_id=request_id), request_id,
+                            (events.LookupResponse,), "LOOKUP")
+        if isinstance(got, events.Error):
+            return _server_error(got)
+        kind = pb.CommandLookupTopicResponse
+        if got.has("response") and got.response in (kind.Connect, kind.Redirect):
+            # The broker URL is normalised away (outcomes.py): only the kind and the flag compare.
+            return LookupAnswer(kind.LookupType.Name(got.response), bool(got.authoritative))
+        if got.has("error") or (got.has("response") and got.response == kind.Failed):
+            return _server_error(got)
+        raise ProtocolViolation(f"LOOKUP_RESPONSE without a response type: {got!r}")
+
+    def _do_ListTopics(self, op: ops.ListTopics):
+        if op.domain not in _MODES:
+            raise Unsupported(f"GET_TOPICS_OF_NAMESPACE has no mode for domain {op.domain!r}")
+        request_id = next(self._ids)
+        got = self._request(events.GetTopicsOfNamespace(request_id=request_id, namespace=op.namespace,
+                                                        mode=_MODES[op.domain]),
+                            request_id, (events.GetTopicsOfNamespaceResponse,), "GET_TOPICS_OF_NAMESPACE")
+        if isinstance(got, events.Error):
+            return _server_error(got)
+        return TopicList(frozenset(got.topics))
+
+    def _do_CreateNonPartitionedTopic(self, op: ops.CreateNonPartitionedTopic):
+        producer_id, request_id = next(self._ids), next(self._ids)
+        got = self._request(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),
+                            request_id, (events.ProducerSuccess,), "PRODUCER")
+        if isinstance(got, events.Error):
+            return _server_error(got)
+        # producer_ready=false means "wait for a later PRODUCER_SUCCESS" (pulsar-wire.md).
+        while got.has("producer_ready") and not got.producer_ready:
+            got = self._request_followup(request_id)
+            if isinstance(got, events.Error):
+                return _server_error(got)
+        close_id = next(self._ids)
+        got = self._request(events.CloseProducer(producer_id=producer_id, request_id=close_id), close_id,
+                            (events.Success,), "CLOSE_PRODUCER")
+        if isinstance(got, events.Error):
+            return _server_error(got)
+        return Done()
+
+    def _request_followup(self, request_id: int):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            got = self._socket.next_event(deadline, f"ready PRODUCER_SUCCESS (request_id={request_id})")
+            if isinstance(got, (events.ProducerSuccess, events.Error)) and _request_id_of(got) == request_id:
+                return got
+            self._unsolicited(got)
+
+
+def _request_id_of(event) -> Optional[int]:
+    if isinstance(event, events.InvalidCommand):
+        return event.request_id
+    if "request_id" in event.pb.DESCRIPTOR.fields_by_name and event.has("request_id"):
+        return event.request_id
+    return None
+
+
+def _server_error(event) -> ServerError:
+    """ERROR or a Failed response -> ServerError(name, message) (Rule 3)."""
+    code = event.error if event.has("error") else pb.UnknownError
+    try:
+        name = pb.ServerError.Name(code)
+    except ValueError:
+        name = f"ServerError({code})"
+    return ServerError(name, event.message if event.has("message") else "")

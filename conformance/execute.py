@@ -1,0 +1,191 @@
+"""Running cases on one target: the part of a run that does not know about pytest.
+
+``TargetSession`` owns a target and its drivers; ``run_case`` performs one case and returns a
+``CaseRun`` with its verdict. The pytest plugin and the tests both call it.
+
+Rule 1: each case gets a fresh namespace ``public/c<8 hex>``: isolation per case, not a fresh
+        broker (a broker restart costs seconds; a namespace costs nothing).
+Rule 2: before any step: a target that could not start, a case whose era is not the target's
+        detected era, and a broker_config the target cannot take each give "unsupported" with
+        the reason; nothing is sent for such a case.
+Rule 3: steps run in order and stop at the first one that does not give its expected outcome
+        (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
+        case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
+        ProtocolViolation -> failed, TargetError -> indefinite, anything else -> broken.
+Rule 4: drivers are rebuilt when the target's ``generation`` changes (a restarted process has
+        new sockets) and reset before every case (fresh transcripts, fresh connections).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from conformance import verdicts as v
+from conformance.drivers.client import ClientDriver
+from conformance.drivers.rest import RestDriver
+from conformance.drivers.wire import WireDriver
+from conformance.errors import Indefinite, ProtocolViolation, TargetError, Unsupported
+from conformance.routing import NamespaceLedger, Router, action_driver_name
+from conformance.targets.base import ERA_PIP344, FLAG5, Target
+from conformance.transcript import Transcript
+from model import ops
+from model.outcomes import Done
+
+NAMESPACE_TENANT = "public"
+
+
+def new_namespace() -> str:
+    return f"{NAMESPACE_TENANT}/c{secrets.token_hex(4)}"
+
+
+def default_drivers(target: Target) -> dict:
+    """The drivers a target offers: REST only with an admin API, wire and client always."""
+    admin = target.admin_url if target.has_admin else None
+    return {
+        "rest": RestDriver(admin, timeout=target.timeout) if admin else None,
+        "wire": WireDriver(target.service_url, timeout=target.timeout),
+        "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
+    }
+
+
+def era_mismatch(case_era: Optional[str], target_era: Optional[str]) -> Optional[str]:
+    """The reason a case does not apply to a target of ``target_era``, or None if it does."""
+    if not case_era or not target_era or case_era == target_era:
+        return None
+    if case_era == ERA_PIP344:
+        return f"row judges PIP-344 brokers; target does not advertise flag 5 ({FLAG5})"
+    if target_era == ERA_PIP344:
+        return f"row judges pre-PIP-344 brokers; target advertises flag 5 ({FLAG5})"
+    return f"row judges {case_era} brokers; target is {target_era}"
+
+
+@dataclass
+class CaseRun:
+    case: object
+    target: str
+    driver: str
+    verdict: v.Verdict
+    duration_s: float
+    namespace: str = ""
+    transcripts: list[Transcript] = field(default_factory=list)
+
+
+class TargetSession:
+    """A target plus its drivers, started once and used for every case of the run."""
+
+    def __init__(self, target: Target, *, driver_factory: Callable[[Target], dict] = default_drivers):
+        self.target = target
+        self.driver_factory = driver_factory
+        self._drivers: Optional[dict] = None
+        self._generation = -1
+        self.start_attempted = False
+
+    def start(self) -> None:
+        """Start the target once; a failure is kept in ``target.start_error``, not raised."""
+        if self.start_attempted:
+            return
+        self.start_attempted = True
+        try:
+            self.target.start()
+        except TargetError:
+            pass  # target.start_error holds the reason
+        except Exception as exc:  # noqa: BLE001 - any start failure makes its cases unsupported
+            self.target.start_error = f"{type(exc).__name__}: {exc}"
+            self.target.stop()
+
+    def stop(self) -> None:
+        self._close_drivers()
+        self.target.stop()
+
+    def _close_drivers(self) -> None:
+        for driver in (self._drivers or {}).values():
+            if driver is not None:
+                try:
+                    driver.close()
+                except Exception:  # noqa: BLE001 - closing is best effort
+                    pass
+        self._drivers = None
+
+    def drivers(self) -> dict:
+        if self._drivers is None or self._generation != self.target.generation:
+            self._close_drivers()
+            self._drivers = self.driver_factory(self.target)
+            self._generation = self.target.generation
+        return self._drivers
+
+    def run_case(self, case) -> CaseRun:
+        """Perform ``case`` on the target and judge it (Rules 1-4)."""
+        started = time.monotonic()
+        try:
+            driver_name = action_driver_name(case.api)
+        except Unsupported as exc:
+            return CaseRun(case, self.target.name, "?", v.unsupported(exc.reason), 0.0)
+        run = CaseRun(case, self.target.name, driver_name, v.unsupported("not run"), 0.0)
+        try:
+            run.verdict = self._judge(case, run)
+        except Exception as exc:  # noqa: BLE001 - Rule 3: a harness bug is a verdict, not a crash
+            run.verdict = v.broken(exc)
+        run.duration_s = time.monotonic() - started
+        run.transcripts = [d.transcript for d in (self._drivers or {}).values() if d is not None and d.transcript]
+        return run
+
+    def _judge(self, case, run: CaseRun) -> v.Verdict:
+        self.start()
+        target = self.target
+        if target.start_error:
+            return v.unsupported(f"target could not start: {target.start_error}")
+        reason = era_mismatch(getattr(case, "era", None), target.era)
+        if reason:
+            return v.unsupported(reason)
+        try:
+            target.configure(dict(getattr(case, "broker_config", None) or {}))
+        except Unsupported as exc:
+            return v.unsupported(exc.reason)
+        except Indefinite as exc:
+            return v.indefinite(f"configuring the target: {exc.reason}")
+        except TargetError as exc:
+            return v.indefinite(f"target error while configuring: {exc}")
+        drivers = self.drivers()
+        for driver in drivers.values():
+            if driver is not None:
+                driver.reset()
+        router = Router(drivers, has_admin=target.has_admin)
+        ledger = NamespaceLedger() if target.implicit_namespaces else None
+        run.namespace = new_namespace()
+        steps = tuple(case.bind(run.namespace).steps)
+        if not steps:
+            return v.unsupported("case has no steps after binding; nothing to compare")
+        last = None
+        for index, step in enumerate(steps):
+            try:
+                actual = ledger.check(step) if ledger is not None else None
+                driver = None
+                if actual is None:
+                    driver = router.driver_for(step, case.api)
+                    actual = driver.perform(step.op)
+            except Unsupported as exc:
+                return v.unsupported(exc.reason, index, step)
+            except Indefinite as exc:
+                return v.indefinite(exc.reason, index, step)
+            except ProtocolViolation as exc:
+                return v.failed(index, step, exc, f"{step.role} step {index} ({type(step.op).__name__}): "
+                                                  f"protocol violation: {exc.reason}")
+            except TargetError as exc:
+                return v.indefinite(f"target error: {exc}", index, step)
+            except Exception as exc:  # noqa: BLE001 - a bug in a driver: broken, at this step
+                return v.broken(exc, index, step)
+            if isinstance(step.op, ops.SetBrokerConfig) and actual == Done():
+                target.note_config_change(step.op.key, step.op.value)
+            if not v.compare(step.expected, actual):
+                if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
+                    # The model's setup outcome is the admin API's; a stand-in (a PRODUCER for
+                    # "create topic") may legitimately differ, e.g. with auto-creation off.
+                    return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
+                                         f"{driver.name} driver, standing in for the admin API, gave "
+                                         f"{actual!r}; the target cannot be set up for this case", index, step)
+                return v.failed(index, step, actual)
+            last = (index, step, actual)
+        return v.passed(*last)

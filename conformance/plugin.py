@@ -1,0 +1,220 @@
+"""pytest plugin: conformance cases as test items, one per case x target (x its driver).
+
+The runner (runner.py) builds a ``ConformancePlugin`` with the loaded cases and the targets,
+and passes it to ``pytest.main``; pytest then gives us -k selection, JUnit XML, allure-pytest
+and Ctrl-C handling for free.
+
+Rule 1: items are named ``<case id>[<target>-<driver>]`` under one collector per target, in
+        target order then case order, so a target's cases run sequentially and together.
+Rule 2: verdict -> pytest outcome: passed -> pass; failed -> ConformanceFailure (an
+        AssertionError: Allure "failed"); unsupported -> skip with the reason; indefinite and
+        broken -> HarnessTrouble (Allure "broken"). The verdict is also a JUnit property, since
+        JUnit has no word for "indefinite".
+Rule 3: every item writes exactly one JSONL record (results.py); an item that dies without one
+        (a bug in this plugin) is counted as broken.
+Rule 4: targets start lazily at their first selected item and are all stopped in
+        ``pytest_sessionfinish``, which pytest runs on success, failure and Ctrl-C alike.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from conformance import results, verdicts as v
+from conformance.execute import CaseRun, TargetSession
+from conformance.routing import action_driver_name
+from conformance.errors import Unsupported
+from conformance.transcript import format_transcript
+
+
+class ConformanceFailure(AssertionError):
+    """The target's answer differs from the model's (verdict failed)."""
+
+
+class HarnessTrouble(Exception):
+    """No comparable answer (indefinite) or a harness error (broken); never a spec failure."""
+
+
+def _marker_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9_]", "_", text.lower())
+
+
+class ConformanceItem(pytest.Item):
+    def __init__(self, *, case, session_: TargetSession, plugin: "ConformancePlugin", driver: str, **kwargs):
+        super().__init__(**kwargs)
+        self.case = case
+        self.target_session = session_
+        self.plugin = plugin
+        self.driver = driver
+        for marker in (f"pip{case.pip}", _marker_name(case.grade), f"api_{_marker_name(case.api)}"):
+            self.add_marker(marker)
+
+    def runtest(self) -> None:
+        self.target_session.start()
+        run = self.target_session.run_case(self.case)
+        self.plugin.record(self, run)
+        verdict = run.verdict
+        if verdict.verdict == v.PASSED:
+            return
+        if verdict.verdict == v.FAILED:
+            raise ConformanceFailure(verdict.reason)
+        if verdict.verdict == v.UNSUPPORTED:
+            pytest.skip(f"unsupported: {verdict.reason}")
+        if verdict.verdict == v.INDEFINITE:
+            raise HarnessTrouble(f"indefinite: {verdict.reason}")
+        raise HarnessTrouble(f"broken: {verdict.reason}\n{verdict.traceback}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (ConformanceFailure, HarnessTrouble)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+class TargetCollector(pytest.Collector):
+    def __init__(self, *, target_session: TargetSession, plugin: "ConformancePlugin", **kwargs):
+        super().__init__(**kwargs)
+        self.target_session = target_session
+        self.plugin = plugin
+
+    def collect(self):
+        target = self.target_session.target
+        for case in self.plugin.cases:
+            try:
+                driver = action_driver_name(case.api)
+            except Unsupported:
+                driver = "unknown"
+            yield ConformanceItem.from_parent(self, name=f"{case.id}[{target.name}-{driver}]", case=case,
+                                              session_=self.target_session, plugin=self.plugin, driver=driver)
+
+
+class ConformancePlugin:
+    """Holds the run's cases, target sessions and results; registered as a pytest plugin."""
+
+    def __init__(self, cases: list, sessions: list[TargetSession], *, out_dir: Path, run_id: str,
+                 allure_dir: Optional[Path] = None):
+        self.cases = cases
+        self.sessions = sessions
+        self.out_dir = Path(out_dir)
+        self.run_id = run_id
+        self.allure_dir = allure_dir
+        self.writer: Optional[results.ResultWriter] = None
+        self.records: list[results.ResultRecord] = []
+        self.recorded_nodeids: set[str] = set()
+        self.items_run: list[str] = []
+        self.selected = 0
+
+    # -- pytest hooks ------------------------------------------------------------------------
+
+    def pytest_configure(self, config) -> None:
+        self.writer = results.ResultWriter(self.out_dir, self.run_id)
+        markers = {f"pip{c.pip}" for c in self.cases} | {_marker_name(c.grade) for c in self.cases}
+        markers |= {f"api_{_marker_name(c.api)}" for c in self.cases}
+        for marker in sorted(markers):
+            config.addinivalue_line("markers", f"{marker}: conformance cases tagged {marker}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session) -> bool:
+        items = []
+        for target_session in self.sessions:
+            name = target_session.target.name
+            collector = TargetCollector.from_parent(session, name=name, nodeid=name,
+                                                    target_session=target_session, plugin=self)
+            collected = list(collector.collect())
+            # The terminal reporter counts "collected N items" from collect reports.
+            session.config.hook.pytest_collectreport(
+                report=pytest.CollectReport(collector.nodeid, "passed", None, collected))
+            items.extend(collected)
+        session.items = items
+        session.config.hook.pytest_collection_modifyitems(session=session, config=session.config, items=items)
+        session.config.hook.pytest_collection_finish(session=session)
+        session.testscollected = len(items)
+        self.selected = len(session.items)
+        return True
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            if report.nodeid not in self.items_run:
+                self.items_run.append(report.nodeid)
+
+    def pytest_sessionfinish(self, session) -> None:
+        for target_session in self.sessions:
+            try:
+                target_session.stop()
+            except Exception as exc:  # noqa: BLE001 - keep stopping the others
+                print(f"conformance: stopping {target_session.target.name} failed: {exc}")
+        if self.writer is not None:
+            self.writer.close()
+        if self.allure_dir is not None:
+            self.write_environment(self.allure_dir)
+
+    # -- results -----------------------------------------------------------------------------
+
+    def record(self, item: ConformanceItem, run: CaseRun) -> None:
+        """Write the JSONL record, JUnit properties and Allure labels of one case run (Rule 3)."""
+        case, verdict, target = item.case, run.verdict, item.target_session.target
+        record = results.ResultRecord(
+            schema_version=results.SCHEMA_VERSION, run_id=self.run_id, timestamp=results.utc_now(),
+            case_id=case.id, row_id=case.row_id, pip=str(case.pip), table=case.table, grade=case.grade,
+            era=case.era or "", api=case.api, target=target.name, target_version=target.version,
+            driver=run.driver, verdict=verdict.verdict, reason=verdict.reason,
+            expected=results.outcome_json(verdict.expected), actual=results.outcome_json(verdict.actual),
+            failing_step=verdict.failing_step, duration_s=round(run.duration_s, 4),
+            source=list(case.source or ()))
+        self.writer.write(record)
+        self.records.append(record)
+        self.recorded_nodeids.add(item.nodeid)
+        for key, value in (("verdict", verdict.verdict), ("target", target.name), ("driver", run.driver),
+                           ("target_version", target.version or ""), ("row_id", case.row_id),
+                           ("grade", case.grade), ("namespace", run.namespace)):
+            item.user_properties.append((key, value))
+        _allure(case, run, target)
+
+    def verdicts(self) -> list[str]:
+        """One verdict per item that ran; items without a record count as broken (Rule 3)."""
+        names = [r.verdict for r in self.records]
+        names += [v.BROKEN for nodeid in self.items_run if nodeid not in self.recorded_nodeids]
+        return names
+
+    def write_environment(self, allure_dir: Path) -> None:
+        """environment.properties: each target's version, era and URLs for the Allure report."""
+        allure_dir.mkdir(parents=True, exist_ok=True)
+        lines = [f"run_id={self.run_id}"]
+        for target_session in self.sessions:
+            target = target_session.target
+            for key, value in target.describe().items():
+                lines.append(f"{target.name}.{key}={_escape_properties(value)}")
+        (allure_dir / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _escape_properties(value: str) -> str:
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("=", "\\=").replace(":", "\\:")
+
+
+def _allure(case, run: CaseRun, target) -> None:
+    """Labels, parameters and transcripts; no-ops when allure-pytest is not collecting."""
+    import allure
+
+    allure.dynamic.epic(f"PIP-{case.pip}")
+    allure.dynamic.feature(case.table)
+    allure.dynamic.story(case.row_id)
+    allure.dynamic.severity(allure.severity_level.CRITICAL if case.grade == "MUST" else allure.severity_level.NORMAL)
+    allure.dynamic.tag(case.grade)
+    allure.dynamic.parameter("target", target.name)
+    allure.dynamic.parameter("driver", run.driver)
+    allure.dynamic.parameter("api", case.api)
+    allure.dynamic.parameter("target_version", target.version or "unknown", excluded=True)
+    sources = "\n".join(f"- {s}" for s in (case.source or ()))
+    allure.dynamic.description(f"{case.description}\n\n{case.info or ''}\n\nSources:\n{sources}\n\n"
+                               f"Verdict: {run.verdict.verdict} {run.verdict.reason}")
+    for transcript in run.transcripts:
+        allure.attach(format_transcript(transcript), name=f"{transcript.channel} transcript",
+                      attachment_type=allure.attachment_type.TEXT)
+    if run.verdict.traceback:
+        allure.attach(run.verdict.traceback, name="harness traceback", attachment_type=allure.attachment_type.TEXT)

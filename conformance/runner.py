@@ -1,0 +1,153 @@
+"""Runner: one conformance run, programmatically (the CLI and tests call ``run``).
+
+Rule 1: arguments are checked before anything starts: an unknown target name or a case loader
+        that cannot be imported is exit code 2 with a message that names the fix.
+Rule 2: pytest runs in-process with our plugin and no project config or conftest (``-c
+        /dev/null --noconftest``), writing ``<out>/junit.xml``, ``<out>/allure-results/`` and
+        ``<out>/results/<run_id>.jsonl``.
+Rule 3: targets are stopped at the end whatever happens: the plugin's sessionfinish, this
+        function's ``finally``, the process module's atexit hook, and SIGTERM turned into
+        KeyboardInterrupt while the run lasts, so pytest unwinds normally.
+Rule 4: the exit code is computed from the verdicts (verdicts.py Rule 5), not from pytest's
+        own status: a skipped (unsupported) item is not a pass, and a failed item may be a
+        harness problem. A run that selects or executes no case exits 2 and says why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterable, Optional, TextIO
+
+import pytest
+
+from conformance import verdicts as v
+from conformance.errors import UsageError
+from conformance.execute import TargetSession, default_drivers
+from conformance.plugin import ConformancePlugin
+from conformance.results import new_run_id
+from conformance.targets.base import Target
+from conformance.targets.registry import make_target
+
+DEFAULT_OUT = Path("reports/out")
+BACKSTOP_TIMEOUT_S = 300  # pytest-timeout per item, far above any sum of our own bounded waits
+
+
+def load_cases(pips: Optional[set[str]]):
+    """Cases from conformance.cases (written by the spec stage), or UsageError naming the fix."""
+    try:
+        from conformance.cases import load_cases as loader
+    except ImportError as exc:
+        raise UsageError(f"cannot load cases: conformance.cases is not importable ({exc}); "
+                         "the spec stage must provide load_cases()") from exc
+    return list(loader(pips=pips))
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def pytest_args(out_dir: Path, keyword: Optional[str], extra: Iterable[str] = ()) -> list[str]:
+    # -c /dev/null would make /dev the rootdir; the working directory keeps item paths short.
+    args = ["-c", os.devnull, "--rootdir", os.getcwd(), "--noconftest", "-p", "no:cacheprovider",
+            "-rfEs", f"--junitxml={out_dir / 'junit.xml'}", f"--alluredir={out_dir / 'allure-results'}"]
+    if importlib.util.find_spec("pytest_timeout") is not None:
+        args.append(f"--timeout={BACKSTOP_TIMEOUT_S}")
+    if keyword:
+        args += ["-k", keyword]
+    return args + list(extra)
+
+
+def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keyword: Optional[str] = None,
+        out_dir: Path = DEFAULT_OUT, run_id: Optional[str] = None, timeout: float = 10.0,
+        cases: Optional[list] = None, targets: Optional[list[Target]] = None,
+        driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
+        stream: Optional[TextIO] = None) -> int:
+    """Run the selected cases on every target; returns the exit code (verdicts.py Rule 5).
+
+    ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
+    conformance.cases and the target registry.
+    """
+    def say(text: str) -> None:
+        print(text, file=stream or sys.stdout, flush=True)
+
+    out_dir = Path(out_dir)
+    run_id = run_id or new_run_id()
+    try:
+        if targets is None:
+            if not target_specs:
+                raise UsageError("no target given; use --target reference, --target pulsar-lite or "
+                                 "--target url:pulsar://HOST:PORT[,http://HOST:PORT]")
+            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs") for spec in target_specs]
+        names = [t.name for t in targets]
+        if len(set(names)) != len(names):
+            raise UsageError(f"targets named twice: {names}; give each target once")
+        if cases is None:
+            cases = load_cases(set(pips) if pips else None)
+    except UsageError as exc:
+        say(f"conformance: error: {exc}")
+        return v.EXIT_HARNESS
+    if not cases:
+        say(f"conformance: error: no cases selected (pips={sorted(pips) if pips else 'all'}); "
+            "nothing was run. Check --pip against `python -m conformance cases`.")
+        return v.EXIT_HARNESS
+
+    sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
+    plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
+                               allure_dir=out_dir / "allure-results")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with _sigterm_as_interrupt():
+            status = pytest.main(pytest_args(out_dir, keyword, pytest_extra), plugins=[plugin])
+    finally:
+        for session in sessions:
+            session.stop()
+    return _report(plugin, sessions, status, keyword, say)
+
+
+def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say) -> int:
+    verdict_names = plugin.verdicts()
+    say(f"\nconformance run {plugin.run_id}")
+    for session in sessions:
+        target = session.target
+        mine = [r.verdict for r in plugin.records if r.target == target.name]
+        counts = v.summarize(mine)
+        info = target.describe()
+        state = f"could not start: {target.start_error.splitlines()[0]}" if target.start_error else \
+            f"{info['version']}, era {info['era']}, admin API {info['admin_api']}"
+        say(f"  {target.name} ({state}): " + ", ".join(f"{n} {counts[n]}" for n in v.VERDICTS))
+    say(f"  results: {plugin.writer.path if plugin.writer else '-'}")
+    if status in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        say(f"conformance: error: pytest ended with {status.name}; results are incomplete")
+        return v.EXIT_HARNESS
+    if plugin.selected == 0:
+        say(f"conformance: error: no case selected{f' by -k {keyword!r}' if keyword else ''}; nothing was run")
+        return v.EXIT_HARNESS
+    failed_targets = [s.target.name for s in sessions if s.target.start_error]
+    code = v.exit_code(verdict_names, targets_failed=len(failed_targets))
+    counts = v.summarize(verdict_names)
+    if failed_targets:
+        say(f"conformance: error: target(s) could not start: {', '.join(failed_targets)}; "
+            "their cases are reported unsupported")
+    elif not any(counts[n] for n in v.EXECUTED):
+        say("conformance: error: no case was executed: every selected case was unsupported on every target")
+    explanation = {v.EXIT_OK: "no failures", v.EXIT_FAILED: "failures", v.EXIT_HARNESS: "harness error",
+                   v.EXIT_INDEFINITE: "only indefinite results besides passes"}[code]
+    say(f"exit {code}: {explanation}")
+    return code

@@ -1,0 +1,1 @@
+"""Targets: the brokers a conformance run judges (see base.py for the contract)."""

@@ -1,0 +1,170 @@
+"""Target: one Pulsar-speaking broker the harness runs cases against.
+
+A target is started once per run, configured per case, and stopped at the end. It knows its
+URLs, and it *detects* (never assumes) what it is:
+
+Rule 1: ``version`` is read from the broker: CONNECTED.server_version through the wire driver
+        and, when there is an admin API, GET /admin/v2/brokers/version (the REST text wins).
+Rule 2: ``has_admin`` is true only if the admin REST API answered. ``era`` is "pip344" when
+        CONNECTED carries feature flag 5 ``supports_get_partitioned_metadata_without_auto_creation``
+        (facts §1.3: "The broker sets flag 5 to true unconditionally in CONNECTED"), else
+        "pre-pip344".
+Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with those broker.conf
+        values, or raises ``Unsupported(reason)``. Keys a previous case (or a SetBrokerConfig
+        step, via ``note_config_change``) changed and this case does not set are put back first,
+        so no case sees its predecessor's config.
+Rule 4: a target that cannot start keeps ``start_error``; the runner reports its cases
+        unsupported with "target could not start: ...", never passed.
+Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
+        its old address know to reconnect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from conformance.drivers.base import DEFAULT_TIMEOUT
+from conformance.drivers.rest import RestDriver, error_reason
+from conformance.drivers.wire import WireDriver
+from conformance.errors import Indefinite, TargetError, Unsupported
+from conformance.targets import config as pulsar_config
+from model.outcomes import ServerError
+
+ERA_PIP344 = "pip344"
+ERA_PRE_PIP344 = "pre-pip344"
+FLAG5 = "supports_get_partitioned_metadata_without_auto_creation"
+
+
+class Target:
+    """Base class: detection, config bookkeeping and the lifecycle contract."""
+
+    kind = "target"  # registry name
+    # True when any tenant/namespace implicitly exists (pulsar-lite): CreateTenant and
+    # CreateNamespace are then Done without I/O, and a case needing a missing one is unsupported.
+    implicit_namespaces = False
+
+    def __init__(self, name: Optional[str] = None, *, timeout: float = DEFAULT_TIMEOUT,
+                 start_timeout: float = 30.0, log_dir: Optional[Path] = None):
+        self.name = name or self.kind
+        self.timeout = timeout
+        self.start_timeout = start_timeout
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.service_url: Optional[str] = None
+        self.admin_url: Optional[str] = None
+        self.has_admin = False
+        self.versions: dict[str, str] = {}
+        self.era: Optional[str] = None
+        self.generation = 0
+        self.started = False
+        self.start_error: Optional[str] = None
+        self._dirty: dict[str, str] = {}  # key -> value we set away from the baseline
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Launch or reach the broker, then detect version and capabilities (bounded)."""
+        try:
+            self._launch()
+            self.detect()
+            self.started = True
+        except Exception as exc:
+            self.start_error = str(exc) or type(exc).__name__
+            self.stop()
+            raise TargetError(self.start_error) from exc
+
+    def _launch(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop whatever start() launched; safe to call twice and after a failed start."""
+
+    @property
+    def version(self) -> Optional[str]:
+        return self.versions.get("rest") or self.versions.get("binary")
+
+    # -- detection (Rules 1, 2) ----------------------------------------------------------------
+
+    def detect(self) -> None:
+        wire = WireDriver(self.service_url, timeout=self.timeout)
+        try:
+            answer = wire.handshake()
+        except Indefinite as exc:
+            raise TargetError(f"{self.name}: no CONNECTED from {self.service_url}: {exc.reason}") from exc
+        finally:
+            wire.close()
+        if isinstance(answer, ServerError):
+            raise TargetError(f"{self.name}: CONNECT refused with {answer.error}: {answer.message}")
+        self.versions["binary"] = answer.server_version
+        flags = answer.feature_flags if answer.has("feature_flags") else None
+        self.era = ERA_PIP344 if flags is not None and getattr(flags, FLAG5) else ERA_PRE_PIP344
+        self.has_admin = False
+        if self.admin_url:
+            rest = RestDriver(self.admin_url, timeout=self.timeout)
+            try:
+                response = rest.request("GET", "/admin/v2/brokers/version")
+                self.has_admin = True  # any HTTP answer means the admin API is there
+                if response.status_code == 200:
+                    self.versions["rest"] = rest.broker_version()
+            except Indefinite:
+                self.has_admin = False
+            finally:
+                rest.close()
+
+    def describe(self) -> dict[str, str]:
+        """What environment.properties and the run summary show for this target."""
+        info = {"kind": self.kind, "service_url": self.service_url or "", "admin_url": self.admin_url or "",
+                "version": self.version or "unknown", "era": self.era or "unknown",
+                "admin_api": "yes" if self.has_admin else "no"}
+        if self.start_error:
+            info["start_error"] = self.start_error.splitlines()[0]
+        return info
+
+    # -- configuration (Rule 3) ---------------------------------------------------------------
+
+    def configure(self, broker_config: dict[str, str]) -> None:
+        """Make the broker have ``broker_config`` (Pulsar key names) or raise Unsupported."""
+        if self.start_error:
+            raise Unsupported(f"target could not start: {self.start_error}")
+        wanted = {key: pulsar_config.normalise(value) for key, value in broker_config.items()}
+        self._configure(wanted)
+
+    def _configure(self, wanted: dict[str, str]) -> None:
+        self._configure_over_rest(wanted)
+
+    def note_config_change(self, key: str, value: str) -> None:
+        """A SetBrokerConfig step changed ``key``; the next configure() puts it back."""
+        self._dirty[key] = pulsar_config.normalise(value)
+
+    def _baseline(self, key: str) -> Optional[str]:
+        """The value a key goes back to when no case sets it (Pulsar's default)."""
+        return pulsar_config.default_of(key)
+
+    def _configure_over_rest(self, wanted: dict[str, str]) -> None:
+        """Dynamic keys through POST /admin/v2/brokers/configuration/{key}/{value}."""
+        if not wanted and not self._dirty:
+            return
+        if not self.has_admin:
+            raise Unsupported(f"{self.name} has no admin REST API to set broker config {wanted}")
+        rest = RestDriver(self.admin_url, timeout=self.timeout)
+        try:
+            for key in [k for k in self._dirty if k not in wanted]:
+                baseline = self._baseline(key)
+                if baseline is None:
+                    response = rest.request("DELETE", f"/admin/v2/brokers/configuration/{key}")
+                else:
+                    response = rest.request("POST", f"/admin/v2/brokers/configuration/{key}/{baseline}")
+                if not 200 <= response.status_code < 300:
+                    raise TargetError(f"{self.name}: cannot reset {key} after the previous case: "
+                                      f"{response.status_code} {error_reason(response)}")
+                del self._dirty[key]
+            for key, value in wanted.items():
+                # Sent even when it equals the baseline: cheap, and it does not trust the target
+                # to start with Pulsar's defaults.
+                response = rest.request("POST", f"/admin/v2/brokers/configuration/{key}/{value}")
+                if not 200 <= response.status_code < 300:
+                    raise Unsupported(f"{self.name} refused broker config {key}={value}: "
+                                      f"{response.status_code} {error_reason(response)}")
+                self._dirty[key] = value
+        finally:
+            rest.close()

@@ -1,0 +1,186 @@
+"""Child processes for targets the harness launches itself: start, wait for ready, stop, reap.
+
+Rule 1: every wait is bounded. Start waits for a readiness predicate (a log line or a TCP
+        connect) for ``start_timeout``; a process that dies or stays silent raises TargetError
+        with the last lines it printed, so the reason says why.
+Rule 2: stop is SIGTERM, a bounded wait, then SIGKILL and a reap. Nothing is left behind:
+        every live child is also registered with ``atexit``, and on Linux the child gets
+        PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL.
+        (PDEATHSIG fires when the *thread* that forked exits, so start processes from a
+        long-lived thread; the runner starts them from the main thread.)
+Rule 3: output (stdout and stderr merged) is read by a daemon thread into a bounded ring and an
+        optional log file, so a chatty child can never block on a full pipe.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+from conformance.errors import TargetError
+
+STOP_TIMEOUT = 5.0
+_LIVE: "set[ManagedProcess]" = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_all_at_exit() -> None:
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        process.stop()
+
+
+atexit.register(_stop_all_at_exit)
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except OSError:
+        pass
+
+
+def free_port() -> int:
+    """A port that was free on 127.0.0.1 a moment ago (for binaries that cannot take port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def tcp_ready(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.25):
+            return True
+    except OSError:
+        return False
+
+
+class ManagedProcess:
+    """One child process with bounded start and stop."""
+
+    def __init__(self, argv: list[str], *, name: str, cwd: Optional[str] = None,
+                 env: Optional[dict] = None, log_path: Optional[Path] = None):
+        self.argv = argv
+        self.name = name
+        self.cwd = cwd
+        self.env = env
+        self.log_path = log_path
+        self.lines: collections.deque[str] = collections.deque(maxlen=200)
+        self._line_seen = threading.Condition()
+        self.popen: Optional[subprocess.Popen] = None
+        self._reader: Optional[threading.Thread] = None
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self.popen.pid if self.popen else None
+
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def tail(self, count: int = 15) -> str:
+        lines = list(self.lines)[-count:]
+        return "\n".join(lines) if lines else "(no output)"
+
+    def last_line(self) -> str:
+        return next((line for line in reversed(self.lines) if line.strip()), "(no output)")
+
+    def start(self, ready: Callable[[list[str]], Optional[object]], timeout: float):
+        """Launch and wait until ``ready(lines)`` returns a non-None value, which is returned."""
+        try:
+            self.popen = subprocess.Popen(
+                self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        except OSError as exc:
+            raise TargetError(f"{self.name}: cannot execute {self.argv[0]}: {exc}") from exc
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        self._reader = threading.Thread(target=self._read, name=f"{self.name} output", daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                with self._line_seen:
+                    lines = list(self.lines)
+                result = ready(lines)  # outside the lock: it may do a TCP connect
+                if result is not None:
+                    return result
+                if self.popen.poll() is not None:
+                    self._reader.join(1.0)  # let the reader drain what the child printed last
+                    raise TargetError(f"{self.name} exited with code {self.popen.returncode} before it was "
+                                      f"ready: {self.last_line()}\nlast output:\n{self.tail()}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TargetError(f"{self.name} was not ready within {timeout:g} s: {self.last_line()}\n"
+                                      f"last output:\n{self.tail()}")
+                with self._line_seen:
+                    if len(self.lines) == len(lines):
+                        # Wake on a new line, or poll every 0.1 s for readiness that is not a line.
+                        self._line_seen.wait(min(remaining, 0.1))
+        except BaseException:
+            self.stop()
+            raise
+
+    def _read(self) -> None:
+        log = open(self.log_path, "a", encoding="utf-8") if self.log_path else None
+        try:
+            for raw in iter(self.popen.stdout.readline, b""):
+                line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                if log:
+                    log.write(line + "\n")
+                    log.flush()
+                with self._line_seen:
+                    self.lines.append(line)
+                    self._line_seen.notify_all()
+        except (OSError, ValueError):
+            pass  # the pipe went away with the process
+        finally:
+            self.popen.stdout.close()
+            if log:
+                log.close()
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> Optional[int]:
+        """SIGTERM, wait up to ``timeout``, then SIGKILL; returns the exit code."""
+        popen = self.popen
+        if popen is None:
+            return None
+        try:
+            if popen.poll() is None:
+                popen.send_signal(signal.SIGTERM)
+                try:
+                    popen.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    popen.kill()
+                    popen.wait(timeout)
+        except ProcessLookupError:
+            pass
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(self)
+        # The child is gone, so its pipe reaches EOF and the reader ends (unless a grandchild
+        # still holds the pipe; then the daemon reader is abandoned, bounded by this join).
+        if self._reader is not None:
+            self._reader.join(1.0)
+        return popen.returncode
+
+
+def live_pids() -> list[int]:
+    """Pids of children still running (tests use it to prove nothing is left behind)."""
+    with _LIVE_LOCK:
+        return [p.pid for p in _LIVE if p.alive()]
+
+
+def env_without(*names: str) -> dict:
+    return {k: v for k, v in os.environ.items() if k not in names}

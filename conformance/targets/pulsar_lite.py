@@ -1,0 +1,185 @@
+"""pulsar-lite (PyPI ``pulsar-lite``): an independent broker, run from the binary in its wheel.
+
+Rule 1: it is started as ``pulsar-lite --config <tmp toml> --addr 127.0.0.1:<free port>
+        --db-path <tmp dir> --log-level info`` and is ready when it logs "Server listening on"
+        or a TCP connect succeeds, within ``start_timeout``.
+Rule 2: its TOML has ``[metrics] enabled = false``. Otherwise it binds a Prometheus endpoint on
+        0.0.0.0:8080 (verified: without the table it logs "Metrics endpoint listening on
+        http://0.0.0.0:8080/metrics"; with it, nothing but the broker port listens).
+Rule 3: broker.conf keys map to its TOML where there is an equivalent (``map_config``); any key
+        without one raises Unsupported with the reason. A different mapping restarts the process
+        (same port and data directory when possible).
+Rule 4: it has no admin REST API and any tenant/namespace implicitly exists (it answered
+        PARTITIONED_METADATA for ``persistent://nosuch/ns/x`` with Success), so
+        ``implicit_namespaces`` is set. Its CONNECTED carries no feature flags: era pre-pip344.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from conformance.errors import TargetError, Unsupported
+from conformance.targets import config as pulsar_config
+from conformance.targets.base import Target
+from conformance.targets.process import ManagedProcess, free_port, tcp_ready
+
+READY_LINE = "Server listening on"
+METRICS_LINE = "Metrics endpoint listening on"
+
+# broker.conf key -> pulsar-lite TOML key, for the keys that are a plain integer on both sides.
+_INT_KEYS = {
+    "maxConcurrentNonPersistentMessagePerConnection": "max_concurrent_non_persistent_messages_per_connection",
+    "maxMessageSize": "max_message_size_bytes",
+    "keepAliveIntervalSeconds": "keep_alive_interval_secs",
+}
+_AUTO_CREATION_KEYS = ("allowAutoTopicCreationType", "defaultNumPartitions")
+# broker.conf keys pulsar-lite cannot change but always behaves as if set to this value: any
+# other value has no equivalent.
+FIXED = {
+    "allowAutoTopicCreation": ("true", "pulsar-lite always auto-creates topics"),
+    "maxNumPartitionsPerPartitionedTopic": ("0", "pulsar-lite has no partition limit"),
+    "maxTopicsPerNamespace": ("0", "pulsar-lite has no topics-per-namespace limit"),
+    "enablePersistentTopics": ("true", "pulsar-lite always serves persistent topics"),
+    "enableNonPersistentTopics": ("true", "pulsar-lite always serves non-persistent topics"),
+}
+
+
+def find_binary() -> str:
+    """The executable shipped in the pulsar-lite wheel (pulsar_lite/bin/pulsar-lite)."""
+    try:
+        from pulsar_lite.binary_finder import find_pulsar_lite_binary
+        return find_pulsar_lite_binary()
+    except ImportError as exc:
+        raise TargetError(f"pulsar-lite is not installed ({exc}); install the pulsar-lite package") from exc
+    except FileNotFoundError as exc:
+        raise TargetError(f"pulsar-lite binary not found: {exc}") from exc
+
+
+def _int(key: str, value: str) -> int:
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise Unsupported(f"{key}={value!r} is not an integer; pulsar-lite's TOML needs one") from None
+
+
+def map_config(broker_config: dict[str, str]) -> dict[str, int]:
+    """broker.conf keys -> pulsar-lite TOML values (top level), or Unsupported with the reason."""
+    for key in broker_config:
+        if key not in _INT_KEYS and key not in _AUTO_CREATION_KEYS and key not in FIXED:
+            raise Unsupported(f"pulsar-lite has no equivalent of broker.conf key {key}")
+    eff = pulsar_config.effective({k: pulsar_config.normalise(v) for k, v in broker_config.items()})
+    for key, (value, why) in FIXED.items():
+        if key in eff and eff[key] != value:
+            raise Unsupported(f"{why}: {key}={eff[key]} has no equivalent")
+    kind = eff["allowAutoTopicCreationType"]
+    if kind == "non-partitioned":
+        default_partitions = 0  # 0 = auto-create non-partitioned topics
+    elif kind == "partitioned":
+        default_partitions = _int("defaultNumPartitions", eff["defaultNumPartitions"])
+        if default_partitions <= 0:
+            # Pulsar refuses to auto-create with defaultNumPartitions <= 0 (facts §1.2 step 4);
+            # pulsar-lite would read 0 as "non-partitioned", which is a different behaviour.
+            raise Unsupported(f"defaultNumPartitions={default_partitions} with partitioned auto-creation "
+                              "has no pulsar-lite equivalent")
+    else:
+        raise Unsupported(f"allowAutoTopicCreationType={kind!r} is not a Pulsar topic type")
+    toml = {"default_partitions": default_partitions}
+    for key, toml_key in _INT_KEYS.items():
+        toml[toml_key] = _int(key, eff[key])
+    return toml
+
+
+def render_toml(values: dict[str, int]) -> str:
+    lines = [f"{key} = {value}" for key, value in values.items()]
+    lines += ["", "[metrics]", "enabled = false", ""]  # Rule 2
+    return "\n".join(lines)
+
+
+class PulsarLiteTarget(Target):
+    kind = "pulsar-lite"
+    implicit_namespaces = True
+
+    def __init__(self, name: Optional[str] = None, *, binary: Optional[str] = None, **kwargs):
+        super().__init__(name, **kwargs)
+        self.binary = binary
+        self.toml = map_config({})
+        self.process: Optional[ManagedProcess] = None
+        self.port: Optional[int] = None
+        self.workdir: Optional[Path] = None
+        self.warnings: list[str] = []
+
+    def _launch(self) -> None:
+        binary = self.binary or find_binary()
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="conformance-pulsar-lite-"))
+        config_path = self.workdir / "pulsar-lite.toml"
+        config_path.write_text(render_toml(self.toml))
+        last_error: Optional[Exception] = None
+        for _attempt in range(2):  # a reused port may have been taken meanwhile: retry on a new one
+            self.port = self.port or free_port()
+            log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+            if log:
+                log.parent.mkdir(parents=True, exist_ok=True)
+            argv = [binary, "--config", str(config_path), "--addr", f"127.0.0.1:{self.port}",
+                    "--db-path", str(self.workdir / "db"), "--log-level", "info"]
+            self.process = ManagedProcess(argv, name=f"pulsar-lite ({self.name})", cwd=str(self.workdir), log_path=log)
+            port = self.port
+
+            def ready(lines: list[str]):
+                if any(READY_LINE in line for line in lines) or tcp_ready("127.0.0.1", port):
+                    return True
+                return None
+
+            try:
+                self.process.start(ready, self.start_timeout)
+                break
+            except TargetError as exc:
+                last_error, self.port = exc, None
+        else:
+            raise TargetError(str(last_error))
+        self.service_url = f"pulsar://127.0.0.1:{self.port}"
+        self.admin_url = None  # Rule 4: no admin REST API
+        self.generation += 1
+        if any(METRICS_LINE in line for line in self.process.lines):
+            warning = "pulsar-lite ignored [metrics] enabled = false and serves metrics on 0.0.0.0:8080"
+            self.warnings.append(warning)
+            print(f"conformance: warning: {warning}", file=sys.stderr)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+    def _stop_process_only(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+
+    def _configure(self, wanted: dict[str, str]) -> None:
+        toml = map_config(wanted)
+        if toml == self.toml:
+            return
+        self._stop_process_only()
+        self.toml = toml
+        self.versions.clear()
+        try:
+            self._launch()
+            self.detect()
+        except Exception as exc:
+            self.start_error = f"restart with {toml} failed: {exc}"
+            self.stop()
+            raise
+
+    def describe(self) -> dict[str, str]:
+        info = super().describe()
+        info["config"] = ", ".join(f"{k}={v}" for k, v in self.toml.items())
+        if self.warnings:
+            info["warning"] = "; ".join(self.warnings)
+        return info

@@ -1,0 +1,82 @@
+"""The reference broker (this project's), launched as a child process on 127.0.0.1.
+
+Rule 1: it is started with ``python -m reference_broker --broker-port 0 --web-port 0
+        --metadata-store memory: [--set key=value]...`` and is ready when it prints exactly one
+        line ``READY pulsar://127.0.0.1:P http://127.0.0.1:Q`` (the CLI's start-up contract);
+        a process that exits or stays silent for ``start_timeout`` is a TargetError with its
+        last output.
+Rule 2: dynamic keys are set through the admin REST API (POST
+        /admin/v2/brokers/configuration/{key}/{value}); Pulsar's non-dynamic keys (facts §2.1)
+        cannot change on a running broker, so a change to them restarts the process with
+        ``--set`` (its metadata store is in memory, and every case has its own namespace anyway).
+Rule 3: stop is SIGTERM then SIGKILL after a bound (targets/process.py), and is always called.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Optional
+
+from conformance.targets import config as pulsar_config
+from conformance.targets.base import Target
+from conformance.targets.process import ManagedProcess
+
+_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)\s*$")
+
+
+def ready_urls(lines: list[str]) -> Optional[tuple[str, str]]:
+    """The (service URL, admin URL) of the READY line, once it was printed."""
+    for line in lines:
+        match = _READY.match(line)
+        if match:
+            return match.group(1), match.group(2)
+    return None
+
+
+class ReferenceTarget(Target):
+    kind = "reference"
+
+    def __init__(self, name: Optional[str] = None, *, command: Optional[list[str]] = None, **kwargs):
+        super().__init__(name, **kwargs)
+        # ``command`` replaces the interpreter + module, so tests can launch a stand-in.
+        self.command = command or [sys.executable, "-m", "reference_broker"]
+        self.static: dict[str, str] = {}  # non-dynamic keys the running process was started with
+        self.process: Optional[ManagedProcess] = None
+
+    def argv(self) -> list[str]:
+        argv = [*self.command, "--broker-port", "0", "--web-port", "0", "--metadata-store", "memory:"]
+        for key, value in sorted(self.static.items()):
+            argv += ["--set", f"{key}={value}"]
+        return argv
+
+    def _launch(self) -> None:
+        log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+        if log:
+            log.parent.mkdir(parents=True, exist_ok=True)
+        self.process = ManagedProcess(self.argv(), name=f"reference broker ({self.name})", log_path=log)
+        self.service_url, self.admin_url = self.process.start(ready_urls, self.start_timeout)
+        self.generation += 1
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+
+    def _configure(self, wanted: dict[str, str]) -> None:
+        static = {k: v for k, v in wanted.items() if not pulsar_config.is_dynamic(k)}
+        if static != self.static:
+            # Rule 2: a fresh process starts from the defaults, so nothing dynamic is dirty.
+            self.stop()
+            self.static = static
+            self._dirty.clear()
+            self.versions.clear()
+            try:
+                self._launch()
+                self.detect()
+            except Exception as exc:
+                self.start_error = f"restart with {static} failed: {exc}"
+                self.stop()
+                raise
+        dynamic = {k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)}
+        self._configure_over_rest(dynamic)

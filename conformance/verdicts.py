@@ -1,0 +1,103 @@
+"""Verdicts: what one case on one target came to. Pure: no I/O, no clocks.
+
+Rule 1: ``passed`` means every step's actual outcome == its expected outcome (model.outcomes
+        values compare with ``==``, so this is the whole comparison).
+Rule 2: ``failed`` is the first mismatch; it records the step index, the op, expected and actual.
+        Later steps are not run: they would start from a state the model did not predict.
+Rule 3: ``unsupported`` (a step could not be attempted, the target cannot take the case's
+        broker_config, its era differs, or it could not start) and ``indefinite`` (a bounded
+        wait ended without an answer) are never counted as passed, and never as failed.
+Rule 4: ``broken`` is a harness error (an exception in our code), reported with its traceback;
+        harness failures are never reported as spec failures.
+Rule 5: exit codes, in order of precedence: 2 if anything is broken or nothing was executed
+        (every case unsupported or none selected) or a target could not start; 1 if anything
+        failed; 3 if anything is indefinite; else 0.
+"""
+
+from __future__ import annotations
+
+import traceback as tb
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+PASSED = "passed"
+FAILED = "failed"
+UNSUPPORTED = "unsupported"
+INDEFINITE = "indefinite"
+BROKEN = "broken"
+VERDICTS = (PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN)
+
+EXIT_OK, EXIT_FAILED, EXIT_HARNESS, EXIT_INDEFINITE = 0, 1, 2, 3
+
+# Verdicts where the case's steps actually ran against the target (the zero-case guard).
+EXECUTED = frozenset({PASSED, FAILED, INDEFINITE, BROKEN})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str = ""
+    failing_step: Optional[int] = None  # index into bound.steps where the case stopped
+    op: object = None  # that step's op (the last step's for passed)
+    expected: object = None  # that step's expected outcome
+    actual: object = None  # the outcome observed, or a ProtocolViolation; None when none
+    traceback: str = ""  # broken only
+
+
+def compare(expected, actual) -> bool:
+    """Rule 1: outcome values are compared with ``==``, nothing else."""
+    return expected == actual
+
+
+def passed(index: Optional[int] = None, step=None, actual=None) -> Verdict:
+    return Verdict(PASSED, "", None, getattr(step, "op", None), getattr(step, "expected", None), actual)
+
+
+def failed(index: int, step, actual, reason: str = "") -> Verdict:
+    role = getattr(step, "role", "step")
+    reason = reason or f"{role} step {index} ({type(step.op).__name__}): expected {step.expected!r}, got {actual!r}"
+    return Verdict(FAILED, reason, index, step.op, step.expected, actual)
+
+
+def unsupported(reason: str, index: Optional[int] = None, step=None) -> Verdict:
+    return Verdict(UNSUPPORTED, reason, index, getattr(step, "op", None), getattr(step, "expected", None))
+
+
+def indefinite(reason: str, index: Optional[int] = None, step=None) -> Verdict:
+    return Verdict(INDEFINITE, reason, index, getattr(step, "op", None), getattr(step, "expected", None))
+
+
+def broken(exc: BaseException, index: Optional[int] = None, step=None) -> Verdict:
+    text = "".join(tb.format_exception(type(exc), exc, exc.__traceback__))
+    return Verdict(BROKEN, f"harness error: {type(exc).__name__}: {exc}", index,
+                   getattr(step, "op", None), getattr(step, "expected", None), traceback=text)
+
+
+def judge(steps: Iterable, actuals: Iterable) -> Verdict:
+    """Compare a finished list of steps with their actual outcomes (Rules 1, 2)."""
+    last = (None, None, None)
+    for index, (step, actual) in enumerate(zip(steps, actuals)):
+        if not compare(step.expected, actual):
+            return failed(index, step, actual)
+        last = (index, step, actual)
+    return passed(*last)
+
+
+def summarize(verdicts: Iterable[str]) -> Counter:
+    counts = Counter({name: 0 for name in VERDICTS})
+    counts.update(verdicts)
+    return counts
+
+
+def exit_code(verdicts: Iterable[str], *, targets_failed: int = 0) -> int:
+    """Rule 5."""
+    counts = summarize(verdicts)
+    executed = sum(counts[name] for name in EXECUTED)
+    if counts[BROKEN] or executed == 0 or targets_failed:
+        return EXIT_HARNESS
+    if counts[FAILED]:
+        return EXIT_FAILED
+    if counts[INDEFINITE]:
+        return EXIT_INDEFINITE
+    return EXIT_OK

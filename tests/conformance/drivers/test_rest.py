@@ -1,0 +1,127 @@
+"""conformance/drivers/rest.py against a tiny fake admin app (httpx.MockTransport)."""
+
+import json
+
+import httpx
+import pytest
+
+from conformance.drivers.rest import RestDriver
+from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from model import ops
+from model.outcomes import Done, LookupAnswer, Partitions, RestError, TopicList
+
+T = "persistent://public/c1/my topic"
+
+
+def _driver(app):
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return app(request)
+
+    return RestDriver("http://broker:8080", transport=httpx.MockTransport(handler), timeout=2), seen
+
+
+def test_partitioned_metadata_ok_and_query_parameter_only_when_set():
+    driver, seen = _driver(lambda r: httpx.Response(200, json={"partitions": 3}))
+    assert driver.perform(ops.GetPartitionedMetadata(T, "rest", None)) == Partitions(3)
+    assert driver.perform(ops.GetPartitionedMetadata(T, "rest", False)) == Partitions(3)
+    assert driver.perform(ops.GetPartitionedMetadata(T, "rest", True)) == Partitions(3)
+    assert seen[0].url.raw_path == b"/admin/v2/persistent/public/c1/my%20topic/partitions"
+    assert seen[1].url.params["checkAllowAutoCreation"] == "false"
+    assert seen[2].url.params["checkAllowAutoCreation"] == "true"
+    assert seen[0].method == "GET"
+
+
+def test_errors_carry_status_and_pulsar_reason_or_raw_text():
+    driver, _ = _driver(lambda r: httpx.Response(404, json={"reason": f"Topic {T} not found"}))
+    assert driver.perform(ops.GetPartitionedMetadata(T, "rest", False)) == RestError(404, f"Topic {T} not found")
+    driver, _ = _driver(lambda r: httpx.Response(500, text="<html>boom</html>"))
+    assert driver.perform(ops.CreateNamespace("public/c1")) == RestError(500, "<html>boom</html>")
+
+
+def test_admin_calls_use_pulsar_paths_and_bodies():
+    driver, seen = _driver(lambda r: httpx.Response(204) if r.url.path != "/admin/v2/clusters"
+                           else httpx.Response(200, json=["standalone"]))
+    assert driver.perform(ops.CreateTenant("t1")) == Done()
+    assert driver.perform(ops.CreateNamespace("t1/n1")) == Done()
+    assert driver.perform(ops.SetAutoTopicCreation("t1/n1", True, "partitioned", 4)) == Done()
+    assert driver.perform(ops.RemoveAutoTopicCreation("t1/n1")) == Done()
+    assert driver.perform(ops.CreatePartitionedTopic("persistent://t1/n1/p", 3)) == Done()
+    assert driver.perform(ops.CreateNonPartitionedTopic("non-persistent://t1/n1/np")) == Done()
+    assert driver.perform(ops.DeletePartitionedTopic("persistent://t1/n1/p")) == Done()
+    assert driver.perform(ops.DeleteNamespace("t1/n1")) == Done()
+    assert driver.perform(ops.SetBrokerConfig("allowAutoTopicCreation", "false")) == Done()
+    calls = [(r.method, r.url.path, r.content.decode()) for r in seen if r.url.path != "/admin/v2/clusters"]
+    assert calls[0][:2] == ("PUT", "/admin/v2/tenants/t1")
+    assert json.loads(calls[0][2]) == {"adminRoles": [], "allowedClusters": ["standalone"]}
+    assert calls[1] == ("PUT", "/admin/v2/namespaces/t1/n1", "")
+    assert calls[2][:2] == ("POST", "/admin/v2/namespaces/t1/n1/autoTopicCreation")
+    assert json.loads(calls[2][2]) == {"allowAutoTopicCreation": True, "topicType": "partitioned",
+                                       "defaultNumPartitions": 4}
+    assert calls[3][:2] == ("DELETE", "/admin/v2/namespaces/t1/n1/autoTopicCreation")
+    assert calls[4] == ("PUT", "/admin/v2/persistent/t1/n1/p/partitions", "3")
+    assert calls[5][:2] == ("PUT", "/admin/v2/non-persistent/t1/n1/np")
+    assert calls[6][:2] == ("DELETE", "/admin/v2/persistent/t1/n1/p/partitions")
+    assert calls[7][:2] == ("DELETE", "/admin/v2/namespaces/t1/n1")
+    assert calls[8][:2] == ("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/false")
+
+
+def test_listings_become_topic_sets():
+    driver, seen = _driver(lambda r: httpx.Response(200, json=["persistent://a/b/x", "persistent://a/b/y"]))
+    expected = TopicList(frozenset({"persistent://a/b/y", "persistent://a/b/x"}))
+    assert driver.perform(ops.ListTopics("a/b")) == expected
+    assert driver.perform(ops.ListPartitionedTopics("a/b", "non-persistent")) == expected
+    assert [r.url.path for r in seen] == ["/admin/v2/persistent/a/b", "/admin/v2/non-persistent/a/b/partitioned"]
+
+
+def test_lookup_answers_connect_or_redirect_without_following():
+    driver, _ = _driver(lambda r: httpx.Response(200, json={"brokerUrl": "pulsar://x:6650"}))
+    assert driver.perform(ops.Lookup(T, "rest")) == LookupAnswer("Connect", True)
+    driver, seen = _driver(lambda r: httpx.Response(
+        307, headers={"location": "http://other:8080/lookup/v2/topic/persistent/a/b/c?authoritative=true"}))
+    assert driver.perform(ops.Lookup(T, "rest")) == LookupAnswer("Redirect", True)
+    assert len(seen) == 1
+
+
+def test_a_2xx_that_is_not_pulsar_json_is_a_protocol_violation():
+    driver, _ = _driver(lambda r: httpx.Response(200, text="not json"))
+    with pytest.raises(ProtocolViolation):
+        driver.perform(ops.GetPartitionedMetadata(T, "rest", None))
+    driver, _ = _driver(lambda r: httpx.Response(200, json={"partitons": 1}))
+    with pytest.raises(ProtocolViolation):
+        driver.perform(ops.GetPartitionedMetadata(T, "rest", None))
+
+
+def test_timeouts_and_refusals_are_indefinite_not_failures():
+    def slow(request):
+        raise httpx.ReadTimeout("slow", request=request)
+
+    driver, _ = _driver(slow)
+    with pytest.raises(Indefinite, match="no answer"):
+        driver.perform(ops.ListTopics("a/b"))
+
+    def refused(request):
+        raise httpx.ConnectError("refused", request=request)
+
+    driver, _ = _driver(refused)
+    with pytest.raises(Indefinite, match="not reachable"):
+        driver.perform(ops.ListTopics("a/b"))
+
+
+def test_binary_ops_are_unsupported_here():
+    driver, _ = _driver(lambda r: httpx.Response(200))
+    assert not driver.can_perform(ops.GetPartitionedMetadata(T, "binary", None))
+    with pytest.raises(Unsupported):
+        driver.perform(ops.Lookup(T, "binary"))
+    with pytest.raises(Unsupported):
+        driver.perform(ops.GetPartitionsForTopic(T))
+
+
+def test_transcript_records_requests_and_answers():
+    driver, _ = _driver(lambda r: httpx.Response(404, json={"reason": "Namespace not found"}))
+    driver.perform(ops.ListTopics("a/b"))
+    assert [e.direction for e in driver.transcript.entries] == [">>", "<<"]
+    driver.reset()
+    assert not driver.transcript

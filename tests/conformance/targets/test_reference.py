@@ -1,0 +1,100 @@
+"""conformance/targets/reference.py and the shared REST configuration of targets/base.py."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conformance.errors import TargetError, Unsupported
+from conformance.targets.base import ERA_PIP344, Target
+from conformance.targets.reference import ReferenceTarget, ready_urls
+from tests.conformance.helpers import FakeAdminServer
+
+
+def test_ready_line_is_parsed_exactly():
+    assert ready_urls(["starting", "READY pulsar://127.0.0.1:4000 http://127.0.0.1:4001"]) == (
+        "pulsar://127.0.0.1:4000", "http://127.0.0.1:4001")
+    assert ready_urls(["READY soon"]) is None
+    assert ready_urls([]) is None
+
+
+def test_launch_arguments_follow_the_cli_contract():
+    target = ReferenceTarget(command=["broker"])
+    target.static = {"maxMessageSize": "1024"}
+    assert target.argv() == ["broker", "--broker-port", "0", "--web-port", "0", "--metadata-store", "memory:",
+                             "--set", "maxMessageSize=1024"]
+
+
+def test_a_broker_that_exits_is_a_clear_start_error():
+    target = ReferenceTarget(command=[sys.executable, "-c", "import sys; print('config error: nope'); sys.exit(2)"],
+                             start_timeout=10)
+    with pytest.raises(TargetError, match="config error: nope"):
+        target.start()
+    assert "exited with code 2" in target.start_error
+    assert target.process is None
+
+
+class _RestTarget(Target):
+    """A started target whose admin API is the fake server (no process)."""
+
+    def __init__(self, admin_url):
+        super().__init__("rest-target")
+        self.admin_url, self.has_admin, self.era = admin_url, True, ERA_PIP344
+
+
+def test_configure_sets_keys_and_resets_what_the_previous_case_changed():
+    admin = FakeAdminServer({("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/maybe"):
+                             (412, {"reason": "Invalid value maybe"})})
+    try:
+        target = _RestTarget(admin.url)
+        target.configure({"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": "3"})
+        target.configure({"allowAutoTopicCreation": "False"})
+        target.note_config_change("maxTopicsPerNamespace", "9")
+        target.configure({})
+        paths = [path for method, path, _ in admin.requests]
+        assert paths == [
+            "/admin/v2/brokers/configuration/allowAutoTopicCreationType/partitioned",
+            "/admin/v2/brokers/configuration/defaultNumPartitions/3",
+            "/admin/v2/brokers/configuration/allowAutoTopicCreationType/non-partitioned",  # Pulsar defaults
+            "/admin/v2/brokers/configuration/defaultNumPartitions/1",
+            "/admin/v2/brokers/configuration/allowAutoTopicCreation/false",
+            "/admin/v2/brokers/configuration/allowAutoTopicCreation/true",
+            "/admin/v2/brokers/configuration/maxTopicsPerNamespace/0",
+        ]
+        with pytest.raises(Unsupported, match="refused broker config allowAutoTopicCreation=maybe: 412 Invalid value maybe"):
+            target.configure({"allowAutoTopicCreation": "maybe"})
+    finally:
+        admin.close()
+
+
+def test_configure_without_admin_api_is_unsupported():
+    target = _RestTarget("http://127.0.0.1:1")
+    target.has_admin = False
+    target.configure({})  # nothing to set: fine
+    with pytest.raises(Unsupported, match="no admin REST API"):
+        target.configure({"allowAutoTopicCreation": "false"})
+
+
+def _reference_cli_works() -> bool:
+    probe = subprocess.run([sys.executable, "-m", "reference_broker", "--help"], capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+@pytest.mark.slow
+def test_real_reference_broker_starts_detects_and_stops(tmp_path):
+    if not _reference_cli_works():
+        pytest.skip("python -m reference_broker --help fails: the reference broker CLI is not usable yet")
+    target = ReferenceTarget(log_dir=tmp_path, start_timeout=30, timeout=5)
+    try:
+        target.start()
+        assert target.service_url.startswith("pulsar://127.0.0.1:")
+        assert target.admin_url.startswith("http://127.0.0.1:")
+        assert target.has_admin and target.version
+        assert target.era == ERA_PIP344
+        target.configure({"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": "2"})
+        target.configure({})
+        pid = target.process.pid
+    finally:
+        target.stop()
+    import os
+    assert not os.path.exists(f"/proc/{pid}")

@@ -1,0 +1,121 @@
+"""conformance/execute.py: one case on one target, every exception turned into a verdict."""
+
+from conformance import verdicts as v
+from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.execute import TargetSession, era_mismatch
+from conformance.targets.base import ERA_PIP344, ERA_PRE_PIP344
+from model import ops
+from model.outcomes import Done, Partitions, ServerError
+from tests.conformance.helpers import FakeCase, FakeDriver, FakeTarget, Step
+
+
+def _session(answer, **target_kwargs):
+    target = FakeTarget(**target_kwargs)
+    drivers = {}
+
+    def factory(t):
+        drivers.clear()
+        drivers.update({name: FakeDriver(name, answer) for name in ("rest", "wire", "client")})
+        return dict(drivers)
+
+    return TargetSession(target, driver_factory=factory), target, drivers
+
+
+def _case(expected=Partitions(3), **kwargs):
+    def steps(ns):
+        return (Step(ops.CreateNamespace(ns), "setup", Done()),
+                Step(ops.GetPartitionedMetadata(f"persistent://{ns}/t", "binary", False), "action", expected))
+    return FakeCase("c-001[binary]", steps, **kwargs)
+
+
+def _answer(op):
+    return Done() if isinstance(op, ops.CreateNamespace) else Partitions(3)
+
+
+def test_fresh_namespace_per_case_and_pass():
+    session, target, drivers = _session(_answer)
+    first, second = session.run_case(_case()), session.run_case(_case())
+    assert first.verdict.verdict == second.verdict.verdict == v.PASSED
+    assert first.namespace != second.namespace and first.namespace.startswith("public/c")
+    assert drivers["rest"].performed[-1] == ops.CreateNamespace(second.namespace)
+    assert first.driver == "wire" and first.transcripts
+
+
+def test_mismatch_is_failed_with_step_details():
+    run = _session(_answer)[0].run_case(_case(expected=ServerError("TopicNotFound", "")))
+    assert run.verdict.verdict == v.FAILED and run.verdict.failing_step == 1
+    assert run.verdict.actual == Partitions(3)
+
+
+def test_exceptions_map_to_verdicts():
+    def raising(exc):
+        def answer(op):
+            if isinstance(op, ops.CreateNamespace):
+                return Done()
+            raise exc
+        return answer
+
+    cases = {Unsupported("no"): v.UNSUPPORTED, Indefinite("slow"): v.INDEFINITE,
+             ProtocolViolation("junk"): v.FAILED, ZeroDivisionError("bug"): v.BROKEN}
+    for exc, expected in cases.items():
+        run = _session(raising(exc))[0].run_case(_case())
+        assert run.verdict.verdict == expected, exc
+        assert run.verdict.failing_step == 1
+    broken = _session(raising(ZeroDivisionError("bug")))[0].run_case(_case())
+    assert "ZeroDivisionError" in broken.verdict.traceback
+
+
+def test_era_mismatch_is_unsupported_with_reason_and_nothing_sent():
+    session, target, drivers = _session(_answer, era=ERA_PIP344)
+    run = session.run_case(_case(era=ERA_PRE_PIP344))
+    assert run.verdict.verdict == v.UNSUPPORTED
+    assert run.verdict.reason.startswith("row judges pre-PIP-344 brokers; target advertises flag 5")
+    assert not drivers  # no driver was even built
+    assert era_mismatch(ERA_PIP344, ERA_PRE_PIP344).startswith("row judges PIP-344 brokers")
+    assert era_mismatch(None, ERA_PIP344) is None
+
+
+def test_target_that_cannot_start_makes_cases_unsupported_never_passed():
+    session, target, _ = _session(_answer, fail_start="binary not found")
+    run = session.run_case(_case())
+    assert run.verdict.verdict == v.UNSUPPORTED
+    assert run.verdict.reason == "target could not start: binary not found"
+    assert session.run_case(_case()).verdict.reason == run.verdict.reason  # started once only
+
+
+def test_unsupported_broker_config_and_config_bookkeeping():
+    session, target, _ = _session(_answer, unsupported_config=True)
+    run = session.run_case(_case(broker_config={"allowAutoTopicCreation": "false"}))
+    assert run.verdict.verdict == v.UNSUPPORTED and "cannot take" in run.verdict.reason
+    session, target, _ = _session(_answer)
+    session.run_case(_case(broker_config={"allowAutoTopicCreation": "False"}))
+    assert target.configured == [{"allowAutoTopicCreation": "false"}]  # normalised like Pulsar parses it
+
+
+def test_drivers_are_rebuilt_when_the_target_restarts():
+    session, target, drivers = _session(_answer)
+    session.run_case(_case())
+    before = drivers["wire"]
+    session.run_case(_case())
+    assert drivers["wire"] is before
+    target.generation += 1
+    session.run_case(_case())
+    assert drivers["wire"] is not before and before.closed
+
+
+def test_a_stand_in_setup_that_cannot_create_is_unsupported_not_failed():
+    def answer(op):
+        if isinstance(op, ops.CreateNonPartitionedTopic):
+            return ServerError("TopicNotFound", "auto-creation is off")
+        return Done()
+
+    def steps(ns):
+        return (Step(ops.CreateNonPartitionedTopic(f"persistent://{ns}/t"), "setup", Done()),
+                Step(ops.GetPartitionedMetadata(f"persistent://{ns}/t", "binary", False), "action", Partitions(0)))
+
+    session, target, _ = _session(answer, has_admin=False)
+    session.driver_factory = lambda t: {"rest": None, "wire": FakeDriver("wire", answer), "client": None}
+    run = session.run_case(FakeCase("c-002[binary]", steps))
+    assert run.verdict.verdict == v.UNSUPPORTED and "standing in for the admin API" in run.verdict.reason
+    session, target, _ = _session(answer)  # with an admin API the same answer is a real failure
+    assert session.run_case(FakeCase("c-002[binary]", steps)).verdict.verdict == v.FAILED

@@ -1,0 +1,44 @@
+"""conformance/__main__.py: the CLI, including one real end-to-end run against pulsar-lite."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conformance.__main__ import main
+from conformance.results import read_results
+
+
+def test_cases_lists_every_case_with_grade_and_source(capsys):
+    assert main(["cases", "--pip", "344"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines
+    case_id, grade, source = lines[0].split("\t")
+    assert case_id.startswith("pip344-") and "[" in case_id and grade in ("MUST", "SHOULD", "MAY") and source
+    assert main(["cases", "--pip", "nosuch"]) == 2
+
+
+@pytest.mark.slow
+def test_end_to_end_run_against_pulsar_lite(tmp_path):
+    before = _pulsar_lite_pids()
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", "pulsar-lite", "--pip", "344",
+                           "--out", str(tmp_path), "--run-id", "e2e", "--timeout", "5"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode in (0, 1, 3), proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = read_results(tmp_path / "results" / "e2e.jsonl")
+    assert records and {r.target for r in records} == {"pulsar-lite"}
+    assert any(r.verdict == "passed" for r in records)
+    # pulsar-lite does not advertise flag 5, so PIP-344-era rows are unsupported there, with the reason.
+    assert all(r.verdict == "unsupported" and "flag 5" in r.reason for r in records if r.era == "pip344")
+    assert (tmp_path / "junit.xml").exists()
+    env = (tmp_path / "allure-results" / "environment.properties").read_text()
+    assert "pulsar-lite.version=Pulsar-Lite" in env
+    assert any(json.loads(p.read_text())["name"].endswith("[pulsar-lite-wire]")
+               for p in (tmp_path / "allure-results").glob("*-result.json"))
+    assert _pulsar_lite_pids() <= before  # the run stopped the broker it started
+
+
+def _pulsar_lite_pids() -> set[str]:
+    found = subprocess.run(["pgrep", "-f", "conformance-pulsar-lite-"], capture_output=True, text=True).stdout
+    return set(found.split())

@@ -1,0 +1,63 @@
+"""conformance/routing.py: which driver performs a step; implicit namespaces."""
+
+import pytest
+
+from conformance.errors import Unsupported
+from conformance.routing import NamespaceLedger, Router, action_driver_name
+from model import ops
+from model.outcomes import Done, Partitions, RestError, ServerError
+from tests.conformance.helpers import FakeDriver, Step
+
+T = "persistent://public/c1/t"
+
+
+def _drivers(rest=True):
+    wire = FakeDriver("wire", None, can=lambda op: getattr(op, "api", None) == "binary"
+                      or isinstance(op, ops.CreateNonPartitionedTopic))
+    client = FakeDriver("client", None, can=lambda op: isinstance(op, (ops.GetPartitionsForTopic, ops.ProduceConsume)))
+    restd = FakeDriver("rest", None, can=lambda op: getattr(op, "api", "rest") == "rest"
+                       and not isinstance(op, (ops.GetPartitionsForTopic, ops.ProduceConsume)))
+    return {"rest": restd if rest else None, "wire": wire, "client": client}
+
+
+def test_action_driver_follows_the_case_api():
+    assert action_driver_name("rest") == "rest"
+    assert action_driver_name("binary") == "wire"
+    assert action_driver_name("client-binary") == action_driver_name("client-http") == "client"
+    with pytest.raises(Unsupported):
+        action_driver_name("carrier-pigeon")
+
+
+def test_actions_go_by_api_and_setup_prefers_rest_then_wire():
+    drivers = _drivers()
+    router = Router(drivers, has_admin=True)
+    pick = lambda op, role="action", api="binary": router.driver_for(Step(op, role, Done()), api).name  # noqa: E731
+    assert pick(ops.GetPartitionedMetadata(T, "binary", False)) == "wire"
+    assert pick(ops.GetPartitionsForTopic(T, "http"), api="client-http") == "client"
+    assert pick(ops.CreateNonPartitionedTopic(T), role="setup") == "rest"
+    assert pick(ops.ListTopics("public/c1", "binary"), role="observe") == "wire"  # the op's own api
+    assert pick(ops.ListTopics("public/c1"), role="observe") == "rest"
+    no_admin = Router(_drivers(rest=False), has_admin=False)
+    assert no_admin.driver_for(Step(ops.CreateNonPartitionedTopic(T), "setup", Done()), "binary").name == "wire"
+    with pytest.raises(Unsupported, match="no admin REST API"):
+        no_admin.driver_for(Step(ops.CreatePartitionedTopic(T, 3), "setup", Done()), "binary")
+    with pytest.raises(Unsupported, match="admin REST API"):
+        no_admin.driver_for(Step(ops.ListTopics("public/c1"), "observe", Done()), "binary")
+
+
+def test_implicit_namespaces_are_done_unless_a_missing_one_is_needed():
+    ledger = NamespaceLedger()
+    assert ledger.check(Step(ops.CreateNamespace("public/c1"), "setup", Done())) == Done()
+    assert ledger.check(Step(ops.GetPartitionedMetadata(T, "binary", False), "action", Partitions(0))) is None
+    with pytest.raises(Unsupported, match="namespace public/c2 to be missing"):
+        ledger.check(Step(ops.GetPartitionedMetadata("persistent://public/c2/t", "binary", False), "action",
+                          ServerError("TopicNotFound", "")))
+    with pytest.raises(Unsupported, match="tenant 'nosuch'"):
+        ledger.check(Step(ops.ListTopics("nosuch/ns", "binary"), "action", Done()))
+    with pytest.raises(Unsupported, match="cannot give"):
+        ledger.check(Step(ops.CreateNamespace("public/c1"), "setup", RestError(409, "Namespace already exists")))
+    with pytest.raises(Unsupported):
+        ledger.check(Step(ops.DeleteNamespace("public/c1"), "setup", Done()))
+    assert ledger.check(Step(ops.CreateTenant("t9"), "setup", Done())) == Done()
+    assert ledger.check(Step(ops.CreateNamespace("t9/n"), "setup", Done())) == Done()
+    assert ledger.check(Step(ops.Lookup("persistent://t9/n/x"), "action", Done())) is None

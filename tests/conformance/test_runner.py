@@ -1,0 +1,139 @@
+"""conformance/runner.py + plugin.py: whole runs with a fake target and fake cases."""
+
+import io
+import json
+import xml.etree.ElementTree as ET
+
+from conformance import verdicts as v
+from conformance.__main__ import main
+from conformance.errors import Indefinite
+from conformance.results import read_results
+from conformance.runner import run
+from conformance.targets.base import ERA_PRE_PIP344
+from model import ops
+from model.outcomes import Done, Partitions
+from tests.conformance.helpers import FakeCase, FakeDriver, FakeTarget, Step
+
+
+def _case(case_id, expected=Partitions(3), **kwargs):
+    def steps(ns):
+        return (Step(ops.CreateNamespace(ns), "setup", Done()),
+                Step(ops.GetPartitionedMetadata(f"persistent://{ns}/t", "binary", False), "action", expected))
+    return FakeCase(case_id, steps, row_id=case_id.split("[")[0], **kwargs)
+
+
+def _factory(answer):
+    def factory(target):
+        return {name: FakeDriver(name, answer) for name in ("rest", "wire", "client")}
+    return factory
+
+
+def _answer(op):
+    return Done() if isinstance(op, ops.CreateNamespace) else Partitions(3)
+
+
+def _run(tmp_path, cases, targets=None, answer=_answer, keyword=None):
+    stream = io.StringIO()
+    code = run([], cases=cases, targets=targets or [FakeTarget()], out_dir=tmp_path, run_id="run-1",
+               driver_factory=_factory(answer), keyword=keyword, stream=stream)
+    records = read_results(tmp_path / "results" / "run-1.jsonl") if (tmp_path / "results" / "run-1.jsonl").exists() else []
+    return code, records, stream.getvalue()
+
+
+def test_all_passed_exits_0_and_writes_every_output(tmp_path):
+    code, records, text = _run(tmp_path, [_case("a-001[binary]"), _case("a-002[binary]")])
+    assert code == v.EXIT_OK, text
+    assert [r.verdict for r in records] == ["passed", "passed"]
+    assert records[0].driver == "wire" and records[0].target == "fake"
+    junit = ET.parse(tmp_path / "junit.xml").getroot()
+    names = [tc.get("name") for tc in junit.iter("testcase")]
+    assert names == ["a-001[binary][fake-wire]", "a-002[binary][fake-wire]"]
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert props["verdict"] == "passed"
+    allure = tmp_path / "allure-results"
+    results = [json.loads(p.read_text()) for p in allure.glob("*-result.json")]
+    labels = {(lab["name"], lab["value"]) for r in results for lab in r["labels"]}
+    assert {("epic", "PIP-344"), ("feature", "fake-table"), ("story", "a-001")} <= labels
+    assert {p["name"] for r in results for p in r["parameters"]} >= {"target", "driver"}
+    assert any(a["name"] == "wire transcript" for r in results for a in r.get("attachments", []))
+    assert "fake.version=Fake Server 1.0" in (allure / "environment.properties").read_text()
+
+
+def test_a_failure_exits_1(tmp_path):
+    code, records, _ = _run(tmp_path, [_case("a-001[binary]"), _case("a-002[binary]", expected=Partitions(0))])
+    assert code == v.EXIT_FAILED
+    failed = records[1]
+    assert failed.verdict == "failed" and failed.failing_step == 1
+    assert failed.expected == {"kind": "Partitions", "partitions": 0}
+    assert failed.actual == {"kind": "Partitions", "partitions": 3}
+
+
+def test_only_indefinite_exits_3(tmp_path):
+    def slow(op):
+        if isinstance(op, ops.CreateNamespace):
+            return Done()
+        raise Indefinite("no answer within 10 s")
+
+    code, records, _ = _run(tmp_path, [_case("a-001[binary]")], answer=slow)
+    assert code == v.EXIT_INDEFINITE
+    assert records[0].verdict == "indefinite" and records[0].reason == "no answer within 10 s"
+
+
+def test_a_harness_error_exits_2_and_is_not_a_spec_failure(tmp_path):
+    def buggy(op):
+        raise RuntimeError("driver bug")
+
+    code, records, _ = _run(tmp_path, [_case("a-001[binary]")], answer=buggy)
+    assert code == v.EXIT_HARNESS
+    assert records[0].verdict == "broken" and "RuntimeError" in records[0].reason
+
+
+def test_zero_cases_exit_2_with_a_message(tmp_path):
+    code, records, text = _run(tmp_path, [])
+    assert code == v.EXIT_HARNESS and "no cases selected" in text
+    code, records, text = _run(tmp_path, [_case("a-001[binary]")], keyword="nothing_matches_this")
+    assert code == v.EXIT_HARNESS and "no case selected by -k" in text and records == []
+
+
+def test_keyword_selects_items_by_name(tmp_path):
+    code, records, _ = _run(tmp_path, [_case("a-001[binary]"), _case("b-002[binary]")], keyword="b-002")
+    assert code == v.EXIT_OK and [r.case_id for r in records] == ["b-002[binary]"]
+
+
+def test_unsupported_only_is_never_a_green_run(tmp_path):
+    code, records, text = _run(tmp_path, [_case("a-001[binary]", era=ERA_PRE_PIP344)])
+    assert code == v.EXIT_HARNESS
+    assert records[0].verdict == "unsupported"
+    assert records[0].reason.startswith("row judges pre-PIP-344 brokers")
+    assert "no case was executed" in text
+
+
+def test_target_that_cannot_start_reports_unsupported_with_reason(tmp_path):
+    good, bad = FakeTarget("good"), FakeTarget("bad", fail_start="exec format error")
+    code, records, text = _run(tmp_path, [_case("a-001[binary]")], targets=[good, bad])
+    assert code == v.EXIT_HARNESS
+    by_target = {r.target: r for r in records}
+    assert by_target["good"].verdict == "passed"
+    assert by_target["bad"].verdict == "unsupported"
+    assert by_target["bad"].reason == "target could not start: exec format error"
+    assert "could not start: bad" in text
+    assert good.stopped >= 1 and bad.stopped >= 1
+
+
+def test_targets_are_stopped_even_when_the_run_is_interrupted(tmp_path):
+    def interrupt(op):
+        raise KeyboardInterrupt
+
+    target = FakeTarget()
+    code, _, _ = _run(tmp_path, [_case("a-001[binary]")], targets=[target], answer=interrupt)
+    assert code == v.EXIT_HARNESS and target.stopped >= 1
+
+
+def test_cli_rejects_unknown_target_names(tmp_path, capsys):
+    code = main(["run", "--target", "nosuch", "--out", str(tmp_path)])
+    assert code == v.EXIT_HARNESS
+    err = capsys.readouterr().out
+    assert "unknown target 'nosuch'" in err and "pulsar-lite" in err and "reference" in err
+    assert main(["run", "--target", "url:http://x:1", "--out", str(tmp_path)]) == v.EXIT_HARNESS
+    assert main(["run", "--out", str(tmp_path)]) == v.EXIT_HARNESS
+    assert main(["bogus"]) == 2
