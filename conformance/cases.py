@@ -29,7 +29,8 @@ from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, ListPartitionedTopics,
     ListTopics, SetAutoTopicCreation, op_from_json,
 )
-from model.outcomes import ClientError, Delivered, Done, LookupAnswer, PartitionList, Partitions, RestError, ServerError
+from model.outcomes import (
+    ClientError, Delivered, Done, FeatureFlag, LookupAnswer, PartitionList, Partitions, RestError, ServerError)
 from model.state import FrozenMap
 from spec.schema import OPERATIONS, Row, load_rows
 
@@ -216,6 +217,8 @@ def _stated_value(key: str, value, bound: BoundCase, topic: Optional[TopicName])
         return value if isinstance(value, tuple) and kind in value else kind
     if key == "lookup":
         return "Connect" if outcome == LookupAnswer("Connect", True) else outcome
+    if key == "advertised":
+        return outcome.advertised if isinstance(outcome, FeatureFlag) else outcome
     if key == "delivered":
         return len(outcome.payloads) if isinstance(outcome, Delivered) else outcome
     before, after = _listings(bound)

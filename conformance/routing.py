@@ -77,9 +77,9 @@ class NamespaceLedger:
         except InvalidName:
             return None  # an invalid name is the target's to refuse
         if name.tenant not in self.tenants:
-            raise Unsupported(f"case needs tenant {name.tenant!r} to be missing; the target has implicit tenants")
+            raise Unsupported("case needs its tenant to be missing; the target has implicit tenants")
         if str(name) not in self.namespaces:
-            raise Unsupported(f"case needs namespace {name} to be missing; the target has implicit namespaces")
+            raise Unsupported("case needs its namespace to be missing; the target has implicit namespaces")
         return None
 
 

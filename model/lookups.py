@@ -39,11 +39,24 @@ from model import texts
 from model.autocreation import Refused, fetch_metadata_check_allow_auto_creation, is_allow_auto_topic_creation, topic_existence
 from model.errors import ModelUsageError
 from model.names import TopicName
-from model.ops import GetPartitionedMetadata, Lookup
-from model.outcomes import LookupAnswer, Partitions, RestError
+from model.ops import GetPartitionedMetadata, Handshake, Lookup
+from model.outcomes import FeatureFlag, LookupAnswer, Partitions, RestError
 from model.state import State, parse_topic
 
 CONNECT = LookupAnswer("Connect", True)
+
+
+# Flags a broker of each era advertises in CONNECTED. "The broker sets flag 5 to true
+# unconditionally in CONNECTED (Commands.newConnectedCommand)" (facts §1.3); brokers before
+# PIP-344 have no field 5, which reads as false (proto default).
+ADVERTISED_FLAGS = {
+    "pip344": frozenset({"supports_get_partitioned_metadata_without_auto_creation"}),
+    "pre-pip344": frozenset(),
+}
+
+
+def handshake(state: State, op: Handshake):
+    return state, FeatureFlag(op.feature, op.feature in ADVERTISED_FLAGS[state.era])
 
 
 def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):

@@ -18,7 +18,7 @@ from model.errors import ModelUsageError
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
     DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListPartitionedTopics, ListTopics,
-    Lookup, ProduceConsume, RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
+    Handshake, Lookup, ProduceConsume, RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
 )
 from model.state import ERAS, State
 
@@ -37,6 +37,7 @@ HANDLERS: dict[type, Callable] = {
     ListTopics: admin.list_topics,
     ListPartitionedTopics: admin.list_partitioned_topics,
     Lookup: lookups.lookup,
+    Handshake: lookups.handshake,
     ProduceConsume: client.produce_consume,
 }
 

@@ -121,6 +121,12 @@ class Lookup:
 
 
 @dataclass(frozen=True)
+class Handshake:
+    """CONNECT / CONNECTED: whether the broker advertises ``feature`` (a FeatureFlags field name)."""
+    feature: str = "supports_get_partitioned_metadata_without_auto_creation"
+
+
+@dataclass(frozen=True)
 class ProduceConsume:
     """Produce ``count`` messages with the official client and consume them back on a new
     Exclusive subscription created before producing; outcome lists the received payloads."""
@@ -133,7 +139,7 @@ Operation = (
     SetBrokerConfig | CreateTenant | CreateNamespace | DeleteNamespace | SetAutoTopicCreation
     | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
     | DeletePartitionedTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
-    | ListPartitionedTopics | Lookup | ProduceConsume
+    | ListPartitionedTopics | Lookup | Handshake | ProduceConsume
 )
 
 OPERATION_TYPES: dict[str, type] = {
@@ -142,7 +148,7 @@ OPERATION_TYPES: dict[str, type] = {
         SetBrokerConfig, CreateTenant, CreateNamespace, DeleteNamespace, SetAutoTopicCreation,
         RemoveAutoTopicCreation, CreatePartitionedTopic, CreateNonPartitionedTopic,
         DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListTopics,
-        ListPartitionedTopics, Lookup, ProduceConsume,
+        ListPartitionedTopics, Lookup, Handshake, ProduceConsume,
     )
 }
 

@@ -14,6 +14,7 @@ Per-API shapes (facts §1.2, §1.3, §1.4, §7):
 - ``ClientError(exception)``      the official client raised ``pulsar.<exception>``
 - ``LookupAnswer(response, authoritative)`` binary LOOKUP or REST lookup; the broker URL itself
   is normalised away by drivers (a single-broker target always answers itself)
+- ``FeatureFlag(name, advertised)`` what CONNECTED's FeatureFlags say about one flag
 - ``Delivered(payloads)``  what a consumer received, in order
 """
 
@@ -69,15 +70,23 @@ class LookupAnswer:
 
 
 @dataclass(frozen=True)
+class FeatureFlag:
+    name: str  # FeatureFlags field name, as in the real proto
+    advertised: bool
+
+
+@dataclass(frozen=True)
 class Delivered:
     payloads: tuple[str, ...]
 
 
-Outcome = Partitions | PartitionList | TopicList | Done | RestError | ServerError | ClientError | LookupAnswer | Delivered
+Outcome = (Partitions | PartitionList | TopicList | Done | RestError | ServerError | ClientError | LookupAnswer
+           | FeatureFlag | Delivered)
 
 OUTCOME_TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (Partitions, PartitionList, TopicList, Done, RestError, ServerError, ClientError, LookupAnswer, Delivered)
+    for cls in (Partitions, PartitionList, TopicList, Done, RestError, ServerError, ClientError, LookupAnswer,
+                FeatureFlag, Delivered)
 }
 
 

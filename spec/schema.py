@@ -61,6 +61,7 @@ OPERATIONS: dict[str, OpShape] = {
     "SetAutoTopicCreation": OpShape(
         frozenset({"allow_auto_topic_creation", "topic_type", "default_num_partitions"}), ("rest",), None),
     "RemoveAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
+    "Handshake": OpShape(frozenset({"feature"}), ("binary",), None),
 }
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
@@ -72,6 +73,7 @@ STATED_KEYS = {
     "error": None,
     "lookup": None,
     "delivered": None,
+    "advertised": None,
     "metadata_created": "ListPartitionedTopics",
     "topics_created": "ListTopics",
 }
@@ -353,7 +355,7 @@ def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[
 
 
 _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count": int, "partitions": int,
-                "default_num_partitions": int, "topic_type": str}
+                "default_num_partitions": int, "topic_type": str, "feature": str}
 
 
 def _field_value(check: _Checker, node: _Node, key: str, shape: OpShape) -> None:
@@ -380,7 +382,7 @@ def _load_stated(check: _Checker, node: _Node, observe) -> tuple[tuple[str, Any]
             check.fail(node.child(key), f"stated {key} needs an observe step {needed}")
         if key in ("partitions", "delivered") and (not isinstance(val, int) or isinstance(val, bool) or val < 0):
             check.fail(node.child(key), f"stated {key} must be an int >= 0")
-        if key in ("metadata_created", "topics_created") and not isinstance(val, bool):
+        if key in ("metadata_created", "topics_created", "advertised") and not isinstance(val, bool):
             check.fail(node.child(key), f"stated {key} must be true or false")
         if key == "lookup" and val != "Connect":
             check.fail(node.child(key), "stated lookup must be Connect")

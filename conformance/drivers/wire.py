@@ -32,7 +32,7 @@ from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from conformance.transcript import Transcript
 from model import ops
-from model.outcomes import Done, LookupAnswer, Partitions, ServerError, TopicList
+from model.outcomes import Done, FeatureFlag, LookupAnswer, Partitions, ServerError, TopicList
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.errors import ProtocolError
@@ -147,7 +147,7 @@ class WireDriver:
         if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics)):
             return op.api == "binary"
         # PRODUCER + CLOSE_PRODUCER creates a non-partitioned topic on targets without REST.
-        return isinstance(op, ops.CreateNonPartitionedTopic)
+        return isinstance(op, (ops.CreateNonPartitionedTopic, ops.Handshake))
 
     def reset(self) -> None:
         self.close()
@@ -209,6 +209,10 @@ class WireDriver:
                                     f"for request_id={request_id}, got {got!r}")
 
     # -- one handler per operation -----------------------------------------------------------
+
+    def _do_Handshake(self, op: ops.Handshake):
+        flags = self.connected.feature_flags
+        return FeatureFlag(op.feature, bool(getattr(flags, op.feature)))
 
     def _do_GetPartitionedMetadata(self, op: ops.GetPartitionedMetadata):
         request_id = next(self._ids)

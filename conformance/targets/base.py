@@ -5,10 +5,12 @@ URLs, and it *detects* (never assumes) what it is:
 
 Rule 1: ``version`` is read from the broker: CONNECTED.server_version through the wire driver
         and, when there is an admin API, GET /admin/v2/brokers/version (the REST text wins).
-Rule 2: ``has_admin`` is true only if the admin REST API answered. ``era`` is "pip344" when
-        CONNECTED carries feature flag 5 ``supports_get_partitioned_metadata_without_auto_creation``
-        (facts §1.3: "The broker sets flag 5 to true unconditionally in CONNECTED"), else
-        "pre-pip344".
+Rule 2: ``has_admin`` is true only if the admin REST API answered. ``era`` is keyed by the
+        broker's *version*: an Apache Pulsar release without PIP-344 (before 3.0.6, 3.1.x, 3.2.x,
+        3.3.0; facts §1.1) is judged by the seed's pre-PIP-344 table, every other broker by the
+        current spec. Feature flag 5 is *not* used to pick the era: whether a broker advertises it
+        is itself a spec row (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of
+        having them skipped.
 Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with those broker.conf
         values, or raises ``Unsupported(reason)``. Keys a previous case (or a SetBrokerConfig
         step, via ``note_config_change``) changed and this case does not set are put back first,
@@ -21,6 +23,7 @@ Rule 5: ``generation`` increases whenever the broker process is replaced, so dri
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -34,6 +37,27 @@ from model.outcomes import ServerError
 ERA_PIP344 = "pip344"
 ERA_PRE_PIP344 = "pre-pip344"
 FLAG5 = "supports_get_partitioned_metadata_without_auto_creation"
+_APACHE_RELEASE = re.compile(r"^(?:Pulsar Server)?(\d+)\.(\d+)\.(\d+)(?:-SNAPSHOT)?$")
+
+
+def era_of_version(version: Optional[str]) -> str:
+    """Which table judges a broker of this version (Rule 2).
+
+    Only strings shaped like an Apache Pulsar release (``4.0.13``, ``Pulsar Server3.0.5``) can be
+    old: "the feature is in 3.0.6+, 3.3.1+, and 4.0.0+ ... 3.3.0 had only the PIP document"
+    (facts §1.1). Other implementations are held to the current spec.
+    """
+    match = _APACHE_RELEASE.match((version or "").strip())
+    if not match:
+        return ERA_PIP344
+    major, minor, patch = (int(part) for part in match.groups())
+    if major == 0:
+        return ERA_PIP344  # not an Apache numbering (the reference broker is 0.x)
+    if (major, minor) < (3, 0) or (major, minor) == (3, 0) and patch < 6:
+        return ERA_PRE_PIP344
+    if (major, minor) in ((3, 1), (3, 2)) or (major, minor, patch) == (3, 3, 0):
+        return ERA_PRE_PIP344
+    return ERA_PIP344
 
 
 class Target:
@@ -55,6 +79,7 @@ class Target:
         self.has_admin = False
         self.versions: dict[str, str] = {}
         self.era: Optional[str] = None
+        self.advertises_flag5 = False
         self.generation = 0
         self.started = False
         self.start_error: Optional[str] = None
@@ -97,7 +122,7 @@ class Target:
             raise TargetError(f"{self.name}: CONNECT refused with {answer.error}: {answer.message}")
         self.versions["binary"] = answer.server_version
         flags = answer.feature_flags if answer.has("feature_flags") else None
-        self.era = ERA_PIP344 if flags is not None and getattr(flags, FLAG5) else ERA_PRE_PIP344
+        self.advertises_flag5 = bool(flags is not None and getattr(flags, FLAG5))
         self.has_admin = False
         if self.admin_url:
             rest = RestDriver(self.admin_url, timeout=self.timeout)
@@ -111,11 +136,14 @@ class Target:
             finally:
                 rest.close()
 
+        self.era = era_of_version(self.version)
+
     def describe(self) -> dict[str, str]:
         """What environment.properties and the run summary show for this target."""
         info = {"kind": self.kind, "service_url": self.service_url or "", "admin_url": self.admin_url or "",
                 "version": self.version or "unknown", "era": self.era or "unknown",
-                "admin_api": "yes" if self.has_admin else "no"}
+                "admin_api": "yes" if self.has_admin else "no",
+                "flag5": "yes" if self.advertises_flag5 else "no"}
         if self.start_error:
             info["start_error"] = self.start_error.splitlines()[0]
         return info

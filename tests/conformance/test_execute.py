@@ -69,7 +69,7 @@ def test_era_mismatch_is_unsupported_with_reason_and_nothing_sent():
     session, target, drivers = _session(_answer, era=ERA_PIP344)
     run = session.run_case(_case(era=ERA_PRE_PIP344))
     assert run.verdict.verdict == v.UNSUPPORTED
-    assert run.verdict.reason.startswith("row judges pre-PIP-344 brokers; target advertises flag 5")
+    assert run.verdict.reason.startswith("row judges pre-PIP-344 Apache Pulsar releases")
     assert not drivers  # no driver was even built
     assert era_mismatch(ERA_PIP344, ERA_PRE_PIP344).startswith("row judges PIP-344 brokers")
     assert era_mismatch(None, ERA_PIP344) is None

@@ -29,10 +29,14 @@ def test_end_to_end_run_against_pulsar_lite(tmp_path):
     records = read_results(tmp_path / "results" / "e2e.jsonl")
     assert records and {r.target for r in records} == {"pulsar-lite"}
     assert any(r.verdict == "passed" for r in records)
-    # pulsar-lite does not advertise flag 5, so PIP-344-era rows are unsupported there, with the reason.
-    assert all(r.verdict == "unsupported" and "flag 5" in r.reason for r in records if r.era == "pip344")
+    # pulsar-lite is not an Apache release, so it is held to the current spec: the pre-PIP-344 rows
+    # are unsupported with that reason, and the flag row's verdict follows what CONNECTED advertised.
+    assert all(r.verdict == "unsupported" and "pre-PIP-344" in r.reason for r in records if r.era == "pre-pip344")
     assert (tmp_path / "junit.xml").exists()
     env = (tmp_path / "allure-results" / "environment.properties").read_text()
+    advertised = "pulsar-lite.flag5=yes" in env
+    [flag_row] = [r for r in records if r.row_id == "pip344-flag-001"]
+    assert (flag_row.verdict == "passed") == advertised
     assert "pulsar-lite.version=Pulsar-Lite" in env
     assert any(json.loads(p.read_text())["name"].endswith("[pulsar-lite-wire]")
                for p in (tmp_path / "allure-results").glob("*-result.json"))

@@ -98,3 +98,14 @@ def test_real_reference_broker_starts_detects_and_stops(tmp_path):
         target.stop()
     import os
     assert not os.path.exists(f"/proc/{pid}")
+
+
+@pytest.mark.parametrize("version, era", [
+    ("3.0.5", "pre-pip344"), ("Pulsar Server3.0.5", "pre-pip344"), ("2.11.4", "pre-pip344"),
+    ("3.2.4", "pre-pip344"), ("3.3.0", "pre-pip344"), ("3.0.6", "pip344"), ("3.3.1", "pip344"),
+    ("4.0.13", "pip344"), ("4.2.4", "pip344"), ("0.1.0-reference", "pip344"), ("Pulsar-Lite-0.1.0", "pip344"),
+    (None, "pip344"),
+])
+def test_era_is_keyed_by_apache_release_version(version, era):
+    from conformance.targets.base import era_of_version
+    assert era_of_version(version) == era
