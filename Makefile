@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PROTO_SRC := reference_broker/protocol/pulsar_api.proto
 PROTO_OUT := reference_broker/protocol/pulsar_api_pb2.py
-REPORTS ?= reports
+REPORTS ?= reports/out
 TARGETS ?= --target reference --target pulsar-lite
 
 .PHONY: install proto test conformance cases bench clean

@@ -1,0 +1,114 @@
+"""Partition-metadata lookup rate and latency with the official client: reference vs pulsar-lite.
+
+Both brokers are started the way the harness starts them (conformance.targets), on loopback, and
+get the same workload: one existing non-partitioned topic, then ``--calls`` sequential
+``client.get_topic_partitions(topic)`` calls (one PARTITIONED_METADATA round trip each on a warm
+connection; the client is told to skip its own caching by using a fresh topic object each time is
+not possible, so the broker sees every call) for latency, and ``--threads`` threads sharing one
+client for throughput. Prints p50/p99 latency, calls per second and the reference/pulsar-lite
+ratio. Every wait is bounded; both brokers are stopped at the end.
+
+    .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pulsar  # noqa: E402
+
+from conformance.targets.registry import make_target  # noqa: E402
+
+TOPIC = "persistent://public/default/bench-lookup"
+
+
+def quiet_logger() -> logging.Logger:
+    logger = logging.getLogger("bench-lookup")
+    logger.setLevel(logging.CRITICAL)
+    return logger
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def measure(service_url: str, calls: int, threads: int, seconds: float) -> dict[str, float]:
+    client = pulsar.Client(service_url, operation_timeout_seconds=10, connection_timeout_ms=5000,
+                           logger=quiet_logger(), concurrent_lookup_requests=50000)
+    try:
+        client.create_producer(TOPIC).close()  # the topic exists before any lookup is timed
+        for _ in range(100):  # warm up the connection and both sides' code paths
+            client.get_topic_partitions(TOPIC)
+        latencies = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            client.get_topic_partitions(TOPIC)
+            latencies.append(time.perf_counter() - start)
+        done = [0] * threads
+        stop_at = time.perf_counter() + seconds
+
+        def worker(index: int) -> None:
+            while time.perf_counter() < stop_at:
+                client.get_topic_partitions(TOPIC)
+                done[index] += 1
+
+        workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+        began = time.perf_counter()
+        for thread in workers:
+            thread.start()
+        for thread in workers:
+            thread.join(seconds + 30)
+        elapsed = time.perf_counter() - began
+        return {
+            "p50_ms": percentile(latencies, 0.50) * 1000,
+            "p99_ms": percentile(latencies, 0.99) * 1000,
+            "mean_ms": statistics.fmean(latencies) * 1000,
+            "sequential_per_s": calls / sum(latencies),
+            "threaded_per_s": sum(done) / elapsed,
+        }
+    finally:
+        client.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--targets", default="reference,pulsar-lite")
+    args = parser.parse_args()
+
+    results: dict[str, dict[str, float]] = {}
+    for name in args.targets.split(","):
+        target = make_target(name)
+        try:
+            target.start()
+            results[name] = measure(target.service_url, args.calls, args.threads, args.seconds)
+        finally:
+            target.stop()
+
+    print(f"partition-metadata lookups, official client, {args.calls} sequential calls, "
+          f"{args.threads} threads for {args.seconds:.0f} s")
+    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'threaded/s':>12}")
+    for name, figures in results.items():
+        print(f"{name:<14}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}"
+              f"{figures['sequential_per_s']:>10.0f}{figures['threaded_per_s']:>12.0f}")
+    if {"reference", "pulsar-lite"} <= results.keys():
+        ref, lite = results["reference"], results["pulsar-lite"]
+        print(f"ratio reference/pulsar-lite: sequential {ref['sequential_per_s'] / lite['sequential_per_s']:.2f}x, "
+              f"threaded {ref['threaded_per_s'] / lite['threaded_per_s']:.2f}x, "
+              f"p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (>1 = reference faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Imports go one way: spec -> model -> conformance -> reports, and the reference broker is a target.
+
+Rule 1: reference_broker may use the model's value helpers (model.names, model.hashing) and
+        nothing else of model/, spec/, conformance/ or reports/; otherwise "the broker agrees
+        with the model" would prove nothing.
+Rule 2: reference_broker/protocol/ is sans-IO: protobuf, crc32c, the standard library and itself.
+Rule 3: model/ is pure: no project layer after it, no I/O libraries.
+Rule 4: reports/ reads results through conformance.results and nothing else of the project.
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ("spec", "model", "reference_broker", "conformance", "reports")
+IO_LIBRARIES = {"asyncio", "socket", "selectors", "httpx", "pulsar", "uvicorn", "fastapi", "sqlite3", "kazoo",
+                "subprocess", "threading"}
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted(p for p in (ROOT / folder).rglob("*.py") if not p.name.endswith("_pb2.py"))
+
+
+def project_imports(path: Path) -> set[str]:
+    return {m for m in imports_of(path) if m.split(".")[0] in PROJECT}
+
+
+@pytest.mark.parametrize("path", modules("reference_broker"), ids=str)
+def test_reference_broker_uses_only_model_value_helpers(path):
+    allowed_model = {"model.names", "model.hashing"}
+    for module in project_imports(path):
+        top = module.split(".")[0]
+        if top == "model":
+            assert any(module == a or module.startswith(a + ".") for a in allowed_model), f"{path}: {module}"
+        else:
+            assert top == "reference_broker", f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("reference_broker/protocol"), ids=str)
+def test_protocol_is_sans_io(path):
+    stdlib = set(sys.stdlib_module_names)
+    for module in imports_of(path):
+        top = module.split(".")[0]
+        assert module.startswith("reference_broker.protocol") or top in {"google", "crc32c", "__future__"} \
+            or (top in stdlib and top not in IO_LIBRARIES), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("model"), ids=str)
+def test_model_is_pure(path):
+    for module in imports_of(path):
+        top = module.split(".")[0]
+        assert top not in IO_LIBRARIES, f"{path} imports {module}"
+        assert top not in ("reference_broker", "conformance", "reports"), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("reports"), ids=str)
+def test_reports_read_only_the_results_schema(path):
+    for module in project_imports(path):
+        assert module.split(".")[0] == "reports" or module.startswith("conformance.results"), f"{path}: {module}"
+
+
+@pytest.mark.parametrize("path", modules("conformance"), ids=str)
+def test_conformance_uses_the_broker_only_through_its_codec(path):
+    for module in project_imports(path):
+        if module.startswith("reference_broker"):
+            assert module.startswith("reference_broker.protocol"), f"{path} imports {module}"
+        assert not module.startswith("reports"), f"{path} imports {module}"
+
+
+def test_the_walk_sees_every_layer():
+    assert all(modules(folder) for folder in PROJECT)
