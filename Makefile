@@ -10,7 +10,10 @@ PROTO_OUT := reference_broker/protocol/pulsar_api_pb2.py
 REPORTS ?= reports/out
 TARGETS ?= --target reference --target pulsar-lite
 
-.PHONY: install proto test conformance cases bench clean
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
+ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
+
+.PHONY: install proto system-zookeeper test conformance cases bench clean
 
 install: $(STAMP) $(PROTO_OUT)
 
@@ -26,7 +29,11 @@ $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
 
 proto: $(PROTO_OUT)
 
-test: install
+# A real ZooKeeper (Debian's package) for the zk: metadata store tests and bench/bucketing.py.
+system-zookeeper:
+	@test -f $(ZOOKEEPER_JAR) || { apt-get update -qq && $(APT_INSTALL) zookeeper; }
+
+test: install system-zookeeper
 	$(PY) -m pytest tests -q -p no:cacheprovider
 
 # Runs every spec case against the embedded reference broker and pulsar-lite and writes reports/.
@@ -38,8 +45,9 @@ conformance: install
 cases: install
 	$(PY) -m conformance cases
 
-bench: install
+bench: install system-zookeeper
 	$(PY) bench/lookup.py
+	$(PY) bench/bucketing.py
 
 clean:
 	rm -rf $(VENV) $(PROTO_OUT) $(REPORTS)/results $(REPORTS)/allure-results $(REPORTS)/junit.xml

@@ -15,11 +15,20 @@ Rule 3: a namespace's ``replication_clusters`` must contain this broker's cluste
         body names none.
 Rule 4: the override is validated by ``autocreation.validate_override`` (facts §1.5) wherever it
         enters: the autoTopicCreation endpoint and a namespace-create Policies body.
+Rule 5 (PIP-157, docs/pip157-decisions.md (e), (f)): ``numberOfTopicBuckets`` is a Policies field
+        that can be given ONLY in the namespace-create body: an int from 1 to 1024, else 412
+        "Invalid numberOfTopicBuckets <json>: ...". Absent (or null) means 1, today's layout, and
+        the Policies JSON is stored without the key, byte for byte as before. Any later attempt to
+        change it (POST/DELETE .../numberOfTopicBuckets) is refused with 412 "numberOfTopicBuckets
+        can only be set when the namespace is created" and changes nothing; PUT on an existing
+        namespace is the usual 409 "Namespace already exists". PIP-157: "Users will not be able to
+        change the number of buckets after the namespace is created."
 Texts marked [I] are not in the facts: they are our best reading of Pulsar and may differ in wording.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 from model.names import InvalidName, NamespaceName, TopicName, check_named_entity
@@ -36,6 +45,21 @@ from reference_broker.errors import (
     tenant_or_namespace_missing_binary,
 )
 from reference_broker.metadata import layout
+
+# Rule 5. The bounds are our decision (docs/pip157-decisions.md (f)); PIP-157 gives none.
+TOPIC_BUCKETS_KEY = "numberOfTopicBuckets"
+MIN_TOPIC_BUCKETS = 1
+MAX_TOPIC_BUCKETS = 1024
+TOPIC_BUCKETS_IMMUTABLE = "numberOfTopicBuckets can only be set when the namespace is created"
+
+
+def _validate_topic_buckets(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_TOPIC_BUCKETS <= value <= MAX_TOPIC_BUCKETS:
+        raise NotAllowed(  # 412, our text (Rule 5)
+            f"Invalid {TOPIC_BUCKETS_KEY} {json.dumps(value)}: must be an integer from "
+            f"{MIN_TOPIC_BUCKETS} to {MAX_TOPIC_BUCKETS}"
+        )
+    return value
 
 
 def parse_namespace(value: NamespaceName | str) -> NamespaceName:
@@ -173,6 +197,10 @@ class NamespaceOps:
             stored.pop(autocreation.OVERRIDE_KEY, None)
         else:
             stored[autocreation.OVERRIDE_KEY] = autocreation.validate_override(override, self.config)  # Rule 4
+        if stored.get(TOPIC_BUCKETS_KEY) is None:
+            stored.pop(TOPIC_BUCKETS_KEY, None)  # Rule 5: absent means 1, JSON unchanged
+        else:
+            stored[TOPIC_BUCKETS_KEY] = _validate_topic_buckets(stored[TOPIC_BUCKETS_KEY])
         return stored
 
     def delete_namespace(self, namespace: NamespaceName | str) -> None:
@@ -180,7 +208,7 @@ class NamespaceOps:
         ns = parse_namespace(namespace)
         self.get_policies(ns)
         has_topics = any(
-            self.store.children(layout.managed_ledgers_dir(ns))
+            self._ledger_children(ns, domain)
             or self.store.children(layout.partitioned_topics_dir(ns, domain))
             for domain in ("persistent", "non-persistent")
         ) or any(t.namespace_name == ns for t in self._active_non_persistent)
@@ -189,6 +217,33 @@ class NamespaceOps:
         self.store.delete_recursive(layout.namespace_path(ns))
         self.store.delete_recursive(f"{layout.PARTITIONED_TOPICS_ROOT}/{ns.tenant}/{ns.namespace}")
         self.store.delete_recursive(f"{layout.MANAGED_LEDGERS_ROOT}/{ns.tenant}/{ns.namespace}")
+
+    # --- numberOfTopicBuckets (PIP-157, Rule 5) ------------------------------------------------
+
+    def _buckets_of(self, ns: NamespaceName) -> int:
+        """The namespace's bucket count; 1 when the key is absent or the namespace does not exist."""
+        policies = self._policies_or_none(ns)
+        value = None if policies is None else policies.get(TOPIC_BUCKETS_KEY)
+        return layout.NO_BUCKETS if value is None else int(value)
+
+    def _ledger_children(self, ns: NamespaceName, domain: str) -> list[str]:
+        """Every managed-ledger child name of the namespace: one ``children`` call per bucket (PIP-157
+        "one requests to the metadata store per bucket instead of a single request")."""
+        names: list[str] = []
+        for folder in layout.topic_dirs(ns, domain, self._buckets_of(ns)):
+            names.extend(self.store.children(folder))
+        return names
+
+    def get_number_of_topic_buckets(self, namespace: NamespaceName | str) -> int:
+        """GET /admin/v2/namespaces/{t}/{ns}/numberOfTopicBuckets."""
+        policies = self.get_policies(namespace)
+        value = policies.get(TOPIC_BUCKETS_KEY)
+        return layout.NO_BUCKETS if value is None else int(value)
+
+    def set_number_of_topic_buckets(self, namespace: NamespaceName | str, value: Any = None) -> None:
+        """POST/DELETE .../numberOfTopicBuckets: always refused once the namespace exists (Rule 5)."""
+        self.get_policies(namespace)  # 404 "Namespace does not exist" first
+        raise NotAllowed(TOPIC_BUCKETS_IMMUTABLE)
 
     # --- autoTopicCreationOverride (facts §1.5) -------------------------------------------------
 

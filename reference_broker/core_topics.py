@@ -18,6 +18,9 @@ Rule 3 (attach): a producer/consumer may always load a partition ``n < K`` of an
         partitioned topic; any other absent topic needs auto-creation to be allowed.
 Rule 4: persistent topics are created as managed-ledger nodes; non-persistent ones only join the
         in-memory active set (facts §4.2 "non-persistent topics: not stored at all").
+Rule 5 (PIP-157): a managed-ledger path is always ``_ledger_path(topic)``, which reads the
+        namespace's ``numberOfTopicBuckets``; listing, counting for maxTopicsPerNamespace and the
+        partition scan go through ``_ledger_children`` (one ``children`` call per bucket).
 Texts marked [I] are not in the facts: our best reading of Pulsar, wording may differ.
 """
 
@@ -81,9 +84,13 @@ class TopicOps:
         data = self._read_json(layout.partitioned_topic_path(topic))
         return int(data.get("partitions", 0)) if data else 0
 
+    def _ledger_path(self, topic: TopicName) -> str:
+        """Rule 5: the managed-ledger path in the layout of the topic's namespace."""
+        return layout.managed_ledger_path(topic, self._buckets_of(topic.namespace_name))
+
     def _non_partitioned_exists(self, topic: TopicName) -> bool:
         if topic.persistent:
-            return self.store.exists(layout.managed_ledger_path(topic))
+            return self.store.exists(self._ledger_path(topic))
         return topic in self._active_non_persistent
 
     def topic_existence(self, topic: TopicName | str) -> str | None:
@@ -159,7 +166,7 @@ class TopicOps:
         ns = topic.namespace_name
         existing = [
             child
-            for child in self.store.children(layout.managed_ledgers_dir(ns, topic.domain))
+            for child in self._ledger_children(ns, topic.domain)
             if not autocreation.is_system_topic(layout.topic_from_child(ns, topic.domain, child))
         ]
         if len(existing) + adding > limit:
@@ -206,7 +213,7 @@ class TopicOps:
         ns = topic.namespace_name
         indexes = [
             t.partition_index
-            for t in (layout.topic_from_child(ns, topic.domain, c) for c in self.store.children(layout.managed_ledgers_dir(ns)))
+            for t in (layout.topic_from_child(ns, topic.domain, c) for c in self._ledger_children(ns, topic.domain))
             if t.is_partition and t.partitioned_base == topic
         ]
         return max(indexes, default=-1)
@@ -250,7 +257,7 @@ class TopicOps:
 
     def _create_ledger_if_missing(self, topic: TopicName) -> None:
         try:
-            self.store.create(layout.managed_ledger_path(topic), layout.encode_json({}))
+            self.store.create(self._ledger_path(topic), layout.encode_json({}))
         except NodeExists:
             pass
 
@@ -263,7 +270,7 @@ class TopicOps:
 
     def _drop_non_partitioned(self, topic: TopicName) -> None:
         if topic.persistent:
-            self.store.delete_recursive(layout.managed_ledger_path(topic))
+            self.store.delete_recursive(self._ledger_path(topic))
         else:
             self._active_non_persistent.discard(topic)
         for listener in list(self.topic_deleted_listeners):
@@ -281,7 +288,7 @@ class TopicOps:
         ns, domain = parse_namespace(namespace), self._domain(domain)
         self.get_policies(ns)
         if domain == "persistent":
-            children = self.store.children(layout.managed_ledgers_dir(ns))
+            children = self._ledger_children(ns, domain)  # Rule 5: across all buckets
             return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)
         return sorted(str(t) for t in self._active_non_persistent if t.namespace_name == ns)
 

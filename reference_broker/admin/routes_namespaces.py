@@ -1,4 +1,4 @@
-"""Admin v2 routes for clusters, tenants, namespaces and the namespace autoTopicCreation override.
+"""Admin v2 routes for clusters, tenants, namespaces, the autoTopicCreation override and numberOfTopicBuckets.
 
 What this module owns: the HTTP shape of these resources (paths verbatim from Pulsar's admin v2,
 status codes, bodies). Every decision is the core's; a route only binds the request, calls one
@@ -7,6 +7,9 @@ core method and shapes the answer.
 Rule 1: handlers are ``async def`` so they run in the event loop, never in a thread pool: the core
         is synchronous and relies on the loop for atomicity (core.py Rule 3).
 Rule 2: writes answer 204 No Content, as Pulsar's admin resources do.
+Rule 3: PIP-157's ``numberOfTopicBuckets`` is set only in the namespace-create Policies body; its own
+        route answers GET, and refuses POST/DELETE with 412 whatever the body (core_namespaces
+        Rule 5). The route is ours: PIP-157 was never implemented in Pulsar (facts §4.1).
 """
 
 from __future__ import annotations
@@ -110,5 +113,24 @@ def build_router(core: BrokerCore) -> APIRouter:
     async def remove_auto_topic_creation(tenant: str, namespace: str) -> Response:
         core.remove_auto_topic_creation_override(f"{tenant}/{namespace}")
         return Response(status_code=NO_CONTENT)
+
+    # --- numberOfTopicBuckets (PIP-157; Rule 3) ----------------------------------------------
+
+    @router.get("/namespaces/{tenant}/{namespace}/numberOfTopicBuckets",
+                summary="Get the namespace's numberOfTopicBuckets (1 = no bucketing)")
+    async def get_number_of_topic_buckets(tenant: str, namespace: str) -> int:
+        return core.get_number_of_topic_buckets(f"{tenant}/{namespace}")
+
+    @router.post("/namespaces/{tenant}/{namespace}/numberOfTopicBuckets", status_code=NO_CONTENT,
+                 summary="Always refused (412): numberOfTopicBuckets can only be set at namespace creation")
+    async def set_number_of_topic_buckets(tenant: str, namespace: str, value: Any = Body(default=None)) -> Response:
+        core.set_number_of_topic_buckets(f"{tenant}/{namespace}", value)
+        return Response(status_code=NO_CONTENT)  # never reached: the core always refuses
+
+    @router.delete("/namespaces/{tenant}/{namespace}/numberOfTopicBuckets", status_code=NO_CONTENT,
+                   summary="Always refused (412): numberOfTopicBuckets can only be set at namespace creation")
+    async def remove_number_of_topic_buckets(tenant: str, namespace: str) -> Response:
+        core.set_number_of_topic_buckets(f"{tenant}/{namespace}")
+        return Response(status_code=NO_CONTENT)  # never reached: the core always refuses
 
     return router

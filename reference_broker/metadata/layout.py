@@ -10,6 +10,7 @@ path by hand. The table, quoted from facts §4.2:
 | namespace policies (JSON Policies)    | /admin/policies/{tenant}/{namespace}                                |
 | partitioned-topic metadata            | /admin/partitioned-topics/{tenant}/{namespace}/{domain}/{encodedLocalName} |
 | managed ledger per persistent topic   | /managed-ledgers/{tenant}/{namespace}/persistent/{encodedLocalName} |
+|   ... in a PIP-157 bucketed namespace | /managed-ledgers/{tenant}/{namespace}/persistent/$k/{encodedLocalName} |
 | non-persistent topics                 | not stored at all                                                   |
 
 Rule 1: topic local names are URL-encoded in paths and decoded when listed (facts §4.2,
@@ -17,9 +18,13 @@ Rule 1: topic local names are URL-encoded in paths and decoded when listed (fact
         need no encoding).
 Rule 2: namespaces are the children of their tenant's node, so listing a tenant's namespaces is
         ``children(/admin/policies/{tenant})``.
-Rule 3: the managed-ledger path is built in one function, ``managed_ledger_path``, so PIP-157's
-        bucket folder (``.../persistent/$<bucket>/<topic>``, facts §4.1) can later be added there
-        without touching callers. No bucketing is done today.
+Rule 3: the managed-ledger path is built in one function, ``managed_ledger_path(topic, buckets)``.
+        PIP-157 (facts §4.1, docs/pip157-decisions.md): with ``numberOfTopicBuckets`` = 1 (the
+        default) the path is exactly today's; with n > 1 a bucket folder ``$k`` is inserted after
+        the domain, ``k = model.hashing.bucket_of(decoded local name, n)``, so each partition lands
+        by its own local name. ``topic_dirs`` gives the folders whose children are the topics
+        (one per bucket): every listing reads each of them, one ``children`` call per bucket.
+        Partitioned-topic metadata paths are never bucketed.
 Rule 4: dynamic configuration updated at runtime is kept at ``/admin/configuration`` (a JSON map
         of key -> text), so a broker restarted on the same store keeps it, as Pulsar does.
 """
@@ -30,6 +35,7 @@ import json
 import urllib.parse
 from typing import Any
 
+from model.hashing import bucket_of
 from model.names import NamespaceName, TopicName, PERSISTENT
 
 CLUSTERS_ROOT = "/admin/clusters"
@@ -63,11 +69,40 @@ def managed_ledgers_dir(namespace: NamespaceName, domain: str = PERSISTENT) -> s
     return f"{MANAGED_LEDGERS_ROOT}/{namespace.tenant}/{namespace.namespace}/{domain}"
 
 
-def managed_ledger_path(topic: TopicName) -> str:
-    """``/managed-ledgers/`` + Pulsar's persistence naming; persistent topics only (facts §4.2)."""
+NO_BUCKETS = 1  # PIP-157: "The default value, 1 means no bucketing, the current behaviour will be preserved"
+BUCKET_PREFIX = "$"  # facts §4.1: the PIP's example names the bucket folders $0, $1, $2
+
+
+def _check_buckets(buckets: int) -> int:
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < NO_BUCKETS:
+        raise ValueError(f"number of topic buckets must be an int >= 1, got {buckets!r}")
+    return buckets
+
+
+def bucket_dir(namespace: NamespaceName, domain: str, bucket: int) -> str:
+    """``/managed-ledgers/{tenant}/{namespace}/{domain}/$k``."""
+    return f"{managed_ledgers_dir(namespace, domain)}/{BUCKET_PREFIX}{bucket}"
+
+
+def topic_dirs(namespace: NamespaceName, domain: str = PERSISTENT, buckets: int = NO_BUCKETS) -> list[str]:
+    """The folders whose children are the namespace's managed ledgers (Rule 3): one, or one per bucket."""
+    if _check_buckets(buckets) == NO_BUCKETS:
+        return [managed_ledgers_dir(namespace, domain)]
+    return [bucket_dir(namespace, domain, k) for k in range(buckets)]
+
+
+def managed_ledger_path(topic: TopicName, buckets: int = NO_BUCKETS) -> str:
+    """``/managed-ledgers/`` + Pulsar's persistence naming; persistent topics only (facts §4.2).
+
+    ``buckets`` is the namespace's ``numberOfTopicBuckets`` (Rule 3); 1 keeps today's path.
+    """
     if not topic.persistent:
         raise ValueError(f"{topic} is non-persistent: non-persistent topics have no managed ledger")
-    return f"{managed_ledgers_dir(topic.namespace_name)}/{topic.encoded_local_name}"
+    base = managed_ledgers_dir(topic.namespace_name, topic.domain)
+    if _check_buckets(buckets) == NO_BUCKETS:
+        return f"{base}/{topic.encoded_local_name}"
+    # docs/pip157-decisions.md (a): the DECODED local name is hashed; the path holds the encoded one.
+    return f"{base}/{BUCKET_PREFIX}{bucket_of(topic.local_name, buckets)}/{topic.encoded_local_name}"
 
 
 def decode_local_name(child: str) -> str:

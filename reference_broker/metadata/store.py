@@ -118,6 +118,11 @@ def open_store(url: str) -> MetadataStore:
         from reference_broker.metadata.sqlite import SqliteMetadataStore
 
         return SqliteMetadataStore(rest)
+    if sep and scheme == "zk":
+        # A real ZooKeeper, connected with a bounded wait (metadata/zookeeper.py).
+        from reference_broker.metadata.zookeeper import ZooKeeperMetadataStore
+
+        return ZooKeeperMetadataStore(url)
     raise ConfigError(
-        f"Unsupported metadataStoreUrl {url!r}: expected memory: or sqlite:PATH (zk: is not implemented yet)"
+        f"Unsupported metadataStoreUrl {url!r}: expected memory:, sqlite:PATH or zk:HOST:PORT[/chroot]"
     )

@@ -114,7 +114,7 @@ def test_open_store_urls(tmp_path):
     assert isinstance(open_store("memory:local"), MemoryMetadataStore)
     assert isinstance(open_store(f"sqlite:{tmp_path / 'a.db'}"), SqliteMetadataStore)
     assert isinstance(open_store(f"sqlite://{tmp_path / 'b.db'}"), SqliteMetadataStore)
-    for bad in ["zk:localhost:2181", "sqlite:", "memory", "rocksdb://x"]:
+    for bad in ["sqlite:", "memory", "rocksdb://x"]:
         with pytest.raises(ConfigError, match="metadataStoreUrl"):
             open_store(bad)
 
