@@ -1,11 +1,14 @@
 """``python -m conformance``: run the conformance suite against brokers, or list its cases.
 
   python -m conformance run --target reference --target pulsar-lite \\
+      [--target pulsar-container[:TAG]] [--pulsar-versions 3.0.5,4.0.13,4.2.4] \\
       [--target url:pulsar://H:P,http://H:Q] [--pip 344] [-k EXPR] [--out reports/out]
   python -m conformance cases [--pip 344]
 
 Exit codes of ``run``: 0 no failures; 1 failures; 2 harness error (broken case, bad arguments,
-a target that could not start, nothing executed); 3 only indefinite results besides passes.
+nothing executed on any target); 3 only indefinite results besides passes. A target that could
+not start has its cases reported unsupported and is named in the summary; the other targets'
+verdicts decide the exit code.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 from conformance import verdicts as v
 from conformance.errors import UsageError
 from conformance.runner import DEFAULT_OUT, load_cases, run
-from conformance.targets.registry import known_names
+from conformance.targets.registry import known_names, pulsar_version_targets
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd = commands.add_parser("run", help="run cases against one or more targets")
     run_cmd.add_argument("--target", action="append", default=[], metavar="NAME",
                          help=f"repeatable; one of: {', '.join(known_names())}")
+    run_cmd.add_argument("--pulsar-versions", metavar="V1,V2,...",
+                         help="comma-separated apachepulsar/pulsar image tags; adds one "
+                              "pulsar-container:<tag> target per version (needs a Docker engine)")
     run_cmd.add_argument("--pip", action="append", default=[], metavar="N", help="only this PIP (repeatable), e.g. 344")
     run_cmd.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression over item names")
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
@@ -65,7 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.timeout <= 0:
         print("conformance: error: --timeout must be positive", file=sys.stderr)
         return v.EXIT_HARNESS
-    return run(args.target, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
+    targets = list(args.target)
+    if args.pulsar_versions is not None:
+        try:
+            targets += pulsar_version_targets(args.pulsar_versions)
+        except UsageError as exc:
+            print(f"conformance: error: {exc}", file=sys.stderr)
+            return v.EXIT_HARNESS
+    return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout)
 
 

@@ -11,6 +11,10 @@ Rule 3: targets are stopped at the end whatever happens: the plugin's sessionfin
 Rule 4: the exit code is computed from the verdicts (verdicts.py Rule 5), not from pytest's
         own status: a skipped (unsupported) item is not a pass, and a failed item may be a
         harness problem. A run that selects or executes no case exits 2 and says why.
+Rule 5: a target that could not start (no Docker engine, a binary missing) has every case
+        recorded unsupported with "target could not start: <reason>" and is named in the
+        summary, but it alone does not decide the exit code: the verdicts of the targets that
+        ran do. Only when no case executed on any target is the run exit 2.
 """
 
 from __future__ import annotations
@@ -92,7 +96,8 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     try:
         if targets is None:
             if not target_specs:
-                raise UsageError("no target given; use --target reference, --target pulsar-lite or "
+                raise UsageError("no target given; use --target reference, --target pulsar-lite, "
+                                 "--target pulsar-container[:TAG], --pulsar-versions V1,V2 or "
                                  "--target url:pulsar://HOST:PORT[,http://HOST:PORT]")
             targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs") for spec in target_specs]
         names = [t.name for t in targets]
@@ -139,14 +144,18 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
     if plugin.selected == 0:
         say(f"conformance: error: no case selected{f' by -k {keyword!r}' if keyword else ''}; nothing was run")
         return v.EXIT_HARNESS
-    failed_targets = [s.target.name for s in sessions if s.target.start_error]
-    code = v.exit_code(verdict_names, targets_failed=len(failed_targets))
+    failed = [s.target for s in sessions if s.target.start_error]
+    code = v.exit_code(verdict_names)  # Rule 5: a target that did not start decides nothing itself
     counts = v.summarize(verdict_names)
-    if failed_targets:
-        say(f"conformance: error: target(s) could not start: {', '.join(failed_targets)}; "
-            "their cases are reported unsupported")
-    elif not any(counts[n] for n in v.EXECUTED):
-        say("conformance: error: no case was executed: every selected case was unsupported on every target")
+    executed = any(counts[n] for n in v.EXECUTED)
+    for target in failed:
+        mine = sum(1 for r in plugin.records if r.target == target.name and r.verdict == v.UNSUPPORTED
+                   and r.reason.startswith("target could not start"))
+        say(f"conformance: {'error' if not executed else 'warning'}: target {target.name} could not start: "
+            f"{target.start_error.splitlines()[0]}; its {mine} case(s) are reported unsupported")
+    if not executed:
+        say("conformance: error: no case was executed: every selected case was unsupported on every target"
+            + (f" ({len(failed)} target(s) could not start)" if failed else ""))
     explanation = {v.EXIT_OK: "no failures", v.EXIT_FAILED: "failures", v.EXIT_HARNESS: "harness error",
                    v.EXIT_INDEFINITE: "only indefinite results besides passes"}[code]
     say(f"exit {code}: {explanation}")

@@ -9,9 +9,9 @@ Rule 3: ``unsupported`` (a step could not be attempted, the target cannot take t
         wait ended without an answer) are never counted as passed, and never as failed.
 Rule 4: ``broken`` is a harness error (an exception in our code), reported with its traceback;
         harness failures are never reported as spec failures.
-Rule 5: exit codes, in order of precedence: 2 if anything is broken or nothing was executed
-        (every case unsupported or none selected) or a target could not start; 1 if anything
-        failed; 3 if anything is indefinite; else 0.
+Rule 5: exit codes, in order of precedence: 2 if anything is broken or nothing was executed on
+        any target (every case unsupported or none selected); 1 if anything failed; 3 if anything
+        is indefinite; else 0. A target that could not start only has its cases unsupported.
 """
 
 from __future__ import annotations

@@ -6,15 +6,20 @@ URLs, and it *detects* (never assumes) what it is:
 Rule 1: ``version`` is read from the broker: CONNECTED.server_version through the wire driver
         and, when there is an admin API, GET /admin/v2/brokers/version (the REST text wins).
 Rule 2: ``has_admin`` is true only if the admin REST API answered. ``era`` is keyed by the
-        broker's *version*: an Apache Pulsar release without PIP-344 (before 3.0.6, 3.1.x, 3.2.x,
-        3.3.0; facts §1.1) is judged by the seed's pre-PIP-344 table, every other broker by the
-        current spec. Feature flag 5 is *not* used to pick the era: whether a broker advertises it
-        is itself a spec row (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of
-        having them skipped.
+        broker's *version*: an Apache Pulsar release without PIP-344 is judged by the seed's
+        pre-PIP-344 table, every other broker by the current spec. Which releases have PIP-344 is
+        read from spec/features.yaml (``pip-344: first_versions``), the one place that says it
+        (facts §1.1: 3.0.6, 3.3.1, 4.0.0, hence not 3.1.x, 3.2.x, 3.3.0). Feature flag 5 is *not*
+        used to pick the era: whether a broker advertises it is itself a spec row
+        (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of having them skipped.
 Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with those broker.conf
         values, or raises ``Unsupported(reason)``. Keys a previous case (or a SetBrokerConfig
         step, via ``note_config_change``) changed and this case does not set are put back first,
         so no case sees its predecessor's config.
+        A real Pulsar applies a dynamic key asynchronously (the REST call stores it in the metadata
+        store; the broker's listener applies it later), so targets with ``confirms_dynamic_config``
+        then poll GET /admin/v2/brokers/configuration/runtime, within ``timeout``, until every
+        key it reports has the value set; a key it does not report is taken as set.
 Rule 4: a target that cannot start keeps ``start_error``; the runner reports its cases
         unsupported with "target could not start: ...", never passed.
 Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
@@ -23,7 +28,9 @@ Rule 5: ``generation`` increases whenever the broker process is replaced, so dri
 
 from __future__ import annotations
 
+import functools
 import re
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -40,24 +47,63 @@ FLAG5 = "supports_get_partitioned_metadata_without_auto_creation"
 _APACHE_RELEASE = re.compile(r"^(?:Pulsar Server)?(\d+)\.(\d+)\.(\d+)(?:-SNAPSHOT)?$")
 
 
+def _same_value(shown: str, wanted: str) -> bool:
+    """A runtime-config value equals a set one (``True``/``true``; an enum's ``NON_PARTITIONED``
+    is ``non-partitioned``)."""
+    def canon(text: str) -> str:
+        return pulsar_config.normalise(text).lower().replace("_", "-")
+    return canon(shown) == canon(wanted)
+
+
+ERA_FEATURE = "pip-344"  # the spec/features.yaml entry whose releases make up era "pip344"
+
+
+def _release(text: str) -> Optional[tuple[int, int, int]]:
+    match = _APACHE_RELEASE.match((text or "").strip())
+    return tuple(int(part) for part in match.groups()) if match else None  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=None)
+def feature_first_versions(feature: str = ERA_FEATURE) -> tuple[tuple[int, int, int], ...]:
+    """``first_versions`` of a feature in spec/features.yaml, as sorted (major, minor, patch)."""
+    from spec.schema import SPEC_DIR, load_registry
+
+    entry = load_registry(SPEC_DIR / "features.yaml", "features").get(feature)
+    if not entry or not entry.get("first_versions"):
+        raise ValueError(f"spec/features.yaml has no first_versions for {feature!r}; "
+                         "the era of an Apache Pulsar release cannot be decided without them")
+    versions = []
+    for text in entry["first_versions"]:
+        release = _release(str(text))
+        if release is None:
+            raise ValueError(f"spec/features.yaml: {feature}.first_versions has {text!r}, "
+                             "which is not a release number like 3.0.6")
+        versions.append(release)
+    return tuple(sorted(versions))
+
+
+def release_has_feature(release: tuple[int, int, int], first_versions: tuple[tuple[int, int, int], ...]) -> bool:
+    """A release line has the feature from the first_version listed for that line (major.minor)
+    on; a line newer than the newest listed one has it; any other line does not (lines between
+    listed ones, like 3.1 and 3.2 between 3.0.6 and 3.3.1, were cut before the feature)."""
+    line = release[:2]
+    for first in first_versions:
+        if first[:2] == line:
+            return release >= first
+    return line > max(first[:2] for first in first_versions)
+
+
 def era_of_version(version: Optional[str]) -> str:
     """Which table judges a broker of this version (Rule 2).
 
     Only strings shaped like an Apache Pulsar release (``4.0.13``, ``Pulsar Server3.0.5``) can be
-    old: "the feature is in 3.0.6+, 3.3.1+, and 4.0.0+ ... 3.3.0 had only the PIP document"
-    (facts §1.1). Other implementations are held to the current spec.
+    old; other implementations (the reference broker is 0.x, pulsar-lite has its own numbering)
+    are held to the current spec.
     """
-    match = _APACHE_RELEASE.match((version or "").strip())
-    if not match:
+    release = _release(version or "")
+    if release is None or release[0] == 0:
         return ERA_PIP344
-    major, minor, patch = (int(part) for part in match.groups())
-    if major == 0:
-        return ERA_PIP344  # not an Apache numbering (the reference broker is 0.x)
-    if (major, minor) < (3, 0) or (major, minor) == (3, 0) and patch < 6:
-        return ERA_PRE_PIP344
-    if (major, minor) in ((3, 1), (3, 2)) or (major, minor, patch) == (3, 3, 0):
-        return ERA_PRE_PIP344
-    return ERA_PIP344
+    return ERA_PIP344 if release_has_feature(release, feature_first_versions()) else ERA_PRE_PIP344
 
 
 class Target:
@@ -67,6 +113,8 @@ class Target:
     # True when any tenant/namespace implicitly exists (pulsar-lite): CreateTenant and
     # CreateNamespace are then Done without I/O, and a case needing a missing one is unsupported.
     implicit_namespaces = False
+    # True for real Pulsar brokers: wait until a dynamic key shows in the runtime config (Rule 3).
+    confirms_dynamic_config = False
 
     def __init__(self, name: Optional[str] = None, *, timeout: float = DEFAULT_TIMEOUT,
                  start_timeout: float = 30.0, log_dir: Optional[Path] = None):
@@ -175,6 +223,7 @@ class Target:
         if not self.has_admin:
             raise Unsupported(f"{self.name} has no admin REST API to set broker config {wanted}")
         rest = RestDriver(self.admin_url, timeout=self.timeout)
+        posted: dict[str, str] = {}  # key -> the value the runtime config must come to show
         try:
             for key in [k for k in self._dirty if k not in wanted]:
                 baseline = self._baseline(key)
@@ -186,6 +235,8 @@ class Target:
                     raise TargetError(f"{self.name}: cannot reset {key} after the previous case: "
                                       f"{response.status_code} {error_reason(response)}")
                 del self._dirty[key]
+                if baseline is not None:
+                    posted[key] = baseline
             for key, value in wanted.items():
                 # Sent even when it equals the baseline: cheap, and it does not trust the target
                 # to start with Pulsar's defaults.
@@ -194,5 +245,29 @@ class Target:
                     raise Unsupported(f"{self.name} refused broker config {key}={value}: "
                                       f"{response.status_code} {error_reason(response)}")
                 self._dirty[key] = value
+                posted[key] = value
+            if self.confirms_dynamic_config and posted:
+                self._await_runtime(rest, posted)
         finally:
             rest.close()
+
+    def _await_runtime(self, rest: RestDriver, posted: dict[str, str]) -> None:
+        """Poll the runtime config until it shows every posted value (Rule 3), or Indefinite."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            response = rest.request("GET", "/admin/v2/brokers/configuration/runtime")
+            try:
+                runtime = response.json() if response.status_code == 200 else None
+            except ValueError:
+                runtime = None
+            if not isinstance(runtime, dict):
+                return  # the broker does not show its runtime config: nothing to wait for
+            pending = {key: str(runtime[key]) for key, value in posted.items()
+                       if key in runtime and not _same_value(str(runtime[key]), value)}
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                shown = ", ".join(f"{key}={pending[key]} (set to {posted[key]})" for key in sorted(pending))
+                raise Indefinite(f"{self.name} accepted the dynamic config but its runtime config still "
+                                 f"shows {shown} after {self.timeout:g} s")
+            time.sleep(0.1)

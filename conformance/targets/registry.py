@@ -1,13 +1,18 @@
 """Target names -> classes, the way uvicorn picks a loop or an HTTP implementation by name.
 
-Rule 1: ``reference`` and ``pulsar-lite`` are launched by the harness; ``url:<urls>`` is an
-        already running broker. Anything else is a UsageError that lists what is known.
+Rule 1: ``reference`` and ``pulsar-lite`` are launched by the harness as processes;
+        ``pulsar-container[:TAG]`` runs Apache Pulsar's image ``apachepulsar/pulsar:TAG`` in
+        Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is an already running
+        broker. Anything else is a UsageError that lists what is known.
+Rule 2: ``--pulsar-versions 3.0.5,4.0.13`` is shorthand for one ``pulsar-container:<v>`` per
+        version (``pulsar_version_targets``).
 """
 
 from __future__ import annotations
 
 from conformance.errors import UsageError
 from conformance.targets.base import Target
+from conformance.targets.container import ContainerTarget, check_tag
 from conformance.targets.pulsar_lite import PulsarLiteTarget
 from conformance.targets.reference import ReferenceTarget
 from conformance.targets.url import UrlTarget
@@ -19,15 +24,30 @@ TARGETS: dict[str, type[Target]] = {
 
 
 def known_names() -> list[str]:
-    return [*TARGETS, "url:pulsar://HOST:PORT[,http://HOST:PORT]"]
+    return [*TARGETS, f"{ContainerTarget.kind}[:TAG]", "url:pulsar://HOST:PORT[,http://HOST:PORT]"]
 
 
 def make_target(spec: str, **kwargs) -> Target:
     """Build (not start) the target named by ``spec``."""
     if spec.startswith("url:"):
         return UrlTarget(spec[len("url:"):], **kwargs)
+    kind, colon, tag = spec.partition(":")
+    if kind == ContainerTarget.kind:
+        if colon and not tag:
+            raise UsageError(f"target {spec!r} has an empty tag; use {ContainerTarget.kind}:4.0.13 or "
+                             f"{ContainerTarget.kind} for the default")
+        return ContainerTarget(tag or None, **kwargs)
     try:
         cls = TARGETS[spec]
     except KeyError:
         raise UsageError(f"unknown target {spec!r}; known targets: {', '.join(known_names())}") from None
     return cls(**kwargs)
+
+
+def pulsar_version_targets(versions: str) -> list[str]:
+    """``"3.0.5,4.0.13"`` -> ``["pulsar-container:3.0.5", "pulsar-container:4.0.13"]`` (Rule 2)."""
+    tags = [part.strip() for part in versions.split(",")]
+    if not any(tags) or not all(tags):
+        raise UsageError(f"--pulsar-versions {versions!r}: expected comma-separated image tags such as "
+                         "3.0.5,4.0.13,4.2.4")
+    return [f"{ContainerTarget.kind}:{check_tag(tag)}" for tag in tags]

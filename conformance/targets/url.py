@@ -5,7 +5,10 @@ Rule 2: broker config is set through the dynamic-config REST call when there is 
         Before the first change the broker's runtime values are read
         (GET /admin/v2/brokers/configuration/runtime) so stop() can put them back: this is
         somebody else's broker. A non-dynamic key can only be "set" if it already has the
-        wanted value; otherwise, and without an admin API, the case is Unsupported.
+        wanted value; otherwise, and without an admin API, the case is Unsupported. It is a real
+        Pulsar, so a dynamic key counts as set once its runtime config shows it (base Rule 3).
+Rule 3: detection is the base class's, the same as for launched targets: version from CONNECTED
+        and GET /admin/v2/brokers/version, admin API, feature flag 5, era from the version.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def parse_url_spec(spec: str) -> tuple[str, Optional[str]]:
 
 class UrlTarget(Target):
     kind = "url"
+    confirms_dynamic_config = True
 
     def __init__(self, spec: str, name: Optional[str] = None, **kwargs):
         service, admin = parse_url_spec(spec)

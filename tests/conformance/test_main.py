@@ -19,6 +19,23 @@ def test_cases_lists_every_case_with_grade_and_source(capsys):
     assert main(["cases", "--pip", "nosuch"]) == 2
 
 
+def test_pulsar_versions_adds_one_container_target_per_version(monkeypatch, tmp_path):
+    import conformance.__main__ as cli
+    seen = {}
+
+    def fake_run(targets, **kwargs):
+        seen["targets"] = targets
+        return 0
+
+    monkeypatch.setattr(cli, "run", fake_run)
+    assert main(["run", "--target", "reference", "--pulsar-versions", "3.0.5,4.0.13,4.2.4",
+                 "--out", str(tmp_path)]) == 0
+    assert seen["targets"] == ["reference", "pulsar-container:3.0.5", "pulsar-container:4.0.13",
+                               "pulsar-container:4.2.4"]
+    assert main(["run", "--pulsar-versions", "", "--out", str(tmp_path)]) == 2
+    assert main(["run", "--pulsar-versions", "4.0.13,bad tag", "--out", str(tmp_path)]) == 2
+
+
 @pytest.mark.slow
 def test_end_to_end_run_against_pulsar_lite(tmp_path):
     before = _pulsar_lite_pids()

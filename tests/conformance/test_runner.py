@@ -108,16 +108,33 @@ def test_unsupported_only_is_never_a_green_run(tmp_path):
     assert "no case was executed" in text
 
 
-def test_target_that_cannot_start_reports_unsupported_with_reason(tmp_path):
+def test_target_that_cannot_start_reports_unsupported_and_the_others_decide_the_exit_code(tmp_path):
     good, bad = FakeTarget("good"), FakeTarget("bad", fail_start="exec format error")
     code, records, text = _run(tmp_path, [_case("a-001[binary]")], targets=[good, bad])
-    assert code == v.EXIT_HARNESS
+    assert code == v.EXIT_OK, text  # the target that ran passed everything
     by_target = {r.target: r for r in records}
     assert by_target["good"].verdict == "passed"
     assert by_target["bad"].verdict == "unsupported"
     assert by_target["bad"].reason == "target could not start: exec format error"
-    assert "could not start: bad" in text
+    assert "bad (could not start: exec format error): passed 0, failed 0, unsupported 1" in text
+    assert "warning: target bad could not start: exec format error; its 1 case(s) are reported unsupported" in text
     assert good.stopped >= 1 and bad.stopped >= 1
+
+
+def test_a_failure_on_the_target_that_ran_still_exits_1_beside_one_that_could_not_start(tmp_path):
+    good, bad = FakeTarget("good"), FakeTarget("bad", fail_start="no Docker engine reachable")
+    code, _, text = _run(tmp_path, [_case("a-001[binary]", expected=Partitions(0))], targets=[good, bad])
+    assert code == v.EXIT_FAILED, text
+
+
+def test_no_target_started_is_exit_2(tmp_path):
+    bad1, bad2 = FakeTarget("bad1", fail_start="no Docker engine"), FakeTarget("bad2", fail_start="gone")
+    code, records, text = _run(tmp_path, [_case("a-001[binary]")], targets=[bad1, bad2])
+    assert code == v.EXIT_HARNESS
+    assert [r.verdict for r in records] == ["unsupported", "unsupported"]
+    assert "error: target bad1 could not start: no Docker engine" in text
+    assert "error: target bad2 could not start: gone" in text
+    assert "no case was executed: every selected case was unsupported on every target (2 target(s) could not start)" in text
 
 
 def test_targets_are_stopped_even_when_the_run_is_interrupted(tmp_path):
