@@ -90,11 +90,11 @@ def summarize(verdicts: Iterable[str]) -> Counter:
     return counts
 
 
-def exit_code(verdicts: Iterable[str], *, targets_failed: int = 0) -> int:
+def exit_code(verdicts: Iterable[str]) -> int:
     """Rule 5."""
     counts = summarize(verdicts)
     executed = sum(counts[name] for name in EXECUTED)
-    if counts[BROKEN] or executed == 0 or targets_failed:
+    if counts[BROKEN] or executed == 0:
         return EXIT_HARNESS
     if counts[FAILED]:
         return EXIT_FAILED
