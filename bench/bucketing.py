@@ -15,7 +15,7 @@ numberOfTopicBuckets B), created through the broker core:
    biggest folder of each layout with its default jute.maxbuffer, to show whether it really fails with
    "Packet len N is out of range!".
 
-The ZooKeeper is started with the test helper (tests/reference_broker/zookeeper_server.py, forceSync=no)
+The ZooKeeper is started with the shared helper (conformance/targets/zookeeper.py, forceSync=no)
 unless ``--zk`` names one; everything it creates is under a fresh chroot and the server is stopped after.
 """
 
@@ -42,7 +42,7 @@ from reference_broker.metadata.zookeeper import (  # noqa: E402
     ZooKeeperMetadataStore,
     get_children_reply_bytes,
 )
-from tests.reference_broker.zookeeper_server import ZooKeeperServer, find_classpath, missing_reason  # noqa: E402
+from conformance.targets.zookeeper import ZooKeeperServer, find_classpath, missing_reason  # noqa: E402
 
 
 def topic_names(n: int, length: int) -> list[str]:

@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cases_cmd = commands.add_parser("cases", help="list case ids with grade and sources")
     cases_cmd.add_argument("--pip", action="append", default=[], metavar="N")
+    from conformance.fuzz_cli import add_commands  # fuzz, diff, quality (issue 8)
+    add_commands(commands)
     return parser
 
 
@@ -68,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "cases":
         return list_cases(_pips(args.pip))
+    if args.command in ("fuzz", "diff", "quality"):
+        from conformance.fuzz_cli import run_command
+        return run_command(args)
     if args.timeout <= 0:
         print("conformance: error: --timeout must be positive", file=sys.stderr)
         return v.EXIT_HARNESS

@@ -30,9 +30,12 @@ from model.ops import (
     ListTopics, SetAutoTopicCreation, op_from_json,
 )
 from model.outcomes import (
-    ClientError, Delivered, Done, FeatureFlag, LookupAnswer, PartitionList, Partitions, RestError, ServerError)
+    DROPPED, POSITIVE, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView, LookupAnswer,
+    PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView)
 from model.state import FrozenMap
 from spec.schema import OPERATIONS, Row, load_rows
+from conformance.cases_pip157 import PIP157_NAMESPACE_OPS, PIP157_STATED, pip157_stated_value
+from conformance.cases_pip35 import PIP35_STATED, PIP35_TOPICS_OPS, bind_topics, pip35_error_kind, pip35_stated_value
 
 ROLES = ("setup", "action", "observe")
 
@@ -42,6 +45,12 @@ API_SELECTORS: dict[str, tuple[str, str]] = {
     "binary": ("api", "binary"),
     "client-binary": ("transport", "binary"),
     "client-http": ("transport", "http"),
+}
+# Operations both drivers perform (selector "api+transport", e.g. PubSub): spec api -> fields.
+API_TRANSPORT_SELECTORS: dict[str, dict[str, str]] = {
+    "binary": {"api": "binary"},
+    "client-binary": {"api": "client", "transport": "binary"},
+    "client-http": {"api": "client", "transport": "http"},
 }
 
 
@@ -106,7 +115,7 @@ class Case:
         if setup.namespace_present:
             if given.tenant not in state.tenants:
                 ops.append(("setup", CreateTenant(given.tenant)))
-            ops.append(("setup", CreateNamespace(bound_ns)))
+            ops.append(("setup", CreateNamespace(bound_ns, setup.policies)))
         if setup.override is not None:
             body = dict(setup.override)
             ops.append(("setup", SetAutoTopicCreation(
@@ -135,12 +144,20 @@ def _operation(template: dict, api: Optional[str], namespace: str, domain: str, 
     shape = OPERATIONS[data["op"]]
     if "topic" in data:
         data["topic"] = full(data["topic"])
+    if data["op"] in PIP35_TOPICS_OPS:
+        data["topics"] = bind_topics(data.get("topics", ()), namespace, full)
     if data["op"] in ("ListTopics", "ListPartitionedTopics", "CreateNamespace", "DeleteNamespace",
                       "SetAutoTopicCreation", "RemoveAutoTopicCreation"):
         data["namespace"] = namespace
+    if data["op"] in PIP157_NAMESPACE_OPS:
+        data["namespace"] = namespace
     if data["op"] in ("ListTopics", "ListPartitionedTopics"):
         data.setdefault("domain", domain)
-    if api is not None and shape.selector is not None:
+    if api is not None and shape.selector == "api+transport":
+        if api not in API_TRANSPORT_SELECTORS:
+            raise ModelUsageError(f"{data['op']} cannot be performed through {api}")
+        data.update(API_TRANSPORT_SELECTORS[api])
+    elif api is not None and shape.selector is not None:
         key, value = API_SELECTORS[api]
         if key != shape.selector:
             raise ModelUsageError(f"{data['op']} cannot be performed through {api}")
@@ -168,6 +185,8 @@ def load_cases(pips: Optional[set[str]] = None, era: Optional[str] = None) -> li
         if era is not None and row.era != era:
             continue
         cases.extend(cases_of(row))
+    from conformance.generated import load_generated  # spec/generated/*.yaml: minimal sequences found by fuzz
+    cases.extend(load_generated(pips, era))
     return cases
 
 
@@ -178,8 +197,17 @@ def error_kind(outcome) -> Optional[str]:
     """The abstract error a source can state, as each API shows it."""
     if isinstance(outcome, RestError) and outcome.status == 404:
         return "not-found"
+    if isinstance(outcome, RestError) and outcome.status in (409, 412):  # PIP-157 rows
+        return {409: "conflict", 412: "precondition-failed"}[outcome.status]
+    if isinstance(outcome, RestError) and outcome.status == 503:
+        return "service-not-ready"
+    if isinstance(outcome, ConnectionClosed):
+        return "connection-closed"
+    if pip35_error_kind(outcome):
+        return pip35_error_kind(outcome)
     if isinstance(outcome, ServerError):
-        return {"TopicNotFound": "not-found", "MetadataError": "metadata-error"}.get(outcome.error)
+        return {"TopicNotFound": "not-found", "MetadataError": "metadata-error", "NotAllowedError": "not-allowed",
+                "ServiceNotReady": "service-not-ready"}.get(outcome.error)
     if isinstance(outcome, ClientError):
         # The C++-based client shows a binary TopicNotFound as TopicNotFound and every HTTP error
         # status, 404 included, as ConnectError (model/client.py CLIENT_EXCEPTIONS).
@@ -220,7 +248,36 @@ def _stated_value(key: str, value, bound: BoundCase, topic: Optional[TopicName])
     if key == "advertised":
         return outcome.advertised if isinstance(outcome, FeatureFlag) else outcome
     if key == "delivered":
+        if isinstance(outcome, PubSubResult):
+            counts = {_range_count(ranges) for _, ranges in outcome.delivered}
+            return counts.pop() if len(counts) == 1 else tuple(_range_count(r) for _, r in outcome.delivered)
         return len(outcome.payloads) if isinstance(outcome, Delivered) else outcome
+    if key in ("receipts", "some_dropped", "in_order", "send_errors"):
+        return _pubsub_value(key, outcome)
+    if key in ("publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive"):
+        stats = [s.expected for s in bound.observations if isinstance(s.expected, TopicStatsView)]
+        if not stats:
+            return None
+        view = stats[-1]
+        if key == "rate_out_positive":
+            return view.msg_rate_out == POSITIVE
+        if key == "counters_survive":
+            # The counters still hold what the action accepted and delivered, with nobody attached.
+            if not isinstance(outcome, PubSubResult):
+                return outcome
+            accepted = sum(n for kind, n in outcome.receipts if kind != DROPPED)
+            delivered = sum(_range_count(r) for _, r in outcome.delivered)
+            return (view.msg_in_counter, view.msg_out_counter, view.publishers, view.subscriptions) == (
+                accepted, delivered, (), ())
+        signs = view.publishers if key == "publisher_drops" else tuple(s[1] for s in view.subscriptions)
+        return bool(signs) and all(sign == POSITIVE for sign in signs)
+    if key == "cursors":
+        views = [s.expected for s in bound.observations if isinstance(s.expected, InternalStatsView)]
+        return len(views[-1].cursors) if views else None
+    if key in PIP157_STATED:
+        return pip157_stated_value(key, value, bound)
+    if key in PIP35_STATED:
+        return pip35_stated_value(key, value, bound)
     before, after = _listings(bound)
     if key == "metadata_created":
         names = {str(topic), str(topic.partitioned_base)}
@@ -228,6 +285,33 @@ def _stated_value(key: str, value, bound: BoundCase, topic: Optional[TopicName])
     if key == "topics_created":
         return bool(after[ListTopics] - before[ListTopics])
     raise KeyError(key)
+
+
+def _range_count(ranges) -> int:
+    """How many messages payload ranges ("m0..m9", "m12") name."""
+    total = 0
+    for text in ranges:
+        first, _, last = text.partition("..")
+        total += int(last[1:]) - int(first[1:]) + 1 if last else 1
+    return total
+
+
+def _pubsub_value(key: str, outcome):
+    """What a PubSub outcome says about one PIP-2 ``stated`` key (spec/README.md)."""
+    if isinstance(outcome, PubSubBounds):
+        return {"send_errors": outcome.send_errors, "in_order": outcome.delivered_accepted}.get(key, outcome)
+    if not isinstance(outcome, PubSubResult):
+        return outcome
+    counts: dict[str, int] = {}
+    for kind, n in outcome.receipts:
+        counts[kind] = counts.get(kind, 0) + n
+    if key == "receipts":
+        return tuple(sorted(counts.items()))
+    if key == "some_dropped":
+        return counts.get(DROPPED, 0) > 0
+    if key == "send_errors":
+        return sum(n for kind, n in counts.items() if kind.startswith(("send-error", "client-error")))
+    return outcome.in_order
 
 
 def _listings(bound: BoundCase):

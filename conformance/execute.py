@@ -5,9 +5,10 @@
 
 Rule 1: each case gets a fresh namespace ``public/c<8 hex>``: isolation per case, not a fresh
         broker (a broker restart costs seconds; a namespace costs nothing).
-Rule 2: before any step: a target that could not start, a case whose era is not the target's
-        detected era, and a broker_config the target cannot take each give "unsupported" with
-        the reason; nothing is sent for such a case.
+Rule 2: before any step: a target that could not start, a case needing a feature the target
+        was detected to lack (feature_flags.py, capabilities.py), a case whose era is not the
+        target's detected era, and a broker_config the target cannot take each give
+        "unsupported" with the reason; nothing is sent for such a case.
 Rule 3: steps run in order and stop at the first one that does not give its expected outcome
         (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
         case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
@@ -24,12 +25,16 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from conformance import verdicts as v
+from conformance.capabilities import unsupported_reason
+from conformance.feature_flags import missing_flag
 from conformance.drivers.client import ClientDriver
+from conformance.drivers.metadata import MetadataDriver
 from conformance.drivers.rest import RestDriver
 from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite, ProtocolViolation, TargetError, Unsupported
 from conformance.routing import NamespaceLedger, Router, action_driver_name
 from conformance.targets.base import ERA_PIP344, Target
+from conformance.targets.reference_cluster import attach_cluster
 from conformance.transcript import Transcript
 from model import ops
 from model.outcomes import Done
@@ -45,9 +50,11 @@ def default_drivers(target: Target) -> dict:
     """The drivers a target offers: REST only with an admin API, wire and client always."""
     admin = target.admin_url if target.has_admin else None
     return {
-        "rest": RestDriver(admin, timeout=target.timeout) if admin else None,
-        "wire": WireDriver(target.service_url, timeout=target.timeout),
+        "rest": attach_cluster(RestDriver(admin, timeout=target.timeout), target) if admin else None,
+        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout), target),
         "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
+        # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
+        "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
     }
 
 
@@ -137,6 +144,15 @@ class TargetSession:
         target = self.target
         if target.start_error:
             return v.unsupported(f"target could not start: {target.start_error}")
+        reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
+        if reason:
+            return v.unsupported(reason)
+        try:
+            reason = unsupported_reason(case, target)  # PIP-157: numberOfTopicBuckets probed (capabilities.py)
+        except Indefinite as exc:
+            return v.indefinite(f"detecting numberOfTopicBuckets support: {exc.reason}")
+        if reason:
+            return v.unsupported(reason)
         reason = era_mismatch(getattr(case, "era", None), target.era)
         if reason:
             return v.unsupported(reason)

@@ -19,7 +19,7 @@ Rule 5: a namespace or tenant missing answers per resource: topic resources go t
 
 from __future__ import annotations
 
-from model import texts
+from model import buckets, texts
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
 from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, check_named_entity
@@ -63,25 +63,33 @@ def create_namespace(state: State, op: CreateNamespace):
         return state, RestError(412, "Namespace name is not valid")
     if namespace.tenant not in state.tenants:
         return state, RestError(404, "Tenant does not exist")
-    if namespace in state.namespaces:
-        return state, RestError(409, "Namespace already exists")
+    # NamespacesBase#internalCreateNamespace validates the Policies body before it checks that the
+    # namespace exists, so a bad body answers 412 even for an existing namespace [I].
     policies = _policies_from_body(dict(op.policies))
     if isinstance(policies, RestError):
         return state, policies
+    if namespace in state.namespaces:
+        return state, RestError(409, "Namespace already exists")
     return state.with_namespace(namespace, policies), DONE
 
 
 def _policies_from_body(body: dict):
-    unknown = set(body) - {"autoTopicCreationOverride"}
+    unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY}
     if unknown:
         raise ModelUsageError(
-            f"CreateNamespace policies {sorted(unknown)} are not modelled; the model reads autoTopicCreationOverride only")
-    if "autoTopicCreationOverride" not in body:
-        return NamespacePolicies()
-    override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
-    # Creating a namespace with an invalid override is refused like setting one [I].
-    error = _override_error(override, maximum=0)
-    return error or NamespacePolicies(autoTopicCreationOverride=override)
+            f"CreateNamespace policies {sorted(unknown)} are not modelled; the model reads "
+            f"autoTopicCreationOverride and {buckets.POLICY_KEY} only")
+    override = None
+    if body.get("autoTopicCreationOverride") is not None:
+        override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
+        # Creating a namespace with an invalid override is refused like setting one [I].
+        error = _override_error(override, maximum=0)
+        if error is not None:
+            return error
+    count = buckets.count_from_body(body)  # PIP-157, model/buckets.py Rule 1
+    if isinstance(count, RestError):
+        return count
+    return NamespacePolicies(autoTopicCreationOverride=override, numberOfTopicBuckets=count)
 
 
 def delete_namespace(state: State, op: DeleteNamespace):
@@ -142,9 +150,13 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     if maximum > 0 and op.partitions > maximum:
         return state, RestError(406, texts.partitions_above_max(maximum))
     limit = state.config.maxTopicsPerNamespace
-    # AdminResource counts "getExistingPartitions(topicName)": partitions of *this* topic that exist.
-    existing_partitions = sum(1 for t in state.topics if t.is_partition and t.partitioned_base == topic)
-    if limit > 0 and existing_partitions + op.partitions > limit:
+    # AdminResource counts getExistingPartitions(topicName), which "reads the children of
+    # /managed-ledgers/{ns}/{domain}" and so counts every topic of the namespace and domain (facts
+    # §4.2: "maxTopicsPerNamespace counts getExistingPartitions children"); in a PIP-157 bucketed
+    # namespace, the children of every bucket (seed 002: "These include checking if the limit on
+    # topic number per namespace has been reached").
+    existing = len(state.topics_in(topic.namespace_name, topic.domain))
+    if limit > 0 and existing + op.partitions > limit:
         return state, RestError(412, texts.TOO_MANY_TOPICS)
     if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
         return state, RestError(409, "This topic already exists")

@@ -35,6 +35,13 @@ class BrokerConfig:
     maxNumPartitionsPerPartitionedTopic: int = 0
     # 0 = unlimited; checked when partitioned metadata is created (facts §1.2 step 4).
     maxTopicsPerNamespace: int = 0
+    # PIP-2 (facts §2.1): which domains the broker loads, and the per-connection in-flight cap.
+    enablePersistentTopics: bool = True
+    enableNonPersistentTopics: bool = True
+    maxConcurrentNonPersistentMessagePerConnection: int = 1000
+    # PIP-35 (ours, TENTATIVE; docs/pip35-decisions.md C3): names per batch lookup. Not a Pulsar
+    # key, so to_strings leaves it out at its default (a case sends it only when its row sets it).
+    maxBatchLookupTopics: int = 10000
 
     @classmethod
     def from_strings(cls, values: Optional[Mapping[str, str]] = None) -> "BrokerConfig":
@@ -52,16 +59,23 @@ class BrokerConfig:
         return replace(self, **{key: _parse(key, value)})
 
     def to_strings(self) -> dict[str, str]:
-        """Every key with its value written the way broker.conf writes it."""
-        return {f.name: _format(getattr(self, f.name)) for f in fields(self)}
+        """Every key with its value written the way broker.conf writes it (TENTATIVE_KEYS only
+        when set away from their default: a broker without the tentative feature has no such key)."""
+        return {f.name: _format(getattr(self, f.name)) for f in fields(self)
+                if f.name not in TENTATIVE_KEYS or getattr(self, f.name) != f.default}
 
 
 KEYS: tuple[str, ...] = tuple(f.name for f in fields(BrokerConfig))
+# Keys of never-upstream features (ours): not Pulsar's, so never sent to a target at their default.
+TENTATIVE_KEYS: frozenset[str] = frozenset({"maxBatchLookupTopics"})
 
 # Keys a running broker accepts through the dynamic-configuration REST call. The first three are
 # verified dynamic ("the tests set them through admin.brokers().updateDynamicConfiguration",
-# facts §1.5); the two limits are marked dynamic in ServiceConfiguration [I].
-DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS)
+# facts §1.5); the two limits are marked dynamic in ServiceConfiguration [I]. The PIP-2 keys are
+# not dynamic (facts §2.1 table, "dynamic: no").
+PIP2_KEYS: frozenset[str] = frozenset({"enablePersistentTopics", "enableNonPersistentTopics",
+                                       "maxConcurrentNonPersistentMessagePerConnection"})
+DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS) - PIP2_KEYS
 
 
 def _parse(key: str, value: str):

@@ -49,8 +49,10 @@ CONNECT = LookupAnswer("Connect", True)
 # Flags a broker of each era advertises in CONNECTED. "The broker sets flag 5 to true
 # unconditionally in CONNECTED (Commands.newConnectedCommand)" (facts §1.3); brokers before
 # PIP-344 have no field 5, which reads as false (proto default).
+# The current spec also has field 10, supports_batch_lookup: ours, TENTATIVE (spec/pip35.md; no
+# Apache Pulsar release sets it, so real brokers fail row pip35-flag-001, a SHOULD).
 ADVERTISED_FLAGS = {
-    "pip344": frozenset({"supports_get_partitioned_metadata_without_auto_creation"}),
+    "pip344": frozenset({"supports_get_partitioned_metadata_without_auto_creation", "supports_batch_lookup"}),
     "pre-pip344": frozenset(),
 }
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from model import admin, client, lookups
+from model import admin, batch_lookup, buckets, client, lookups, nonpersistent, ops
 from model.config import BrokerConfig
 from model.errors import ModelUsageError
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
     DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListPartitionedTopics, ListTopics,
-    Handshake, Lookup, ProduceConsume, RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
+    BadCommand, GetInternalStats, GetPartitionedStats, GetTopicStats, Handshake, Lookup, ProduceConsume, PubSub,
+    RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
 )
 from model.state import ERAS, State
 
@@ -36,10 +37,26 @@ HANDLERS: dict[type, Callable] = {
     GetPartitionsForTopic: client.get_partitions_for_topic,
     ListTopics: admin.list_topics,
     ListPartitionedTopics: admin.list_partitioned_topics,
-    Lookup: lookups.lookup,
+    Lookup: nonpersistent.lookup,  # PIP-2 isolation first, then lookups.lookup
     Handshake: lookups.handshake,
     ProduceConsume: client.produce_consume,
+    PubSub: nonpersistent.pub_sub,
+    BadCommand: nonpersistent.bad_command,
+    GetTopicStats: nonpersistent.get_topic_stats,
+    GetPartitionedStats: nonpersistent.get_partitioned_stats,
+    GetInternalStats: nonpersistent.get_internal_stats,
 }
+HANDLERS.update({  # PIP-157 (model/buckets.py)
+    ops.GetNumberOfTopicBuckets: buckets.get_number_of_topic_buckets,
+    ops.SetNumberOfTopicBuckets: buckets.set_number_of_topic_buckets,
+    ops.RemoveNumberOfTopicBuckets: buckets.remove_number_of_topic_buckets,
+    ops.ReadTopicLayout: buckets.read_topic_layout,
+})
+HANDLERS.update({  # PIP-35 (model/batch_lookup.py; TENTATIVE)
+    ops.BatchLookup: batch_lookup.batch_lookup,
+    ops.BatchEqualsSingles: batch_lookup.batch_equals_singles,
+    ops.SameOwnerEverywhere: batch_lookup.same_owner_everywhere,
+})
 
 
 def initial_state(broker_config: Optional[Mapping[str, str]] = None, era: str = "pip344") -> State:

@@ -135,11 +135,155 @@ class ProduceConsume:
     transport: Transport = "binary"
 
 
+# -- PIP-2: publish and dispatch on live topics (model/nonpersistent.py) ----------------------------
+
+SUB_TYPES = ("Exclusive", "Shared", "Failover")
+INITIAL_POSITIONS = ("Latest", "Earliest")
+
+
+@dataclass(frozen=True)
+class PubSub:
+    """One publish/dispatch scenario on one topic: what PIP-2 is about.
+
+    In this order, on ONE connection (``api="binary"``, the wire driver) or ONE official client
+    (``api="client"``, which opens one connection per broker):
+
+    1. a producer attaches to ``topic``;
+    2. ``sends_before`` messages are sent one at a time, each receipt awaited, before any consumer;
+    3. each ``consumers`` entry ``(subscription, subType, permits)`` subscribes in order at
+       ``initial_position`` and grants ``permits`` (wire: one FLOW; client: ``receiver_queue_size``);
+    4. each entry of ``bursts`` is a burst of that many SENDs: the wire driver writes a burst's
+       frames in ONE socket write and awaits all its receipts before the next burst; the client
+       calls ``send_async`` that many times, flushes, and awaits every callback;
+    5. wire only: ``flow_after`` more permits per consumer (a persistent subscription then gets its
+       backlog; a non-persistent one has none);
+    6. a barrier (wire: PING/PONG; client: a partitions lookup on the same connection), then every
+       consumer's received messages are collected.
+
+    Payloads are ``m0, m1, ...`` in send order over steps 2 and 4. Producers and consumers stay
+    attached until the case ends (``close_after=False``) so a later stats observation sees them;
+    with ``close_after=True`` they are closed (CLOSE_PRODUCER / CLOSE_CONSUMER) at the end.
+
+    ``view`` picks the outcome: ``"exact"`` (PubSubResult) where the sources fix every receipt and
+    delivery, ``"bounds"`` (PubSubBounds) where timing may move drops (concurrent client sends
+    against a small in-flight limit); the model refuses "exact" where timing decides.
+    """
+    topic: str
+    consumers: tuple[tuple[str, str, int], ...] = ()
+    bursts: tuple[int, ...] = (1,)
+    sends_before: int = 0
+    flow_after: int = 0
+    initial_position: str = "Latest"
+    close_after: bool = False
+    view: str = "exact"
+    api: Api = "binary"
+    transport: Transport = "binary"
+
+
+BAD_COMMANDS = ("send-after-close-producer", "flow-negative-permits", "flow-zero-permits",
+                "subscribe-unknown-subtype")
+
+
+@dataclass(frozen=True)
+class BadCommand:
+    """A malformed or out-of-place command on a live connection (wire driver only).
+
+    - ``send-after-close-producer``: PRODUCER, CLOSE_PRODUCER, then a SEND for that producer id;
+    - ``flow-negative-permits``: SUBSCRIBE, then FLOW with messagePermits 0xFFFFFFFF (a uint32 on
+      the wire that Java reads as the int -1);
+    - ``flow-zero-permits``: SUBSCRIBE, then FLOW with messagePermits 0;
+    - ``subscribe-unknown-subtype``: SUBSCRIBE whose required subType is 7 (no such SubType).
+    """
+    topic: str
+    command: str
+    api: Api = "binary"
+
+
+@dataclass(frozen=True)
+class GetTopicStats:
+    """REST GET /admin/v2/{domain}/{t}/{ns}/{topic}/stats, read as a TopicStatsView."""
+    topic: str
+
+
+@dataclass(frozen=True)
+class GetPartitionedStats:
+    """REST GET /admin/v2/{domain}/{t}/{ns}/{topic}/partitioned-stats?perPartition=true."""
+    topic: str
+
+
+@dataclass(frozen=True)
+class GetInternalStats:
+    """REST GET /admin/v2/{domain}/{t}/{ns}/{topic}/internalStats."""
+    topic: str
+
+
+# -- PIP-157: topic buckets (model/buckets.py, docs/pip157-decisions.md) ----------------------------
+# The count itself is given in CreateNamespace's Policies body ("numberOfTopicBuckets": n).
+
+
+@dataclass(frozen=True)
+class GetNumberOfTopicBuckets:
+    """REST GET /admin/v2/namespaces/{t}/{ns}/numberOfTopicBuckets."""
+    namespace: str
+
+
+@dataclass(frozen=True)
+class SetNumberOfTopicBuckets:
+    """REST POST /admin/v2/namespaces/{t}/{ns}/numberOfTopicBuckets with JSON body ``buckets``
+    (any JSON value: the endpoint exists only to refuse a change)."""
+    namespace: str
+    buckets: object = None
+
+
+@dataclass(frozen=True)
+class RemoveNumberOfTopicBuckets:
+    """REST DELETE /admin/v2/namespaces/{t}/{ns}/numberOfTopicBuckets."""
+    namespace: str
+
+
+@dataclass(frozen=True)
+class ReadTopicLayout:
+    """White-box: the paths under ``/managed-ledgers/{t}/{ns}/{domain}`` (directly or in any bucket
+    folder) that hold ``topic``'s managed ledger, read from the target's metadata store by the
+    ``metadata`` driver (conformance/drivers/metadata.py)."""
+    topic: str
+    api: str = "metadata"
+
+
+# -- PIP-35: batch lookup (model/batch_lookup.py, spec/pip35.md; TENTATIVE, never upstream) -----------
+
+
+@dataclass(frozen=True)
+class BatchLookup:
+    """Binary BATCH_LOOKUP (type 45) or REST POST /lookup/v2/topics, with ``topics`` sent as written
+    (full names, or anything else for the invalid-name rows). The wire driver follows Redirect
+    entries with one authoritative follow-up batch per owner (docs/pip35-decisions.md C9)."""
+    topics: tuple[str, ...] = ()
+    api: Api = "binary"
+
+
+@dataclass(frozen=True)
+class BatchEqualsSingles:
+    """Metamorphic: one batch lookup of ``topics`` and one single lookup (LOOKUP or REST GET
+    /lookup/v2/topic/...) per entry of its answer name the same owner or the same error."""
+    topics: tuple[str, ...] = ()
+    api: Api = "binary"
+
+
+@dataclass(frozen=True)
+class SameOwnerEverywhere:
+    """Metamorphic: every broker of the target, asked by batch and by single lookups (following each
+    redirect once), names the same owner (or the same error) for each entry of ``topics``."""
+    topics: tuple[str, ...] = ()
+    api: Api = "binary"
+
+
 Operation = (
     SetBrokerConfig | CreateTenant | CreateNamespace | DeleteNamespace | SetAutoTopicCreation
     | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
     | DeletePartitionedTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
-    | ListPartitionedTopics | Lookup | Handshake | ProduceConsume
+    | ListPartitionedTopics | Lookup | Handshake | ProduceConsume | PubSub | BadCommand
+    | GetTopicStats | GetPartitionedStats | GetInternalStats
 )
 
 OPERATION_TYPES: dict[str, type] = {
@@ -148,9 +292,15 @@ OPERATION_TYPES: dict[str, type] = {
         SetBrokerConfig, CreateTenant, CreateNamespace, DeleteNamespace, SetAutoTopicCreation,
         RemoveAutoTopicCreation, CreatePartitionedTopic, CreateNonPartitionedTopic,
         DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListTopics,
-        ListPartitionedTopics, Lookup, Handshake, ProduceConsume,
+        ListPartitionedTopics, Lookup, Handshake, ProduceConsume, PubSub, BadCommand, GetTopicStats,
+        GetPartitionedStats, GetInternalStats,
     )
 }
+# PIP-157 (model/buckets.py)
+OPERATION_TYPES.update({cls.__name__: cls for cls in (
+    GetNumberOfTopicBuckets, SetNumberOfTopicBuckets, RemoveNumberOfTopicBuckets, ReadTopicLayout)})
+# PIP-35 (model/batch_lookup.py)
+OPERATION_TYPES.update({cls.__name__: cls for cls in (BatchLookup, BatchEqualsSingles, SameOwnerEverywhere)})
 
 
 def op_to_json(op) -> dict:
@@ -163,4 +313,12 @@ def op_from_json(data: dict):
     cls = OPERATION_TYPES[data.pop("op")]
     if cls is CreateNamespace and "policies" in data:
         data["policies"] = tuple((k, v) for k, v in dict(data["policies"]).items())
+    if cls in (BatchLookup, BatchEqualsSingles, SameOwnerEverywhere) and "topics" in data:
+        data["topics"] = tuple(data["topics"])  # JSON and YAML give lists
+    if cls is PubSub:
+        # JSON and YAML give lists; the op stays hashable with tuples.
+        if "consumers" in data:
+            data["consumers"] = tuple(tuple(c) for c in data["consumers"])
+        if "bursts" in data:
+            data["bursts"] = tuple(data["bursts"])
     return cls(**data)

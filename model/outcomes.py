@@ -16,6 +16,15 @@ Per-API shapes (facts §1.2, §1.3, §1.4, §7):
   is normalised away by drivers (a single-broker target always answers itself)
 - ``FeatureFlag(name, advertised)`` what CONNECTED's FeatureFlags say about one flag
 - ``Delivered(payloads)``  what a consumer received, in order
+
+PIP-2 (model/nonpersistent.py), normalised so that ``==`` is still the whole comparison:
+- ``PubSubResult(receipts, delivered, in_order)`` a PubSub with every receipt and delivery fixed
+- ``PubSubBounds(...)``    the timing-free facts of a PubSub whose drops timing may move
+- ``ConnectionClosed()``   the broker closed the connection instead of answering (ERROR frames it
+  may send first are in the transcript, not in the outcome); it still serves new connections
+- ``TopicStatsView`` / ``PartitionedStatsView`` / ``InternalStatsView``: the parts of the stats
+  JSON the spec fixes (counters, the sign of each msgDropRate, names), plus the Pulsar field names
+  the JSON lacks
 """
 
 from __future__ import annotations
@@ -80,14 +89,203 @@ class Delivered:
     payloads: tuple[str, ...]
 
 
+# -- PIP-2 -------------------------------------------------------------------------------------------
+
+# Receipt kinds (facts §2.2): what a SEND_RECEIPT's message id says, per send.
+ACCEPTED = "0:0"      # non-persistent, accepted: "the receipt message id is ledgerId 0, entryId 0"
+DROPPED = "-1:-1"     # non-persistent, dropped: "ledgerId = -1, entryId = -1" (2^64-1 on the wire)
+STORED = "stored"     # any other id: the message was written to a log (persistent topics)
+# A SEND_ERROR is "send-error:<ServerError name>"; a client exception "client-error:<class name>".
+
+
+def run_length(kinds) -> tuple[tuple[str, int], ...]:
+    """("0:0", "-1:-1", "-1:-1") -> (("0:0", 1), ("-1:-1", 2)): short, ordered, comparable."""
+    runs: list[list] = []
+    for kind in kinds:
+        if runs and runs[-1][0] == kind:
+            runs[-1][1] += 1
+        else:
+            runs.append([kind, 1])
+    return tuple((kind, count) for kind, count in runs)
+
+
+def payload_ranges(indices) -> tuple[str, ...]:
+    """Sorted message indices as payload ranges: [0, 1, 2, 5] -> ("m0..m2", "m5").
+
+    A repeated index breaks a range (``m0..m3``, ``m3``), so a duplicate delivery stays visible.
+    """
+    runs: list[list[int]] = []
+    for i in sorted(indices):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return tuple(f"m{a}" if a == b else f"m{a}..m{b}" for a, b in runs)
+
+
+@dataclass(frozen=True)
+class PubSubResult:
+    """A PubSub (model/ops.py) whose receipts and deliveries the sources fix exactly.
+
+    ``receipts``: run-length kinds of every receipt in send order (ACCEPTED, DROPPED, STORED...).
+    ``delivered``: per subscription (sorted by name), the payloads its consumers received, merged
+    in send order and written as ranges (``payload_ranges``); a Shared subscription's consumers
+    split messages between them, so the union is what is fixed. ``in_order``: every consumer received its messages in send order, each once.
+    """
+    receipts: tuple[tuple[str, int], ...]
+    delivered: tuple[tuple[str, tuple[str, ...]], ...]
+    in_order: bool = True
+
+    def to_json(self) -> dict:
+        return {"kind": "PubSubResult", "receipts": [list(r) for r in self.receipts],
+                "delivered": {name: list(p) for name, p in self.delivered}, "in_order": self.in_order}
+
+
+@dataclass(frozen=True)
+class PubSubBounds:
+    """The facts of a PubSub that hold whatever the timing (testProducerRateLimit, facts §2.7).
+
+    ``send_errors``: sends that failed (a drop is not a failure); ``pip2_ids_only``: every receipt
+    is ACCEPTED or DROPPED; ``first_accepted``: the first send is accepted (nothing is in flight
+    yet); ``delivered_accepted``: every subscription received exactly the accepted messages, in
+    order (meaningful only when each has permits for every send).
+    """
+    send_errors: int
+    pip2_ids_only: bool
+    first_accepted: bool
+    delivered_accepted: bool
+
+
+@dataclass(frozen=True)
+class ConnectionClosed:
+    pass
+
+
+ZERO, POSITIVE = "zero", "positive"  # the sign of a rate: what a spec can fix about it
+
+
+@dataclass(frozen=True)
+class TopicStatsView:
+    """GET .../stats as the spec reads it (facts §2.4).
+
+    ``missing``: names from TOPIC_STATS_FIELDS the JSON lacks (``publishers[].msgDropRate`` style
+    paths); ``msg_rate_out``: the sign of the topic's msgRateOut (testTopicStats); ``publishers``:
+    the sign of each publisher's msgDropRate, sorted; ``subscriptions``: (name, sign of
+    msgDropRate, msgOutCounter), sorted by name.
+    """
+    missing: tuple[str, ...]
+    msg_in_counter: int
+    msg_out_counter: int
+    msg_rate_out: str
+    publishers: tuple[str, ...]
+    subscriptions: tuple[tuple[str, str, int], ...]
+
+    def to_json(self) -> dict:
+        return {"kind": "TopicStatsView", "missing": list(self.missing), "msg_in_counter": self.msg_in_counter,
+                "msg_out_counter": self.msg_out_counter, "msg_rate_out": self.msg_rate_out,
+                "publishers": list(self.publishers),
+                "subscriptions": [list(s) for s in self.subscriptions]}
+
+
+@dataclass(frozen=True)
+class PartitionedStatsView:
+    """GET .../partitioned-stats?perPartition=true: metadata.partitions and the summed counters."""
+    missing: tuple[str, ...]
+    partitions: int
+    msg_in_counter: int
+    msg_out_counter: int
+
+
+@dataclass(frozen=True)
+class InternalStatsView:
+    """GET .../internalStats: "only entriesAddedCounter and a cursors map with one empty entry per
+    subscription" (facts §2.4)."""
+    entries_added_counter: int
+    cursors: tuple[str, ...]
+
+
+# -- PIP-157 (model/buckets.py) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicBuckets:
+    """GET .../numberOfTopicBuckets: the namespace's bucket count (1 when not set)."""
+    buckets: int
+
+
+@dataclass(frozen=True)
+class LedgerPaths:
+    """White-box: every metadata-store path holding the topic's managed ledger, sorted; one for an
+    existing persistent topic, none for an absent or non-persistent one."""
+    paths: tuple[str, ...]
+
+    def __post_init__(self) -> None:  # a JSON list read back compares equal to the tuple
+        object.__setattr__(self, "paths", tuple(sorted(self.paths)))
+
+
+# -- PIP-35 (model/batch_lookup.py; TENTATIVE) ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchLookupResult:
+    """A batch lookup's answer, normalised so that any broker of a cluster gives the same value.
+
+    ``entries``: one ``(topic, requested, response, authoritative, error)`` per entry. ``response``
+    is the FINAL answer after the driver followed each Redirect entry once (one authoritative
+    follow-up batch per owner, docs/pip35-decisions.md C9): ``Connect`` (the owner answered; for REST,
+    the entry is the owner's LookupData), ``Redirect`` (the owner redirected again) or ``Failed``.
+    Broker URLs are normalised away. ``authoritative`` is None for Failed entries; ``error`` is the
+    ServerError name of a Failed entry, else None. Binary entries keep the answer's order; REST
+    entries (a JSON object, unordered by RFC 8259) are sorted by topic.
+    """
+    entries: tuple[tuple, ...]
+
+    def __post_init__(self) -> None:  # a JSON list of lists read back compares equal
+        object.__setattr__(self, "entries", tuple(tuple(e) for e in self.entries))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """A metamorphic relation's verdict as an outcome: ``agree``, and where not, one line per topic
+    saying what the two sides answered (model/batch_lookup.py builds both the model's and the
+    drivers' lines, so a predicted disagreement compares equal too)."""
+    agree: bool
+    detail: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "detail", tuple(self.detail))
+
+
+# The Pulsar field names a stats answer must carry (facts §2.4: "the usual TopicStats fields plus
+# msgDropRate"; publishers, subscriptions and replication each with msgDropRate). Paths: "x" at the
+# top level, "publishers[].x" in every publisher, "subscriptions.*.x" in every subscription.
+TOPIC_STATS_FIELDS: tuple[str, ...] = (
+    "msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "averageMsgSize",
+    "msgInCounter", "bytesInCounter", "msgOutCounter", "bytesOutCounter", "msgDropRate",
+    "publishers", "subscriptions", "replication",
+    "publishers[].msgRateIn", "publishers[].msgThroughputIn", "publishers[].producerId",
+    "publishers[].producerName", "publishers[].msgDropRate",
+    "subscriptions.*.msgRateOut", "subscriptions.*.msgThroughputOut", "subscriptions.*.msgOutCounter",
+    "subscriptions.*.type", "subscriptions.*.consumers", "subscriptions.*.msgDropRate",
+)
+PARTITIONED_STATS_FIELDS: tuple[str, ...] = (
+    "msgRateIn", "msgRateOut", "msgInCounter", "msgOutCounter", "msgDropRate", "publishers",
+    "subscriptions", "metadata", "partitions",
+)
+
+
 Outcome = (Partitions | PartitionList | TopicList | Done | RestError | ServerError | ClientError | LookupAnswer
-           | FeatureFlag | Delivered)
+           | FeatureFlag | Delivered | PubSubResult | PubSubBounds | ConnectionClosed | TopicStatsView
+           | PartitionedStatsView | InternalStatsView)
 
 OUTCOME_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (Partitions, PartitionList, TopicList, Done, RestError, ServerError, ClientError, LookupAnswer,
-                FeatureFlag, Delivered)
+                FeatureFlag, Delivered, PubSubResult, PubSubBounds, ConnectionClosed, TopicStatsView,
+                PartitionedStatsView, InternalStatsView)
 }
+OUTCOME_TYPES.update({cls.__name__: cls for cls in (TopicBuckets, LedgerPaths)})  # PIP-157
+OUTCOME_TYPES.update({cls.__name__: cls for cls in (BatchLookupResult, Agreement)})  # PIP-35
 
 
 def outcome_to_json(outcome) -> dict:
@@ -105,4 +303,12 @@ def outcome_from_json(data: dict):
     if cls in (PartitionList, Delivered):
         key = "topics" if cls is PartitionList else "payloads"
         return cls(tuple(data[key]))
+    if cls is PubSubResult:
+        return PubSubResult(tuple((k, n) for k, n in data["receipts"]),
+                            tuple((name, tuple(p)) for name, p in data["delivered"].items()), data["in_order"])
+    if cls is TopicStatsView:
+        return TopicStatsView(tuple(data["missing"]), data["msg_in_counter"], data["msg_out_counter"],
+                              data["msg_rate_out"], tuple(data["publishers"]), tuple(tuple(s) for s in data["subscriptions"]))
+    if cls in (PartitionedStatsView, InternalStatsView):
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
     return cls(**data)

@@ -66,6 +66,8 @@ class FrozenMap(Mapping[K, V]):
 class NamespacePolicies:
     """The namespace policies the model reads (Pulsar ``Policies`` field names)."""
     autoTopicCreationOverride: Optional[AutoTopicCreationOverride] = None
+    # PIP-157 (model/buckets.py): None = not given at creation, which means 1. Never changes.
+    numberOfTopicBuckets: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class State:
         default_factory=lambda: FrozenMap({NamespaceName("public", "default"): NamespacePolicies()}))
     partitioned: FrozenMap[TopicName, int] = field(default_factory=FrozenMap)
     topics: frozenset[TopicName] = frozenset()
+    # PIP-2: what the stats of a live non-persistent topic say (model/nonpersistent.py LiveStats).
+    live: FrozenMap[TopicName, object] = field(default_factory=FrozenMap)
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -129,6 +133,9 @@ class State:
 
     def with_topics(self, *topics: TopicName) -> "State":
         return replace(self, topics=self.topics | frozenset(topics))
+
+    def with_live(self, topic: TopicName, stats: object) -> "State":
+        return replace(self, live=self.live.set(topic, stats))
 
     def without_partitioned_topic(self, topic: TopicName) -> "State":
         """Delete the metadata and every partition of ``topic``."""

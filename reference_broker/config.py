@@ -137,6 +137,14 @@ _KEYS = (
     ConfigKey("keepAliveIntervalSeconds", "int", 30, minimum=0),
     # facts §1.5 step 3: system topics may always be auto-created when this is on
     ConfigKey("systemTopicEnabled", "bool", True),
+    # PIP-35 cluster (docs/pip35-decisions.md): Pulsar's key and default (4) for the bundles of a new
+    # namespace; every broker of one cluster must use the same value.
+    ConfigKey("defaultNumberOfNamespaceBundles", "int", 4, minimum=1),
+    # Pulsar's key and default (ServiceConfiguration, index id 34013387); here: how long a broker
+    # registration without a heartbeat stays live on a store that has no sessions (sqlite).
+    ConfigKey("metadataStoreSessionTimeoutMillis", "int", 30000, minimum=100),
+    # PIP-35 batch lookup, OUR key (TENTATIVE): more topics than this in one batch is refused whole.
+    ConfigKey("maxBatchLookupTopics", "int", 10000, dynamic=True, minimum=1),
 )
 
 CONFIG_KEYS: dict[str, ConfigKey] = {key.name: key for key in _KEYS}

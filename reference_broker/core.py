@@ -24,6 +24,7 @@ import contextlib
 from typing import Callable, Iterator
 
 from model.names import DEFAULT_NAMESPACE, DEFAULT_TENANT, NamespaceName, TopicName
+from reference_broker.cluster import ClusterNode
 from reference_broker.config import BROKER_VERSION, DYNAMIC_KEYS, BrokerConfig
 from reference_broker.core_namespaces import NamespaceOps
 from reference_broker.core_topics import LookupResult, TopicOps, parse_topic
@@ -95,6 +96,7 @@ class BrokerCore(NamespaceOps, TopicOps):
         host = config.advertised_host
         self.broker_service_url = broker_service_url or f"pulsar://{host}:{config.brokerServicePort}"
         self.web_service_url = web_service_url or f"http://{host}:{config.webServicePort}"
+        self.cluster = ClusterNode(self)  # PIP-35: membership and bundle ownership (cluster.py)
         self.boot()
 
     def set_service_urls(self, broker_url: str, web_url: str) -> None:
@@ -102,9 +104,11 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.broker_service_url = broker_url
         self.web_service_url = web_url
         self._write_cluster_data()
+        self.cluster.join()  # PIP-35: register in /loadbalance/brokers with the bound URLs
 
     def close(self) -> None:
-        """Release the metadata store (the sqlite file handle)."""
+        """Release this broker's bundles and registration, then the metadata store (the sqlite file handle)."""
+        self.cluster.leave()
         self.store.close()
 
     # --- boot (Rule 2) --------------------------------------------------------------------------

@@ -315,6 +315,7 @@ class TopicOps:
         if not enabled:
             raise NotAllowed("Broker is unable to load persistent topic")
         policies = self._namespace_for_topic(topic)
+        self.cluster.check_owned(topic)  # PIP-35: ServiceNotReady when another broker owns the bundle
         if topic.is_partition:
             base_partitions = self._partitions_of(topic.partitioned_base)
             if base_partitions > 0:

@@ -13,6 +13,14 @@ Rule 3: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): after ``keepAlive
         without traffic the broker sends PING; if nothing arrives for another interval it closes.
 Rule 4: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
         closes connections and waits for the HTTP server, each wait bounded.
+Rule 5: answers are queued per connection and written in one ``transport.write`` at the end of
+        the batch that produced them: a read (``data_received``, whose SEND completions run at its
+        end, service.py Rule 4). Frames a read queues on other connections (dispatch to their
+        consumers) are flushed at the end of that read too (``BrokerServer.flush_dirty``); frames
+        written from anywhere else (keep-alive) by a ``call_soon`` flush. So a read that carries many commands costs
+        one send syscall, not one per answer (bench/nonpersistent.py: per-frame writes were the
+        largest cost of a non-persistent publish). Frames go out in the order they were queued,
+        and anything written directly (an ERROR before closing) flushes the queue first.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ _HANDLERS = {
     for cls in (ev.Ping, ev.Pong, ev.PartitionedMetadata, ev.Lookup, ev.GetTopicsOfNamespace, ev.Producer,
                 ev.Send, ev.CloseProducer, ev.Subscribe, ev.Flow, ev.Ack, ev.RedeliverUnacknowledgedMessages,
                 ev.Unsubscribe, ev.CloseConsumer, ev.ConsumerStats, ev.GetLastMessageId, ev.Seek,
-                ev.GetSchema, ev.GetOrCreateSchema)
+                ev.GetSchema, ev.GetOrCreateSchema, ev.BatchLookup)
 }
 
 
@@ -51,6 +59,11 @@ class BrokerProtocol(asyncio.Protocol):
         self.cnx: Optional[ServerCnx] = None
         self.last_received = time.monotonic()
         self.paused = False
+        self._outgoing: list[bytes] = []  # Rule 5: frames waiting for this loop iteration's flush
+        self._flush_scheduled = False
+        self._batching = False  # inside a read or the deferred batch: the batch's end flushes
+        self._deferred: list = []  # service.py Rule 4: completions after the current read
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._keepalive: Optional[asyncio.TimerHandle] = None
         self._ping_outstanding = False
 
@@ -58,9 +71,13 @@ class BrokerProtocol(asyncio.Protocol):
 
     def connection_made(self, transport) -> None:
         self.transport = transport
+        self._loop = asyncio.get_running_loop()
         peer = transport.get_extra_info("peername")
         self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?")
         self.cnx.writable = lambda: not self.paused
+        # PIP-2: receipts of non-persistent SENDs complete after the current read (service.py Rule 4).
+        self.cnx.defer = self._defer
+        self.cnx.close_connection = self._close_after_writes
         self.broker.connections.add(self)
         self._schedule_keepalive()
 
@@ -68,7 +85,14 @@ class BrokerProtocol(asyncio.Protocol):
         self.last_received = time.monotonic()
         self._ping_outstanding = False
         self.conn.receive_data(data)
-        self._drain_events()
+        self._batching = True
+        try:
+            self._drain_events()
+            self._run_deferred()  # service.py Rule 4: the read's SENDs are no longer in flight
+        finally:
+            self._batching = False
+            self._flush()
+            self.broker.flush_dirty()
 
     def eof_received(self):
         self.conn.receive_data(b"")
@@ -125,13 +149,54 @@ class BrokerProtocol(asyncio.Protocol):
             cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
                               message=f"Internal error handling {type(event).__name__}: {exc}"))
 
+    def _close_after_writes(self) -> None:
+        """Close once what is buffered is written (asyncio's close flushes); no frame is read after."""
+        if self.transport is not None and not self.transport.is_closing():
+            log.info("closing %s after a command Pulsar closes the connection for", self.cnx.remote)
+            self._flush()
+            self.transport.close()
+
     def write(self, event: ev.Event) -> None:
+        """Rule 5: frames are queued and written together at the end of the current batch."""
         if self.transport is None or self.transport.is_closing():
             return
-        self.transport.write(self.conn.send(event))
+        self._outgoing.append(self.conn.send(event))
+        if not self._batching and not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.broker.mark_dirty(self)
+
+    def _defer(self, completion) -> None:
+        """service.py Rule 4: run ``completion`` once every frame of the current read is handled."""
+        self._deferred.append(completion)
+        if not self._batching and len(self._deferred) == 1:  # not from a read: after this callback
+            self._loop.call_soon(self._run_deferred_and_flush)
+
+    def _run_deferred(self) -> None:
+        while self._deferred:
+            batch, self._deferred = self._deferred, []
+            for completion in batch:
+                completion()
+
+    def _run_deferred_and_flush(self) -> None:
+        self._batching = True
+        try:
+            self._run_deferred()
+        finally:
+            self._batching = False
+            self._flush()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if not self._outgoing:
+            return
+        data = b"".join(self._outgoing)
+        self._outgoing.clear()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
 
     def _send_error_and_close(self, exc: RemoteProtocolError) -> None:
         error = pb.ServerError.Value(exc.server_error)
+        self._flush()
         self.transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=error, message=str(exc))))
         self.transport.close()
 
@@ -163,6 +228,10 @@ class BrokerServer:
         self.core = core
         self.host, self.broker_port, self.web_port = host, broker_port, web_port
         self.topics = TopicRegistry()
+        self._dirty: list[BrokerProtocol] = []  # connections with queued frames (BrokerProtocol Rule 5)
+        self._flush_all_scheduled = False
+        # A topic deleted through the admin API is unloaded here too.
+        core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
         self.connections: set[BrokerProtocol] = set()
         self.cluster_name = core.config.get("clusterName")
         self.server_version = f"Pulsar Server{__version__}"
@@ -170,6 +239,19 @@ class BrokerServer:
         self._web_server = None
         self._web_task: Optional[asyncio.Task] = None
         self.broker_url = self.web_url = ""
+
+    def mark_dirty(self, protocol: "BrokerProtocol") -> None:
+        """``protocol`` queued frames outside its own batch; flush them at the end of the current one."""
+        self._dirty.append(protocol)
+        if not self._flush_all_scheduled:
+            self._flush_all_scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush_dirty)
+
+    def flush_dirty(self) -> None:
+        self._flush_all_scheduled = False
+        dirty, self._dirty = self._dirty, []
+        for protocol in dirty:
+            protocol._flush()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -190,7 +272,8 @@ class BrokerServer:
 
         from .admin.app import build_app
 
-        app = build_app(self.core, broker_service_url=self.broker_url, web_service_url=self.web_url)
+        app = build_app(self.core, broker_service_url=self.broker_url, web_service_url=self.web_url,
+                        topics=self.topics)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
         self._web_server = uvicorn.Server(config)
         self._web_server.install_signal_handlers = lambda: None  # the CLI owns signals

@@ -11,6 +11,18 @@ Rule 2: PARTITIONED_METADATA honours field 6 exactly: absent means true (proto d
         (facts §1.3 step 5) is decided by core from the flag we pass.
 Rule 3: CONNECTED always advertises FeatureFlags.supports_get_partitioned_metadata_without_auto_creation
         (flag 5), as Pulsar's Commands.newConnectedCommand does (pulsar-wire.md §2.5 item 4).
+Rule 4 (PIP-2 publish side, facts §2.2, ServerCnx#handleSend): a SEND to a non-persistent topic
+        "if nonPersistentPendingMessages > maxNonPersistentPendingMessages (strictly greater)" is
+        dropped: SEND_RECEIPT with ledgerId = entryId = -1 written as uint64, and the publisher's
+        drop rate counts it. Otherwise it is in flight until its receipt (0, 0) is written. The
+        receipt is written by ``defer`` (the event loop's call_soon), i.e. after every frame of
+        the current read has been handled, as Pulsar completes publishes off the I/O thread: so
+        SENDs that arrive in one read overlap, and sends awaited one by one never do.
+Rule 5 (bad input Pulsar closes the connection on, ServerCnx / Consumer#flowPermits / LightProto):
+        a SEND for a producer that is not registered, a FLOW with permits <= 0 (uint32 values
+        >= 2^31 are negative Java ints), and a SUBSCRIBE that does not parse. The reference broker
+        first writes an ERROR (or SEND_ERROR) naming the problem, then closes. Other unparseable
+        commands keep Rule 1 (an answer, the connection goes on), a leniency Pulsar does not have.
 """
 
 from __future__ import annotations
@@ -21,14 +33,16 @@ from typing import Callable, Optional
 
 from model.names import InvalidName, NamespaceName, TopicName
 
+from . import lookup_service
 from .errors import BrokerError
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
-from .topics import Consumer, TopicRegistry
+from .topics import Consumer, NonPersistentTopic, TopicRegistry
 
 log = logging.getLogger("reference_broker.service")
 
 U64_MINUS_ONE = 2**64 - 1
+INT32_LIMIT = 2**31  # uint32 permits at or above this are negative Java ints (Rule 5)
 _connection_ids = itertools.count(1)
 _producer_names = itertools.count(0)
 
@@ -48,15 +62,25 @@ class ServerCnx:
         self.producers: dict[int, tuple[TopicName, object]] = {}
         self.consumers: dict[int, tuple[object, Consumer]] = {}
         self.writable: Callable[[], bool] = lambda: True
+        # Set by server.py: run a callable after the current read (loop.call_soon) / close the socket.
+        self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
+        self.close_connection: Callable[[], None] = lambda: None
+        self.client_version = ""
+        self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
+        self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
+        # Not dynamic (facts §2.1), so read once per connection, as ServerCnx's constructor does.
+        self._non_persistent_limit = self.core.config.get("maxConcurrentNonPersistentMessagePerConnection")
 
     # -- handshake and keep-alive -----------------------------------------------------------
 
     def handle_Connect(self, event: ev.Connect, negotiated: int) -> None:
+        self.client_version = event.client_version
         self.send(ev.Connected(
             server_version=self.broker.server_version,
             protocol_version=negotiated,
             max_message_size=self.core.config.get("maxMessageSize"),
-            feature_flags={"supports_get_partitioned_metadata_without_auto_creation": True},
+            feature_flags={"supports_get_partitioned_metadata_without_auto_creation": True,
+                           "supports_batch_lookup": True},  # PIP-35 (ours): FeatureFlags field 10
         ))
 
     def handle_Ping(self, event) -> None:
@@ -87,21 +111,10 @@ class ServerCnx:
             error=_server_error(error), message=message))
 
     def handle_Lookup(self, event) -> None:
-        failed = pb.CommandLookupTopicResponse.Failed
-        try:
-            topic = TopicName.parse(event.topic)
-            # facts §3.4: the binary lookup checks ownership, not existence (REST does, §3.5).
-            result = self.core.lookup(topic, check_existence=False)
-        except InvalidName as exc:
-            self.send(ev.LookupResponse(request_id=event.request_id, response=failed,
-                                        error=_server_error("InvalidTopicName"), message=str(exc)))
-        except BrokerError as exc:
-            self.send(ev.LookupResponse(request_id=event.request_id, response=failed,
-                                        error=_server_error(exc.server_error), message=exc.binary_message))
-        else:
-            self.send(ev.LookupResponse(
-                request_id=event.request_id, response=pb.CommandLookupTopicResponse.Connect,
-                brokerServiceUrl=result.broker_url, authoritative=True))
+        lookup_service.handle_lookup(self, event)  # PIP-35 cluster: Connect from the owner, else Redirect
+
+    def handle_BatchLookup(self, event) -> None:
+        lookup_service.handle_batch_lookup(self, event)  # PIP-35 batch lookup (ours)
 
     def handle_GetTopicsOfNamespace(self, event) -> None:
         try:
@@ -140,15 +153,18 @@ class ServerCnx:
         name = event.producer_name if event.has("producer_name") and event.producer_name else \
             f"{self.broker.cluster_name}-{self.id}-{next(_producer_names)}"
         self.producers[event.producer_id] = (topic, live)
-        live.producers[(self.id, event.producer_id)] = name
+        live.add_producer((self.id, event.producer_id), name, address=self.remote, client_version=self.client_version)
         self.send(ev.ProducerSuccess(request_id=event.request_id, producer_name=name, last_sequence_id=-1))
 
     def handle_Send(self, event) -> None:
         registered = self.producers.get(event.producer_id)
         reply = dict(producer_id=event.producer_id, sequence_id=event.sequence_id)
         if registered is None:
-            return self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
-                                          message=f"Producer {event.producer_id} is not registered on this connection"))
+            # Rule 5: "Received message, but the producer is not ready : {}. Closing the connection."
+            self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
+                                   message=f"Producer {event.producer_id} is not registered on this connection; "
+                                           "closing the connection as Pulsar does (create the producer first)"))
+            return self.close_connection()
         if event.checksum_valid is False:
             return self.send(ev.SendError(**reply, error=_server_error("ChecksumError"),
                                           message="Checksum failed on the message"))
@@ -156,14 +172,40 @@ class ServerCnx:
             return self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
                                           message="Exceed maximum message size"))
         topic, live = registered
+        if isinstance(live, NonPersistentTopic):
+            return self._send_non_persistent(event, live, reply)
         ledger_id, entry_id = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages)
         self.send(ev.SendReceipt(**reply, highest_sequence_id=event.highest_sequence_id,
                                  message_id={"ledgerId": ledger_id, "entryId": entry_id}))
 
+    def _send_non_persistent(self, event, live: NonPersistentTopic, reply: dict) -> None:
+        """Rule 4. Receipts are queued and all written by one deferred completion per read."""
+        key = (self.id, event.producer_id)
+        if self.non_persistent_pending > self._non_persistent_limit:
+            live.record_publish_drop(key, event.num_messages)
+            done = (event.producer_id, event.sequence_id, event.highest_sequence_id, U64_MINUS_ONE, False)
+        else:
+            self.non_persistent_pending += 1
+            ledger_id, _ = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages, key)
+            done = (event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, True)
+        self._non_persistent_done.append(done)
+        if len(self._non_persistent_done) == 1:
+            self.defer(self._complete_non_persistent)
+
+    def _complete_non_persistent(self) -> None:
+        """completedSendOperation for every SEND of the read: no longer in flight, receipt written."""
+        done, self._non_persistent_done = self._non_persistent_done, []
+        for producer_id, sequence_id, highest, ledger_id, accepted in done:
+            if accepted:
+                self.non_persistent_pending -= 1
+            entry_id = 0 if accepted else U64_MINUS_ONE
+            self.send(ev.SendReceipt(producer_id=producer_id, sequence_id=sequence_id, highest_sequence_id=highest,
+                                     message_id={"ledgerId": ledger_id, "entryId": entry_id}))
+
     def handle_CloseProducer(self, event) -> None:
         registered = self.producers.pop(event.producer_id, None)
         if registered is not None:
-            registered[1].producers.pop((self.id, event.producer_id), None)
+            registered[1].remove_producer((self.id, event.producer_id))
         self.send(ev.Success(request_id=event.request_id))
 
     # -- consumers --------------------------------------------------------------------------
@@ -208,6 +250,13 @@ class ServerCnx:
         registered = self.consumers.get(event.consumer_id)
         if registered is None:
             return  # Pulsar ignores FLOW for an unknown consumer; there is no request id to answer
+        if event.messagePermits == 0 or event.messagePermits >= INT32_LIMIT:
+            # Rule 5: Consumer#flowPermits "checkArgument(additionalNumberOfMessages > 0)"
+            permits = event.messagePermits - 2**32 if event.messagePermits >= INT32_LIMIT else 0
+            self._error(U64_MINUS_ONE, "UnknownError",
+                        f"FLOW for consumer {event.consumer_id} with {permits} permits: permits must be > 0; "
+                        "closing the connection as Pulsar does")
+            return self.close_connection()
         subscription, consumer = registered
         consumer.permits += event.messagePermits
         subscription.dispatch()
@@ -242,7 +291,10 @@ class ServerCnx:
             return self._error(event.request_id, "MetadataError", "Subscription has other connected consumers")
         del self.consumers[event.consumer_id]
         subscription.consumers.clear()
-        subscription.topic.subscriptions.pop(subscription.name, None)
+        if isinstance(subscription.topic, NonPersistentTopic):
+            subscription.topic.remove_subscription(subscription.name)  # keeps its out counters
+        else:
+            subscription.topic.subscriptions.pop(subscription.name, None)
         self.send(ev.Success(request_id=event.request_id))
 
     def handle_CloseConsumer(self, event) -> None:
@@ -269,6 +321,10 @@ class ServerCnx:
             return self._error(event.request_id, "ConsumerNotFound", f"Consumer {event.consumer_id} not found")
         subscription, _ = registered
         topic = subscription.topic
+        if isinstance(topic, NonPersistentTopic):
+            # facts §2.2: "Not supported on non-persistent topics: getLastMessageId" [I: the error code]
+            return self._error(event.request_id, "NotAllowedError",
+                               "GetLastMessageId is not supported on non-persistent topics")
         last = topic.last_entry_id()
         # An empty topic answers entryId -1 (written as uint64), as Pulsar answers for no entries.
         self.send(ev.GetLastMessageIdResponse(
@@ -290,6 +346,11 @@ class ServerCnx:
 
     def handle_invalid(self, invalid: ev.InvalidCommand) -> None:
         request_id = invalid.request_id if invalid.request_id is not None else U64_MINUS_ONE
+        if invalid.raw_type == pb.BaseCommand.SUBSCRIBE:
+            # Rule 5: LightProto "Some required fields are missing" (an unknown subType is dropped
+            # as unknown, leaving the required field unset); Pulsar closes the connection.
+            self._error(request_id, "UnknownError", f"{invalid.reason}; closing the connection as Pulsar does")
+            return self.close_connection()
         self._error(request_id, "UnknownError", invalid.reason)
 
     def handle_unexpected(self, event: ev.Event) -> None:
@@ -301,8 +362,8 @@ class ServerCnx:
         self.send(ev.Error(request_id=request_id, error=_server_error(error), message=message))
 
     def connection_lost(self) -> None:
-        for topic, live in self.producers.values():
-            live.producers = {k: v for k, v in live.producers.items() if k[0] != self.id}
+        for producer_id, (topic, live) in list(self.producers.items()):
+            live.remove_producer((self.id, producer_id))
         for subscription, consumer in self.consumers.values():
             subscription.remove_consumer(consumer)
         self.producers.clear()

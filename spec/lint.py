@@ -3,7 +3,8 @@
 Checks, each reported as "<file>:<line>: <row id>: <problem>":
   L1 ids are unique across files (well-formedness is the loader's job, spec/schema.py);
   L2 every ``source`` resolves in sources.yaml;
-  L3 every feature is in features.yaml, and rows of a tentative feature say so in their note;
+  L3 every feature is in features.yaml, and rows of a tentative feature say so (``tentative: true``,
+     or in their note); ``tentative: true`` only on rows of a tentative feature;
   L4 descriptions are at most 100 characters;
   L5 MUST rows carry ``info``, and an ``info`` is found verbatim (whitespace collapsed) in one of
      the row's sources that is a local file (the seed or the facts), so quotes stay quotes;
@@ -36,7 +37,9 @@ def _collapse(text: str) -> str:
 
 
 def _local_text(where: Optional[str], base: Path) -> Optional[str]:
-    if not where or not where.startswith("../"):
+    """The text of a source that is a local file: ``../shared/...`` or a file of this project
+    (``docs/pip157-decisions.md``); None for upstream paths, which are not here."""
+    if not where or "://" in where:
         return None
     path = (base / where.split("#", 1)[0]).resolve()
     return path.read_text(encoding="utf-8") if path.is_file() else None
@@ -68,8 +71,12 @@ def lint(directory: Path = SPEC_DIR, with_model: bool = True) -> list[str]:
         for feature in row.features:
             if feature not in features:
                 report(row, f"feature {feature!r} is not in features.yaml")  # L3
-            elif features[feature].get("status") == "tentative" and "tentative" not in (row.note or ""):
-                report(row, f"feature {feature!r} is tentative upstream; say so in the row's note")
+            elif features[feature].get("status") == "tentative" and not row.tentative \
+                    and "tentative" not in (row.note or ""):
+                report(row, f"feature {feature!r} is tentative upstream; mark the row tentative: true or say so "
+                            "in its note")
+        if row.tentative and not any(features.get(f, {}).get("status") == "tentative" for f in row.features):
+            report(row, "tentative: true is for rows of a feature that is tentative upstream")  # L3
         if len(row.description) > DESCRIPTION_MAX:
             report(row, f"description longer than {DESCRIPTION_MAX} characters")  # L4
         if row.grade == "MUST" and not row.info:
@@ -104,7 +111,7 @@ def listing(rows: Iterable[Row]) -> str:
 
     lines = []
     for row in rows:
-        lines.append(f"{row.id}  [{row.grade}, {row.era}]  {row.description}")
+        lines.append(f"{row.id}  [{row.grade}, {row.era}{', tentative' if row.tentative else ''}]  {row.description}")
         lines.append(f"    info:   {row.info}")
         if row.stated:
             lines.append(f"    stated: {row.stated_json()}")

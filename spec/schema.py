@@ -33,7 +33,10 @@ PRESENCE = ("present", "missing")
 ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+$")
 LOCAL_NAME = re.compile(r"^[-=:.\w]+$")
 DESCRIPTION_MAX = 100
-ERROR_KINDS = ("not-found", "metadata-error")
+ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready", "connection-closed",
+               "precondition-failed", "conflict",  # PIP-157: REST 412, REST 409
+               "too-many-requests")  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
+RECEIPT_KINDS = ("0:0", "-1:-1", "stored")  # model/outcomes.py ACCEPTED, DROPPED, STORED
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class OpShape:
     """What a row may write for one operation."""
     fields: frozenset[str]      # fields a row writes (topic = a local name)
     apis: tuple[str, ...]       # spec apis the operation can be performed through
-    selector: Optional[str]     # "api" or "transport": the field an expansion fills, if any
+    selector: Optional[str]     # "api", "transport" or "api+transport": the field(s) an expansion fills
 
 
 _REST_BINARY = ("rest", "binary")
@@ -56,13 +59,32 @@ OPERATIONS: dict[str, OpShape] = {
     "CreatePartitionedTopic": OpShape(frozenset({"topic", "partitions"}), ("rest",), None),
     "CreateNonPartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
     "DeletePartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
-    "CreateNamespace": OpShape(frozenset(), ("rest",), None),
+    "CreateNamespace": OpShape(frozenset({"policies"}), ("rest",), None),
     "DeleteNamespace": OpShape(frozenset(), ("rest",), None),
     "SetAutoTopicCreation": OpShape(
         frozenset({"allow_auto_topic_creation", "topic_type", "default_num_partitions"}), ("rest",), None),
     "RemoveAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
     "Handshake": OpShape(frozenset({"feature"}), ("binary",), None),
+    # PIP-2 (model/nonpersistent.py). PubSub runs on the wire (binary) or the official client.
+    "PubSub": OpShape(frozenset({"topic", "consumers", "bursts", "sends_before", "flow_after", "initial_position",
+                                 "close_after", "view"}), ("binary", "client-binary", "client-http"), "api+transport"),
+    "BadCommand": OpShape(frozenset({"topic", "command"}), ("binary",), "api"),
+    "GetTopicStats": OpShape(frozenset({"topic"}), ("rest",), None),
+    "GetPartitionedStats": OpShape(frozenset({"topic"}), ("rest",), None),
+    "GetInternalStats": OpShape(frozenset({"topic"}), ("rest",), None),
 }
+OPERATIONS.update({  # PIP-157 (model/buckets.py). ReadTopicLayout reads the target's metadata store
+    # (the metadata driver): it is an observation only, no row api performs it.
+    "GetNumberOfTopicBuckets": OpShape(frozenset(), ("rest",), None),
+    "SetNumberOfTopicBuckets": OpShape(frozenset({"buckets"}), ("rest",), None),
+    "RemoveNumberOfTopicBuckets": OpShape(frozenset(), ("rest",), None),
+    "ReadTopicLayout": OpShape(frozenset({"topic"}), (), None),
+})
+OPERATIONS.update({  # PIP-35 (model/batch_lookup.py; spec/pip35.md). ``topics``: see _batch_topics.
+    "BatchLookup": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
+    "BatchEqualsSingles": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
+    "SameOwnerEverywhere": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
+})
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
 ROW_FORBIDDEN_OPERATIONS = ("CreateTenant", "SetBrokerConfig")
@@ -76,7 +98,27 @@ STATED_KEYS = {
     "advertised": None,
     "metadata_created": "ListPartitionedTopics",
     "topics_created": "ListTopics",
+    # PIP-2 (spec/README.md, "stated")
+    "receipts": None,
+    "some_dropped": None,
+    "send_errors": None,
+    "in_order": None,
+    "publisher_drops": "GetTopicStats",
+    "subscription_drops": "GetTopicStats",
+    "rate_out_positive": "GetTopicStats",
+    "counters_survive": "GetTopicStats",
+    "cursors": "GetInternalStats",
 }
+STATED_KEYS.update({  # PIP-35 (spec/README.md, "stated")
+    "entries": None,
+    "failed": None,
+    "agreement": None,
+})
+STATED_KEYS.update({  # PIP-157 (spec/README.md, "stated")
+    "buckets": None,
+    "layout": "ReadTopicLayout",
+    "listed": None,
+})
 
 
 class SpecError(ValueError):
@@ -97,6 +139,7 @@ class Setup:
     namespace: str = "present"
     tenant: str = "present"
     domain: str = "persistent"
+    policies: tuple[tuple[str, Any], ...] = ()  # the namespace-create Policies body (PIP-157)
 
     @property
     def namespace_present(self) -> bool:
@@ -118,6 +161,7 @@ class Row:
     stated: tuple[tuple[str, Any], ...] = ()
     note: Optional[str] = None
     features: tuple[str, ...] = ()
+    tentative: bool = False  # the outcome rests on our decision where upstream never decided
     table: str = ""
     pip: str = ""
     file: str = ""
@@ -225,7 +269,7 @@ class _Checker:
 
 
 _ROW_REQUIRED = {"id", "description", "source", "grade", "era", "apis", "setup", "operation"}
-_ROW_OPTIONAL = {"info", "observe", "stated", "note", "features"}  # lint requires info on MUST rows
+_ROW_OPTIONAL = {"info", "observe", "stated", "note", "features", "tentative"}  # lint requires info on MUST rows
 
 
 def load_file(path: Path) -> SpecFile:
@@ -283,15 +327,20 @@ def _load_row(path: str, node: _Node, table: str, feature: str, pip: str) -> Row
     stated = _load_stated(check, node.child("stated"), observe) if "stated" in value else ()
     note = check.string(node.child("note"), "note") if "note" in value else None
     features = check.strings(node.child("features"), "features") if "features" in value else (feature,)
+    tentative = value.get("tentative", False)
+    if not isinstance(tentative, bool):
+        check.fail(node.child("tentative"), f"tentative must be true or false, got {tentative!r}")
     return Row(
         id=row_id, description=description, source=check.strings(node.child("source"), "source"),
         info=check.string(node.child("info"), "info") if "info" in value else None, grade=check.string(node.child("grade"), "grade", GRADES),
         era=check.string(node.child("era"), "era", ERAS), apis=apis, setup=setup, operation=operation,
-        observe=observe, stated=stated, note=note, features=features, table=table, pip=pip, file=path, line=node.line)
+        observe=observe, stated=stated, note=note, features=features, tentative=tentative, table=table, pip=pip,
+        file=path, line=node.line)
 
 
 def _load_setup(check: _Checker, node: _Node) -> Setup:
-    value = check.keys(node, "setup", set(), {"broker", "autoTopicCreationOverride", "topics", "namespace", "tenant", "domain"})
+    value = check.keys(node, "setup", set(), {"broker", "autoTopicCreationOverride", "topics", "namespace", "tenant",
+                                              "domain", "policies"})
     broker = ()
     if "broker" in value:
         items = check.mapping(node.child("broker"), "setup.broker")
@@ -316,7 +365,11 @@ def _load_setup(check: _Checker, node: _Node) -> Setup:
         broker=broker, override=override, topics=tuple(topics),
         namespace=check.string(node.child("namespace"), "setup.namespace", PRESENCE) if "namespace" in value else "present",
         tenant=check.string(node.child("tenant"), "setup.tenant", PRESENCE) if "tenant" in value else "present",
-        domain=check.string(node.child("domain"), "setup.domain", DOMAINS) if "domain" in value else "persistent")
+        domain=check.string(node.child("domain"), "setup.domain", DOMAINS) if "domain" in value else "persistent",
+        policies=_policies(check, node.child("policies"), "setup.policies") if "policies" in value else ())
+    if setup.policies and not setup.namespace_present:
+        check.fail(node.child("policies"), "setup.policies are the body of the namespace's creation: they need "
+                                           "namespace: present")
     if not setup.namespace_present and (setup.topics or setup.override):
         check.fail(node, "topics or an override need the namespace: a missing namespace or tenant cannot hold them")
     return setup
@@ -341,28 +394,91 @@ def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[
     if name in ("ListTopics", "ListPartitionedTopics"):
         allowed.add("domain")  # defaults to the row's setup.domain
     if observe and shape.selector:
-        allowed.add(shape.selector)  # observations are not expanded: they name their api
+        allowed.update(shape.selector.split("+"))  # observations are not expanded: they name their api
     if observe and name == "GetPartitionedMetadata" and "api" not in value:
         check.fail(node, "an observed GetPartitionedMetadata must name its api (rest or binary)")
-    required = {"op"} | ({"topic"} & shape.fields)
+    required = {"op"} | ({"topic", "topics"} & shape.fields)
     check.keys(node, name, required, allowed - required)
     for key in value:
         if key == "topic":
             _local_name(check, node.child(key))
+        elif key == "topics":
+            _batch_topics(check, node.child(key))
         elif key != "op":
             _field_value(check, node.child(key), key, shape)
-    return tuple((k, value[k]) for k in ["op", *sorted(k for k in value if k != "op")])
+    return tuple((k, _policies(check, node.child(k), k) if k == "policies" else _frozen(value[k]))
+                 for k in ["op", *sorted(k for k in value if k != "op")])
+
+
+# A batch name that is not a local name: a template with {ns} once, which the case replaces with its
+# namespace and sends as written (invalid names, a derived missing namespace). Only forms that stay
+# in the case's own names: an optional "<word>://" before {ns}, and "/" or "-" right after it.
+BATCH_TEMPLATE = re.compile(r"^(?:[a-z-]+://)?\{ns\}[-/][^{}]*$")
+
+
+def _batch_topics(check: _Checker, node: _Node) -> None:
+    """``topics`` of a PIP-35 operation: a list (maybe empty) of local names or {ns} templates."""
+    if not isinstance(node.value, list):
+        check.fail(node, "topics must be a list of local names (t, t-partition-1) or {ns} templates")
+    for i, item in enumerate(node.value):
+        if not isinstance(item, str) or not (LOCAL_NAME.match(item) or BATCH_TEMPLATE.match(item)):
+            check.fail(node.child(i), f"topics[{i}] = {item!r} must be a local name such as t, or a template "
+                                      "with {ns} once, e.g. \"{ns}/a/b\" or \"bogus://{ns}/t\"")
+
+
+def _frozen(value):
+    """Lists become tuples so a Row stays hashable (PubSub consumers and bursts)."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
+def _policies(check: _Checker, node: _Node, what: str) -> tuple[tuple[str, Any], ...]:
+    """A Policies JSON body (PIP-157 ``numberOfTopicBuckets``...) as sorted (key, value) pairs; values
+    are JSON scalars or lists (lists frozen to tuples), so the row stays hashable."""
+    body = check.mapping(node, what)
+    for key, val in body.items():
+        if not isinstance(key, str) or isinstance(val, dict):
+            check.fail(node.child(key), f"{what}.{key}: keys are Policies field names and values JSON scalars or "
+                                        f"lists, got {val!r}")
+    return tuple((key, _frozen(val)) for key, val in sorted(body.items()))
 
 
 _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count": int, "partitions": int,
-                "default_num_partitions": int, "topic_type": str, "feature": str}
+                "default_num_partitions": int, "topic_type": str, "feature": str, "sends_before": int,
+                "flow_after": int, "close_after": bool}
+_FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", "bounds"),
+                  "command": ("send-after-close-producer", "flow-negative-permits", "flow-zero-permits",
+                              "subscribe-unknown-subtype")}
+SUB_TYPES = ("Exclusive", "Shared", "Failover")
 
 
 def _field_value(check: _Checker, node: _Node, key: str, shape: OpShape) -> None:
     if key == "domain":
         check.string(node, key, DOMAINS)
+    elif key == "policies":
+        _policies(check, node, key)
+    elif key == "buckets":  # PIP-157: any JSON value may be POSTed; the endpoint refuses them all
+        if isinstance(node.value, dict):
+            check.fail(node, f"buckets must be a JSON scalar or list, got {node.value!r}")
+    elif key in _FIELD_CHOICES:
+        check.string(node, key, _FIELD_CHOICES[key])
+    elif key == "consumers":
+        items = node.value if isinstance(node.value, list) else None
+        if items is None:
+            check.fail(node, "consumers must be a list of [subscription, subType, permits]")
+        for i, item in enumerate(items):
+            ok = (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and item[0]
+                  and item[1] in SUB_TYPES and isinstance(item[2], int) and not isinstance(item[2], bool)
+                  and item[2] >= 0)
+            if not ok:
+                check.fail(node.child(i), f"consumers[{i}] must be [subscription, one of {', '.join(SUB_TYPES)}, "
+                                          f"permits >= 0], got {item!r}")
+    elif key == "bursts":
+        items = node.value
+        if not isinstance(items, list) or not items or any(
+                not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in items):
+            check.fail(node, f"bursts must be a non-empty list of ints >= 1 (SENDs per socket write), got {items!r}")
     elif key == "api":
-        check.string(node, key, ("rest", "binary"))
+        check.string(node, key, ("rest", "binary", "client") if shape.selector == "api+transport" else ("rest", "binary"))
     elif key == "transport":
         check.string(node, key, ("binary", "http"))
     else:
@@ -380,17 +496,37 @@ def _load_stated(check: _Checker, node: _Node, observe) -> tuple[tuple[str, Any]
         needed = STATED_KEYS[key]
         if needed and needed not in observed:
             check.fail(node.child(key), f"stated {key} needs an observe step {needed}")
-        if key in ("partitions", "delivered") and (not isinstance(val, int) or isinstance(val, bool) or val < 0):
+        if key in ("partitions", "delivered", "send_errors", "cursors", "buckets", "listed") and (
+                not isinstance(val, int) or isinstance(val, bool) or val < 0):
             check.fail(node.child(key), f"stated {key} must be an int >= 0")
-        if key in ("metadata_created", "topics_created", "advertised") and not isinstance(val, bool):
+        if key == "receipts" and (not isinstance(val, dict) or any(
+                k not in RECEIPT_KINDS or not isinstance(n, int) or isinstance(n, bool) or n < 0
+                for k, n in val.items())):
+            check.fail(node.child(key), f"stated receipts must map receipt kinds ({', '.join(RECEIPT_KINDS)}) to counts")
+        if key in ("metadata_created", "topics_created", "advertised", "some_dropped", "in_order",
+                   "publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive") \
+                and not isinstance(val, bool):
             check.fail(node.child(key), f"stated {key} must be true or false")
+        if key in ("entries",) and (not isinstance(val, list) or any(not isinstance(n, str) for n in val)):
+            check.fail(node.child(key), f"stated {key} must be a list of entry names (local names or {{ns}} templates)")
+        if key == "failed" and (not isinstance(val, dict) or any(
+                not isinstance(n, str) or not isinstance(e, str) for n, e in val.items())):
+            check.fail(node.child(key), "stated failed must map entry names to ServerError names, e.g. {t: TopicNotFound}")
+        if key == "agreement" and not isinstance(val, bool):
+            check.fail(node.child(key), "stated agreement must be true or false")
         if key == "lookup" and val != "Connect":
             check.fail(node.child(key), "stated lookup must be Connect")
+        if key == "layout" and (not isinstance(val, dict) or not val or any(
+                not isinstance(k, str) or not (v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0))
+                for k, v in val.items())):
+            check.fail(node.child(key), "stated layout must map observed topic local names to their bucket k (the "
+                                        "folder $k) or null (no bucket folder)")
         if key == "error":
             kinds = val if isinstance(val, list) else [val]
             if not kinds or any(k not in ERROR_KINDS for k in kinds):
                 check.fail(node.child(key), f"stated error must be one of {', '.join(ERROR_KINDS)} or a list of them")
-    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(value.items()))
+    return tuple((k, tuple(v) if isinstance(v, list) else tuple(sorted(v.items())) if isinstance(v, dict) else v)
+                 for k, v in sorted(value.items()))
 
 
 # -- registries ------------------------------------------------------------------------------------

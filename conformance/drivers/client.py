@@ -15,6 +15,14 @@ Rule 3: ``pulsar.Timeout`` and a call that does not return within the bound rais
         is left behind (and said so in the reason) because the C++ client cannot be interrupted.
 Rule 4: the client's own logging is silenced: it would otherwise print to stdout/stderr for
         every connection and drown the report.
+Rule 5 (PIP-2, ``PubSub``): one client, producer without batching and with single-partition
+        routing, consumers with ``receiver_queue_size`` = the op's permits. A burst of one is a
+        ``send``; a longer burst is that many ``send_async`` calls, a ``flush`` and a bounded wait
+        for every callback. After the last burst a partitions lookup on the same connection is
+        the barrier: the C++ client handles frames in order on one I/O thread, so messages the
+        broker dispatched before answering are queued by then. Each consumer is then drained
+        until it has every accepted message or ``receive`` waits ``DRAIN_IDLE_MS`` in vain. The
+        client stays open until the case ends (``reset``), so a stats observation sees it.
 """
 
 from __future__ import annotations
@@ -29,9 +37,11 @@ from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERA
 from conformance.errors import Indefinite, Unsupported
 from conformance.transcript import Transcript
 from model import ops
-from model.outcomes import ClientError, Delivered, PartitionList
+from conformance.drivers.pubsub import message_index, receipt_kind, summarise
+from model.outcomes import DROPPED, ClientError, Delivered, PartitionList
 
 RECEIVE_IDLE_S = 2.0
+DRAIN_IDLE_MS = 300  # after the barrier, messages are already queued; this only ends the drain
 
 _quiet = logging.getLogger("conformance.pulsar-client")
 _quiet.addHandler(logging.NullHandler())
@@ -53,15 +63,26 @@ class ClientDriver:
         self.urls = {"binary": service_url, "http": http_url}
         self.timeout = timeout
         self.transcript = Transcript("client")
+        self._kept: list = []  # clients a PubSub left open until the case ends (Rule 5)
 
     def can_perform(self, op) -> bool:
+        if isinstance(op, ops.PubSub):
+            return op.api == "client"
         return isinstance(op, (ops.GetPartitionsForTopic, ops.ProduceConsume))
 
     def reset(self) -> None:
+        self._close_kept()
         self.transcript = Transcript("client")
 
     def close(self) -> None:
-        pass  # each operation owns and closes its own pulsar.Client
+        self._close_kept()  # other operations own and close their own pulsar.Client
+
+    def _close_kept(self) -> None:
+        kept, self._kept = self._kept, []
+        for client in kept:
+            thread = threading.Thread(target=_close_quietly, args=(client,), name="pulsar-client close", daemon=True)
+            thread.start()
+            thread.join(self.timeout)
 
     def perform(self, op):
         if not self.can_perform(op):
@@ -70,16 +91,19 @@ class ClientDriver:
         if not url:
             raise Unsupported(f"target has no {op.transport} service URL for the official client "
                               f"(transport={op.transport!r})")
+        keep = False
         if isinstance(op, ops.GetPartitionsForTopic):
             work = lambda client: PartitionList(tuple(client.get_topic_partitions(op.topic)))  # noqa: E731
+        elif isinstance(op, ops.PubSub):
+            work, keep = (lambda client: self._pub_sub(client, op)), True  # noqa: E731
         else:
             work = lambda client: self._produce_consume(client, op)  # noqa: E731
         self.transcript.sent(f"{type(op).__name__}({op.topic!r}) via pulsar.Client({url!r})")
-        outcome = self._bounded(url, work, f"{type(op).__name__} on {op.topic}")
+        outcome = self._bounded(url, work, f"{type(op).__name__} on {op.topic}", keep=keep)
         self.transcript.received(repr(outcome))
         return outcome
 
-    def _bounded(self, url: str, work: Callable, what: str):
+    def _bounded(self, url: str, work: Callable, what: str, keep: bool = False):
         """Run ``work(client)`` in a daemon thread; map exceptions to outcomes (Rules 1, 3)."""
         pulsar = _pulsar()
         box: dict = {}
@@ -90,6 +114,9 @@ class ClientDriver:
                 client = pulsar.Client(url, operation_timeout_seconds=CLIENT_OPERATION_TIMEOUT_S,
                                        connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, logger=_quiet)
                 box["outcome"] = work(client)
+                if keep:
+                    self._kept.append(client)
+                    client = None
             except BaseException as exc:  # noqa: BLE001 - every client exception is an answer or a timeout
                 box["error"] = exc
             finally:
@@ -102,10 +129,11 @@ class ClientDriver:
         thread = threading.Thread(target=body, name=f"pulsar-client {what}", daemon=True)
         thread.start()
         # The client's own operation timeout is 5 s; give it that plus connect and close time.
-        thread.join(self.timeout + CLIENT_OPERATION_TIMEOUT_S)
+        bound = self.timeout + CLIENT_OPERATION_TIMEOUT_S
+        thread.join(bound)
         if thread.is_alive():
             raise Indefinite(f"{what}: the official client did not return within "
-                             f"{self.timeout + CLIENT_OPERATION_TIMEOUT_S:g} s (its thread is left running)")
+                             f"{bound:g} s (its thread is left running)")
         error = box.get("error")
         if error is None:
             return box["outcome"]
@@ -136,3 +164,83 @@ class ClientDriver:
         producer.close()
         consumer.close()
         return Delivered(tuple(received))
+
+    def _pub_sub(self, client, op: ops.PubSub):
+        """Rule 5; returns the outcome, or ClientError when a producer or consumer is refused."""
+        pulsar = _pulsar()
+        producer = client.create_producer(
+            op.topic, batching_enabled=False, block_if_queue_full=True,
+            message_routing_mode=pulsar.PartitionsRoutingMode.UseSinglePartition)
+        receipts: list[str] = []
+        for _ in range(op.sends_before):
+            receipts.append(self._send_one(producer, op.topic, len(receipts)))
+        consumers = []
+        for name, kind, permits in op.consumers:
+            consumer = client.subscribe(
+                op.topic, name, consumer_type=getattr(pulsar.ConsumerType, kind), receiver_queue_size=permits,
+                initial_position=getattr(pulsar.InitialPosition, op.initial_position))
+            consumers.append((name, consumer))
+        for size in op.bursts:
+            if size == 1:
+                receipts.append(self._send_one(producer, op.topic, len(receipts)))
+            else:
+                receipts.extend(self._send_burst(producer, op.topic, len(receipts), size))
+        client.get_topic_partitions(op.topic)  # the barrier (Rule 5)
+        total = sum(1 for kind in receipts if kind != DROPPED and not kind.startswith("client-"))
+        received: dict[str, list[list[int]]] = {}
+        for name, consumer in consumers:
+            got: list[int] = []
+            while len(got) < total:
+                try:
+                    message = consumer.receive(timeout_millis=DRAIN_IDLE_MS)
+                except pulsar.Timeout:
+                    break
+                got.append(message_index(message.data()))
+                consumer.acknowledge(message)
+            received.setdefault(name, []).append(got)
+        if op.close_after:
+            producer.close()
+            for _, consumer in consumers:
+                consumer.close()
+        self.transcript.note(f"receipts {receipts}; received {received}")
+        return summarise(op, receipts, received)
+
+    @staticmethod
+    def _send_one(producer, topic: str, index: int) -> str:
+        pulsar = _pulsar()
+        try:
+            message_id = producer.send(f"m{index}".encode())
+        except pulsar.Timeout:
+            raise
+        except pulsar.PulsarException as exc:
+            return f"client-error:{type(exc).__name__}"
+        return receipt_kind(topic, message_id.ledger_id(), message_id.entry_id())
+
+    def _send_burst(self, producer, topic: str, first: int, size: int) -> list[str]:
+        pulsar = _pulsar()
+        results: dict[int, str] = {}
+        all_done = threading.Event()
+
+        def callback_for(index: int):
+            def callback(result, message_id):
+                if result == pulsar.Result.Ok:
+                    results[index] = receipt_kind(topic, message_id.ledger_id(), message_id.entry_id())
+                else:
+                    results[index] = f"client-error:{result}"
+                if len(results) == size:
+                    all_done.set()
+            return callback
+
+        for i in range(size):
+            producer.send_async(f"m{first + i}".encode(), callback_for(first + i))
+        producer.flush()
+        if not all_done.wait(self.timeout):
+            raise Indefinite(f"{size - len(results)} of {size} send callbacks did not run within {self.timeout:g} s")
+        return [results[first + i] for i in range(size)]
+
+
+def _close_quietly(client) -> None:
+    try:
+        client.close()
+    except Exception:  # noqa: BLE001 - closing a client whose broker is gone may raise
+        pass

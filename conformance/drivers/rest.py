@@ -11,6 +11,9 @@ Paths are Pulsar's, verbatim (STYLE R5; facts §1.2, §1.5, §2.5, §3.5):
   GET    /admin/v2/{domain}/{tenant}/{ns}                        GET .../partitioned
   GET    /lookup/v2/topic/{domain}/{tenant}/{ns}/{topic}
   POST   /admin/v2/brokers/configuration/{key}/{value}
+  GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/stats          (PIP-2, facts §2.5)
+  GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitioned-stats?perPartition=true
+  GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/internalStats
 
 Rule 1: a 2xx answer becomes the op's success value (Partitions, TopicList, LookupAnswer, Done);
         anything else becomes ``RestError(status, reason)`` where reason is the ``{"reason": ...}``
@@ -20,6 +23,10 @@ Rule 2: redirects are answers, not hops: a 307 lookup is ``LookupAnswer("Redirec
         this broker said.
 Rule 3: a transport failure (refused, reset, timed out) raises ``Indefinite``: the target did
         not answer, which is never a spec failure.
+Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters as numbers, each
+        msgDropRate / msgRateOut as its sign (ZERO or POSITIVE), and the names of
+        TOPIC_STATS_FIELDS / PARTITIONED_STATS_FIELDS the JSON lacks. A field of the wrong JSON
+        type counts as missing.
 """
 
 from __future__ import annotations
@@ -31,11 +38,16 @@ from typing import Optional
 import httpx
 
 from conformance.drivers.base import DEFAULT_TIMEOUT
+from conformance.drivers.rest_batch import RestBatch
+from conformance.drivers.rest_buckets import RestBuckets
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from conformance.transcript import Transcript
 from model import ops
 from model.names import NamespaceName, TopicName
-from model.outcomes import Done, LookupAnswer, Partitions, RestError, TopicList
+from model.outcomes import (
+    PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, ZERO, Done, InternalStatsView, LookupAnswer,
+    PartitionedStatsView, Partitions, RestError, TopicList, TopicStatsView,
+)
 
 # PUT /admin/v2/tenants/{t} needs a TenantInfo body; a standalone broker's cluster is "standalone"
 # unless GET /admin/v2/clusters says otherwise (a real cluster may be named differently).
@@ -45,8 +57,10 @@ _OPS = (
     ops.SetBrokerConfig, ops.CreateTenant, ops.CreateNamespace, ops.DeleteNamespace,
     ops.SetAutoTopicCreation, ops.RemoveAutoTopicCreation, ops.CreatePartitionedTopic,
     ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.GetPartitionedMetadata,
-    ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup,
-)
+    ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup, ops.GetTopicStats, ops.GetPartitionedStats,
+    ops.GetInternalStats,
+) + RestBatch.OPS  # PIP-35 (rest_batch.py)
+_OPS += RestBuckets.OPS  # PIP-157 (rest_buckets.py)
 
 
 def _q(text: str) -> str:
@@ -80,7 +94,7 @@ def error_reason(response: httpx.Response) -> str:
     return text
 
 
-class RestDriver:
+class RestDriver(RestBatch, RestBuckets):
     """Performs admin/lookup operations over HTTP; ``transport`` lets tests plug in a fake app."""
 
     name = "rest"
@@ -250,3 +264,87 @@ class RestDriver:
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
             return LookupAnswer("Redirect", query.get("authoritative", ["false"])[0] == "true")
         return RestError(response.status_code, error_reason(response))
+
+    # -- PIP-2 stats (Rule 4) ------------------------------------------------------------------
+
+    def _stats_json(self, path: str, what: str, params: Optional[dict] = None):
+        response = self.request("GET", path, params=params)
+        if not 200 <= response.status_code < 300:
+            return RestError(response.status_code, error_reason(response))
+        body = self._json(response, what)
+        if not isinstance(body, dict):
+            raise ProtocolViolation(f"{what}: expected a JSON object, got {body!r}")
+        return body
+
+    def _do_GetTopicStats(self, op: ops.GetTopicStats):
+        body = self._stats_json(f"/admin/v2/{topic_path(op.topic)}/stats", "getStats")
+        if isinstance(body, RestError):
+            return body
+        publishers = body.get("publishers") if isinstance(body.get("publishers"), list) else []
+        subscriptions = body.get("subscriptions") if isinstance(body.get("subscriptions"), dict) else {}
+        return TopicStatsView(
+            missing=missing_fields(body, TOPIC_STATS_FIELDS),
+            msg_in_counter=_int(body.get("msgInCounter")),
+            msg_out_counter=_int(body.get("msgOutCounter")),
+            msg_rate_out=sign(body.get("msgRateOut")),
+            publishers=tuple(sorted(sign(p.get("msgDropRate")) for p in publishers if isinstance(p, dict))),
+            subscriptions=tuple(
+                (name, sign(sub.get("msgDropRate")), _int(sub.get("msgOutCounter")))
+                for name, sub in sorted(subscriptions.items()) if isinstance(sub, dict)))
+
+    def _do_GetPartitionedStats(self, op: ops.GetPartitionedStats):
+        body = self._stats_json(f"/admin/v2/{topic_path(op.topic)}/partitioned-stats", "getPartitionedStats",
+                                params={"perPartition": "true"})
+        if isinstance(body, RestError):
+            return body
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        return PartitionedStatsView(
+            missing=missing_fields(body, PARTITIONED_STATS_FIELDS), partitions=_int(metadata.get("partitions")),
+            msg_in_counter=_int(body.get("msgInCounter")), msg_out_counter=_int(body.get("msgOutCounter")))
+
+    def _do_GetInternalStats(self, op: ops.GetInternalStats):
+        body = self._stats_json(f"/admin/v2/{topic_path(op.topic)}/internalStats", "getInternalStats")
+        if isinstance(body, RestError):
+            return body
+        cursors = body.get("cursors") if isinstance(body.get("cursors"), dict) else {}
+        return InternalStatsView(_int(body.get("entriesAddedCounter")), tuple(sorted(cursors)))
+
+
+def sign(value) -> str:
+    """A rate as the spec reads it: POSITIVE, ZERO, or a description of what was there instead."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"not a number: {value!r}"
+    return POSITIVE if value > 0 else ZERO if value == 0 else f"negative: {value!r}"
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+_JSON_TYPES = {"publishers": list, "subscriptions": dict, "replication": dict, "consumers": list,
+               "metadata": dict, "partitions": dict, "type": str, "producerName": str}
+
+
+def missing_fields(body: dict, paths) -> tuple[str, ...]:
+    """Which of ``paths`` ("x", "publishers[].x", "subscriptions.*.x") the JSON lacks (Rule 4)."""
+    missing = []
+    for path in paths:
+        if "[]." in path or ".*." in path:
+            container, _, name = path.replace("[].", ".*.").partition(".*.")
+            items = body.get(container)
+            items = items if isinstance(items, list) else list(items.values()) if isinstance(items, dict) else []
+            if any(not isinstance(item, dict) or not _typed(item, name) for item in items):
+                missing.append(path)
+        elif not _typed(body, path):
+            missing.append(path)
+    return tuple(missing)
+
+
+def _typed(obj: dict, name: str) -> bool:
+    if name not in obj:
+        return False
+    kind = _JSON_TYPES.get(name)
+    value = obj[name]
+    if kind is not None:
+        return isinstance(value, kind)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -16,6 +16,17 @@ Rule 4: every frame, both ways, goes into the transcript with its exact bytes. R
         the target sent, not a re-encoding.
 Rule 5: no answer within the bound or a closed connection raises ``Indefinite``; bytes our codec
         rejects or an answer of the wrong type raise ``ProtocolViolation``.
+Rule 6 (PIP-2, PubSub): a burst's SEND frames go out in ONE ``sendall``, so the broker reads them
+        before it can answer any; receipts are matched by sequence_id, MESSAGE frames by
+        consumer_id. A PING/PONG round trip after the last step is the barrier: exact for a broker
+        that dispatches on the connection's own thread (the reference broker writes every MESSAGE
+        before it answers PING). Brokers that dispatch from other threads (Pulsar, pulsar-lite)
+        may still be writing, so collection goes on until every subscription holds every
+        accepted message or ``DRAIN_IDLE_S`` pass with no frame; the quiet period only ends the
+        collection, it never decides an outcome on the reference broker.
+Rule 7 (PIP-2, BadCommand): after the bad frame, a PING; a PONG means the command was ignored
+        (Done), ERROR/SEND_ERROR is the answer, and a closed connection is ConnectionClosed —
+        but only after a fresh connection's handshake shows the broker still serves.
 """
 
 from __future__ import annotations
@@ -32,6 +43,8 @@ from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from conformance.transcript import Transcript
 from model import ops
+from conformance.drivers.wire_pip2 import WirePip2
+from conformance.drivers.wire_batch import WireBatch
 from model.outcomes import Done, FeatureFlag, LookupAnswer, Partitions, ServerError, TopicList
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
 from reference_broker.protocol import pulsar_api_pb2 as pb
@@ -76,12 +89,24 @@ class _Socket:
             pass
 
     def send(self, event) -> None:
-        data = self.conn.send(event)
-        self.transcript.sent(repr(event), data)
+        self.send_many([event])
+
+    def send_many(self, events_) -> None:
+        """Every frame in ONE sendall (Rule 6), each recorded in the transcript."""
+        chunks = []
+        for event in events_:
+            data = self.conn.send(event)
+            self.transcript.sent(repr(event), data)
+            chunks.append(data)
+        self.send_raw(b"".join(chunks), None)
+
+    def send_raw(self, data: bytes, description: Optional[str]) -> None:
+        if description is not None:
+            self.transcript.sent(description, data)
         try:
             self.sock.sendall(data)
         except OSError as exc:
-            raise Indefinite(f"sending {event.type_name} failed: {exc}") from exc
+            raise Indefinite(f"sending {len(data)} bytes failed: {exc}") from exc
 
     def _feed(self, data: bytes) -> None:
         self.conn.receive_data(data)
@@ -93,8 +118,9 @@ class _Socket:
             self._frames.append(self._raw[:4 + total])
             self._raw = self._raw[4 + total:]
 
-    def next_event(self, deadline: float, waiting_for: str):
-        """The next received event; ``Indefinite`` at the deadline or on close."""
+    def next_event(self, deadline: float, waiting_for: str, closed_ok: bool = False, quiet_ok: bool = False):
+        """The next received event; ``Indefinite`` at the deadline (None if ``quiet_ok``), and on
+        close unless ``closed_ok`` (then CLOSED is returned)."""
         while True:
             try:
                 event = self.conn.next_event()
@@ -104,6 +130,8 @@ class _Socket:
                                         f"our codec rejects: {exc}") from exc
             if event is CLOSED:
                 self.transcript.note("connection closed by the target")
+                if closed_ok:
+                    return CLOSED
                 raise Indefinite(f"the target closed the connection while we waited for {waiting_for}")
             if event is not NEED_DATA:
                 raw = self._frames.popleft() if self._frames else b""
@@ -111,14 +139,20 @@ class _Socket:
                 return event
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                if quiet_ok:
+                    return None
                 self._timeout(waiting_for)
             self.sock.settimeout(remaining)
             try:
                 data = self.sock.recv(65536)
             except socket.timeout:
+                if quiet_ok:
+                    return None
                 self._timeout(waiting_for)
             except OSError as exc:
                 self.transcript.note(f"receive failed: {exc}")
+                if closed_ok:
+                    return CLOSED
                 raise Indefinite(f"the connection failed while we waited for {waiting_for}: {exc}") from exc
             self._feed(data)
 
@@ -127,7 +161,7 @@ class _Socket:
         raise Indefinite(f"no {waiting_for} within {self.timeout:g} s")
 
 
-class WireDriver:
+class WireDriver(WirePip2, WireBatch):
     """Performs binary-protocol operations with exact frames; one connection per case."""
 
     name = "wire"
@@ -144,7 +178,8 @@ class WireDriver:
     # -- driver protocol ---------------------------------------------------------------------
 
     def can_perform(self, op) -> bool:
-        if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics)):
+        if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics, ops.PubSub, ops.BadCommand,
+                           *WireBatch.OPS)):  # PIP-35 (wire_batch.py)
             return op.api == "binary"
         # PRODUCER + CLOSE_PRODUCER creates a non-partitioned topic on targets without REST.
         return isinstance(op, (ops.CreateNonPartitionedTopic, ops.Handshake))

@@ -124,10 +124,16 @@ class Target:
         self.log_dir = Path(log_dir) if log_dir else None
         self.service_url: Optional[str] = None
         self.admin_url: Optional[str] = None
+        # The metadata store the broker uses, when the target exposes it (reference-zk:
+        # zk:127.0.0.1:P/chroot) for white-box reads (drivers/metadata.py); None = not exposed.
+        self.metadata_store_url: Optional[str] = None
         self.has_admin = False
         self.versions: dict[str, str] = {}
         self.era: Optional[str] = None
         self.advertises_flag5 = False
+        # FeatureFlags names CONNECTED set to true (detect); None until detected. Cases whose row
+        # lists a protocol-feature-flag feature need it (conformance/capabilities.py).
+        self.advertised_flags: Optional[frozenset[str]] = None
         self.generation = 0
         self.started = False
         self.start_error: Optional[str] = None
@@ -171,6 +177,8 @@ class Target:
         self.versions["binary"] = answer.server_version
         flags = answer.feature_flags if answer.has("feature_flags") else None
         self.advertises_flag5 = bool(flags is not None and getattr(flags, FLAG5))
+        self.advertised_flags = frozenset(field.name for field, value in flags.ListFields() if value is True) \
+            if flags is not None else frozenset()
         self.has_admin = False
         if self.admin_url:
             rest = RestDriver(self.admin_url, timeout=self.timeout)

@@ -44,7 +44,7 @@ def _stop_all_at_exit() -> None:
 atexit.register(_stop_all_at_exit)
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def die_with_parent() -> None:  # runs in the child between fork and exec
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
@@ -102,7 +102,7 @@ class ManagedProcess:
             self.popen = subprocess.Popen(
                 self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
         except OSError as exc:
             raise TargetError(f"{self.name}: cannot execute {self.argv[0]}: {exc}") from exc
         with _LIVE_LOCK:

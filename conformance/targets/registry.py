@@ -1,6 +1,8 @@
 """Target names -> classes, the way uvicorn picks a loop or an HTTP implementation by name.
 
-Rule 1: ``reference`` and ``pulsar-lite`` are launched by the harness as processes;
+Rule 1: ``reference``, ``reference-cluster`` (three reference brokers, PIP-35) and ``pulsar-lite``
+        are launched by the harness as processes (``reference-zk``: the reference broker on a real
+        ZooKeeper whose znodes the harness reads, PIP-157);
         ``pulsar-container[:TAG]`` runs Apache Pulsar's image ``apachepulsar/pulsar:TAG`` in
         Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is an already running
         broker. Anything else is a UsageError that lists what is known.
@@ -15,12 +17,16 @@ from conformance.targets.base import Target
 from conformance.targets.container import ContainerTarget, check_tag
 from conformance.targets.pulsar_lite import PulsarLiteTarget
 from conformance.targets.reference import ReferenceTarget
+from conformance.targets.reference_cluster import ReferenceClusterTarget
+from conformance.targets.reference_zk import ReferenceZkTarget
 from conformance.targets.url import UrlTarget
 
 TARGETS: dict[str, type[Target]] = {
     ReferenceTarget.kind: ReferenceTarget,
     PulsarLiteTarget.kind: PulsarLiteTarget,
+    ReferenceClusterTarget.kind: ReferenceClusterTarget,  # PIP-35: 3 brokers, one store
 }
+TARGETS[ReferenceZkTarget.kind] = ReferenceZkTarget  # PIP-157: on a real ZooKeeper, store exposed
 
 
 def known_names() -> list[str]:

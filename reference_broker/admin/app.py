@@ -8,18 +8,20 @@ Rule 1: fixed paths are mounted before the ``/admin/v2/{domain}/...`` patterns, 
         patterns also match ``/admin/v2/namespaces/...`` and ``/admin/v2/brokers/...``.
 Rule 2: ``build_app`` records the bound URLs in the core (``set_service_urls``), so REST and
         binary lookups and the cluster's ClusterData all name the same addresses.
+Rule 3: the stats routes (PIP-2) read live topics, so they are mounted only when the server hands
+        over its topic registry (``topics``); an app built over a bare core has none.
 """
 
 from __future__ import annotations
 
 from fastapi import FastAPI
 
-from reference_broker.admin import routes_brokers, routes_namespaces, routes_topics
+from reference_broker.admin import routes_brokers, routes_lookup, routes_namespaces, routes_stats, routes_topics
 from reference_broker.admin.errors import install_error_handlers
 from reference_broker.core import BrokerCore
 
 
-def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str) -> FastAPI:
+def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str, topics=None) -> FastAPI:
     """The admin REST app over ``core``; serve it with uvicorn in the broker's event loop."""
     core.set_service_urls(broker_url=broker_service_url, web_url=web_service_url)
     app = FastAPI(
@@ -31,5 +33,8 @@ def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str
     install_error_handlers(app)
     app.include_router(routes_brokers.build_router(core))  # Rule 1: fixed paths first
     app.include_router(routes_namespaces.build_router(core))
+    app.include_router(routes_lookup.build_router(core))  # PIP-35 cluster routes, after the fixed brokers paths
     app.include_router(routes_topics.build_router(core))
+    if topics is not None:  # Rule 3
+        app.include_router(routes_stats.build_router(core, topics))
     return app

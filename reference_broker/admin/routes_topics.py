@@ -14,12 +14,13 @@ Rule 4: handlers are ``async def`` (see routes_namespaces Rule 1).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 from fastapi import APIRouter, Body, Query, Response
 from starlette.exceptions import HTTPException
 
 from model.names import DOMAINS
+from reference_broker.admin.routes_lookup import response_for_lookup
 from reference_broker.core import BrokerCore
 
 NO_CONTENT = 204
@@ -45,19 +46,9 @@ def build_router(core: BrokerCore) -> APIRouter:
     async def lookup(
         domain: str, tenant: str, namespace: str, topic: str,
         authoritative: bool = Query(False), listenerName: Optional[str] = Query(None),
-    ) -> dict[str, Any]:
-        name = _full_name(domain, tenant, namespace, topic)
-        with core.lookup_permits.permit():  # none free -> 503 (facts §3.5)
-            result = core.lookup(name)
-        # The URLs are the ones build_app recorded in the core (app.py Rule 2).
-        # LookupData: brokerUrl, brokerUrlTls, httpUrl, httpUrlTls and the deprecated nativeUrl.
-        return {
-            "brokerUrl": result.broker_url,
-            "brokerUrlTls": result.broker_url_tls,
-            "httpUrl": result.http_url,
-            "httpUrlTls": result.http_url_tls,
-            "nativeUrl": result.broker_url,
-        }
+    ) -> Response:
+        # PIP-35 cluster: 200 LookupData from the bundle owner, else 307 to it (routes_lookup.py).
+        return response_for_lookup(core, _full_name(domain, tenant, namespace, topic))
 
     # --- namespace-level listings (facts §2.5, §4.2) ----------------------------------------
 

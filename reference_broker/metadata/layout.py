@@ -27,6 +27,11 @@ Rule 3: the managed-ledger path is built in one function, ``managed_ledger_path(
         Partitioned-topic metadata paths are never bucketed.
 Rule 4: dynamic configuration updated at runtime is kept at ``/admin/configuration`` (a JSON map
         of key -> text), so a broker restarted on the same store keeps it, as Pulsar does.
+Rule 5 (PIP-35 cluster, docs/pip35-decisions.md): each live broker registers at
+        ``/loadbalance/brokers/{host:webPort}`` (Pulsar's ``LoadManager.LOADBALANCE_BROKERS_ROOT``,
+        index id 2152527185), and a bundle's owner is recorded at
+        ``/namespace/{tenant}/{namespace}/{0xlower_0xupper}`` (Pulsar's ``OWNER_INFO_ROOT + "/" +
+        NamespaceBundle.toString()``, ``ServiceUnitUtils.path``, index id 25735686).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ POLICIES_ROOT = "/admin/policies"
 PARTITIONED_TOPICS_ROOT = "/admin/partitioned-topics"
 MANAGED_LEDGERS_ROOT = "/managed-ledgers"
 DYNAMIC_CONFIGURATION_PATH = "/admin/configuration"
+LOADBALANCE_BROKERS_ROOT = "/loadbalance/brokers"
+OWNER_INFO_ROOT = "/namespace"
 
 
 def cluster_path(cluster: str) -> str:
@@ -121,3 +128,18 @@ def encode_json(value: Any) -> bytes:
 def decode_json(data: bytes) -> Any:
     """A node's JSON value; an empty node (a parent created implicitly) reads as ``{}``."""
     return json.loads(data.decode("utf-8")) if data else {}
+
+
+# --- PIP-35 cluster (Rule 5) -------------------------------------------------------------------
+
+
+def broker_registration_path(broker_id: str) -> str:
+    return f"{LOADBALANCE_BROKERS_ROOT}/{broker_id}"
+
+
+def namespace_ownership_dir(namespace: NamespaceName) -> str:
+    return f"{OWNER_INFO_ROOT}/{namespace.tenant}/{namespace.namespace}"
+
+
+def bundle_ownership_path(namespace: NamespaceName, range_name: str) -> str:
+    return f"{namespace_ownership_dir(namespace)}/{range_name}"

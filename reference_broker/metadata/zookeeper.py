@@ -179,6 +179,16 @@ class ZooKeeperMetadataStore(MetadataStore):
             raise NodeExists(path) from None
         return 0
 
+    def create_ephemeral(self, path: str, value: bytes = b"") -> int:
+        """Create an EPHEMERAL znode (parents persistent): ZooKeeper deletes it when this store's
+        session ends. Used for broker registration (reference_broker/cluster.py, PIP-35)."""
+        check_path(path)
+        try:
+            self._wait("create", path, self._client.create_async(path, bytes(value), ephemeral=True, makepath=True))
+        except NodeExistsError:
+            raise NodeExists(path) from None
+        return 0
+
     def put(self, path: str, value: bytes, *, expected_version: int | None = None) -> int:
         check_path(path)
         if path == "/":

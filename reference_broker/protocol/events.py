@@ -1,7 +1,7 @@
 """Events: one class per Pulsar command, named after the proto message (STYLE R5).
 
 ``PartitionedMetadata`` is ``CommandPartitionedTopicMetadata``, ``LookupResponse`` is
-``CommandLookupTopicResponse`` and so on: the table ``_COMMANDS`` below maps each BaseCommand type
+``CommandLookupTopicResponse``, ``BatchLookup`` is our PIP-35 ``CommandBatchLookupTopic`` and so on: the table ``_COMMANDS`` below maps each BaseCommand type
 to its event name and BaseCommand field. An event wraps the protobuf sub-message; fields are read
 as attributes (``event.topic``) and presence is asked with ``event.has("field")``, which matters
 for proto2 fields such as ``metadata_auto_creation_enabled`` whose absence means "default true".
@@ -64,6 +64,9 @@ _COMMANDS: dict[int, tuple[str, str]] = {
     T.ACK_RESPONSE: ("AckResponse", "ackResponse"),
     T.GET_OR_CREATE_SCHEMA: ("GetOrCreateSchema", "getOrCreateSchema"),
     T.GET_OR_CREATE_SCHEMA_RESPONSE: ("GetOrCreateSchemaResponse", "getOrCreateSchemaResponse"),
+    # PIP-35, ours and TENTATIVE (docs/pip35-decisions.md): 45/46, not the PIP's 23/24 (facts §3.1).
+    T.BATCH_LOOKUP: ("BatchLookup", "batchLookupTopic"),
+    T.BATCH_LOOKUP_RESPONSE: ("BatchLookupResponse", "batchLookupTopicResponse"),
 }
 
 
@@ -165,6 +168,8 @@ AuthResponse = EVENT_CLASSES[T.AUTH_RESPONSE]
 AckResponse = EVENT_CLASSES[T.ACK_RESPONSE]
 GetOrCreateSchema = EVENT_CLASSES[T.GET_OR_CREATE_SCHEMA]
 GetOrCreateSchemaResponse = EVENT_CLASSES[T.GET_OR_CREATE_SCHEMA_RESPONSE]
+BatchLookup = EVENT_CLASSES[T.BATCH_LOOKUP]
+BatchLookupResponse = EVENT_CLASSES[T.BATCH_LOOKUP_RESPONSE]
 
 
 def from_command(command: pb.BaseCommand, **extra) -> Event:

@@ -1,6 +1,8 @@
-"""Live topics of this broker: persistent logs now, non-persistent topics with the PIP-2 issue."""
+"""Live topics of this broker: persistent logs and non-persistent (PIP-2) topics."""
 
+from .non_persistent import NonPersistentSubscription, NonPersistentTopic
 from .persistent import Consumer, Entry, PersistentTopic, Subscription
 from .registry import TopicRegistry
 
-__all__ = ["Consumer", "Entry", "PersistentTopic", "Subscription", "TopicRegistry"]
+__all__ = ["Consumer", "Entry", "NonPersistentSubscription", "NonPersistentTopic", "PersistentTopic",
+           "Subscription", "TopicRegistry"]

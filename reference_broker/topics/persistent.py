@@ -21,6 +21,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from .rates import Rate
+
 LEDGER_ID_BASE = 1000
 
 SUB_EXCLUSIVE, SUB_SHARED, SUB_FAILOVER, SUB_KEY_SHARED = 0, 1, 2, 3
@@ -44,6 +46,7 @@ class Consumer:
     permits: int = 0
     unacked: set[int] = field(default_factory=set)
     writable: Callable[[], bool] = lambda: True
+    out: Rate = field(default_factory=Rate)  # messages sent to this consumer (stats, PIP-2)
 
 
 class Subscription:
@@ -134,7 +137,13 @@ class PersistentTopic:
         self.msg_in_counter = 0
         self.bytes_in_counter = 0
 
-    def publish(self, metadata: bytes, payload: bytes, num_messages: int) -> tuple[int, int]:
+    def add_producer(self, key: tuple[int, int], name: str, **_info) -> None:
+        self.producers[key] = name
+
+    def remove_producer(self, key: tuple[int, int]) -> None:
+        self.producers.pop(key, None)
+
+    def publish(self, metadata: bytes, payload: bytes, num_messages: int, producer=None) -> tuple[int, int]:
         entry = Entry(len(self.entries), metadata, payload, num_messages)
         self.entries.append(entry)
         self.msg_in_counter += num_messages

@@ -21,7 +21,7 @@ def test_one_case_per_row_and_api_with_unique_ids():
     for case in CASES:
         assert case.id == f"{case.row_id}[{case.api}]"
         assert re.fullmatch(r"pip\d+(-[a-z0-9]+)+\[(rest|binary|client-binary|client-http)\]", case.id)
-        assert case.pip == "344" and case.table.startswith("pip-344/")
+        assert case.table.startswith(f"pip-{case.pip}/") and case.pip in ("344", "2", "35", "157")
         assert isinstance(case, Case)
 
 
@@ -30,6 +30,7 @@ def test_filters():
     pre = load_cases({"344"}, era="pre-pip344")
     assert pre and all(c.era == "pre-pip344" for c in pre)
     assert len(pre) + len(load_cases(era="pip344")) == len(CASES)
+    assert {c.pip for c in load_cases({"2"})} == {"2"}
     assert Counter(c.api for c in CASES).keys() == {"rest", "binary", "client-binary", "client-http"}
 
 
@@ -37,7 +38,9 @@ def test_broker_config_is_defaults_overlaid_with_the_row():
     case = BY_ID["pip344-seed-new-004[rest]"]
     assert dict(case.broker_config) == {
         "allowAutoTopicCreation": "true", "allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": "2",
-        "maxNumPartitionsPerPartitionedTopic": "0", "maxTopicsPerNamespace": "0"}
+        "maxNumPartitionsPerPartitionedTopic": "0", "maxTopicsPerNamespace": "0",
+        "enablePersistentTopics": "true", "enableNonPersistentTopics": "true",
+        "maxConcurrentNonPersistentMessagePerConnection": "1000"}
     assert dict(BY_ID["pip344-matrix-004[rest]"].broker_config)["allowAutoTopicCreationType"] == "non-partitioned"
 
 
@@ -114,3 +117,10 @@ def test_cases_keep_row_metadata():
     assert case.source == ("seed-344/partitions-table/case-5-second",)
     assert "Not found error" in case.info and "second time" in case.note
     assert case.row.id == case.row_id
+
+
+def test_pub_sub_binds_per_api_with_api_and_transport():
+    wire = BY_ID["pip2-deliver-001[binary]"].bind("public/c-9").action.op
+    http = BY_ID["pip2-deliver-001[client-http]"].bind("public/c-9").action.op
+    assert (wire.api, http.api, http.transport) == ("binary", "client", "http")
+    assert wire.topic == "non-persistent://public/c-9/t" and wire.consumers == (("s", "Exclusive", 10),)

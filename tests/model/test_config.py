@@ -13,7 +13,17 @@ def test_defaults_are_pulsars():
         "defaultNumPartitions": "1",
         "maxNumPartitionsPerPartitionedTopic": "0",
         "maxTopicsPerNamespace": "0",
+        # facts §2.1 (PIP-2)
+        "enablePersistentTopics": "true",
+        "enableNonPersistentTopics": "true",
+        "maxConcurrentNonPersistentMessagePerConnection": "1000",
     }
+
+
+def test_pip2_keys_are_not_dynamic():
+    # facts §2.1: "dynamic: no" for all three
+    assert not {"enablePersistentTopics", "enableNonPersistentTopics",
+                "maxConcurrentNonPersistentMessagePerConnection"} & DYNAMIC_KEYS
 
 
 def test_from_strings_overlays_defaults():

@@ -1,0 +1,57 @@
+"""What a PubSub (model/ops.py) observed, turned into the outcome values of model/outcomes.py.
+
+Both the wire driver and the client driver collect the same raw facts — one receipt per send, in
+send order, and per consumer the message indices it received, in arrival order — and this module
+normalises them. It applies no spec rule: it only says what was seen, in the outcome's terms.
+
+Rule 1: a receipt's kind comes from its message id: on a non-persistent topic (0, 0) is ACCEPTED
+        and (-1, -1) DROPPED (2^64-1 on the wire, -1 in the client; facts §2.2), any other id is
+        written "ledger:entry"; on a persistent topic (-1, -1) is DROPPED and any other id STORED.
+        SEND_ERROR is "send-error:<ServerError>", a client exception "client-error:<class>".
+Rule 2: a payload ``m<i>`` is message i; anything else counts as index -1, which no model outcome
+        contains, so a foreign payload is always visible as a mismatch.
+Rule 3: ``in_order`` is true when every consumer received strictly increasing indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from model import ops
+from model.names import TopicName
+from model.outcomes import ACCEPTED, DROPPED, STORED, PubSubBounds, PubSubResult, payload_ranges, run_length
+
+U64_MINUS_ONE = 2**64 - 1
+NO_ID = (-1, U64_MINUS_ONE)
+
+
+def receipt_kind(topic: str, ledger_id: int, entry_id: int) -> str:
+    """Rule 1."""
+    if ledger_id in NO_ID and entry_id in NO_ID:
+        return DROPPED
+    if TopicName.parse(topic).persistent:
+        return STORED
+    return ACCEPTED if (ledger_id, entry_id) == (0, 0) else f"{ledger_id}:{entry_id}"
+
+
+def message_index(payload: bytes) -> int:
+    """Rule 2."""
+    text = payload.decode("ascii", errors="replace")
+    return int(text[1:]) if text.startswith("m") and text[1:].isdigit() else -1
+
+
+def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Sequence[Sequence[int]]]):
+    """``received``: subscription -> one list of indices per consumer, in arrival order."""
+    in_order = all(list(c) == sorted(set(c)) for consumers in received.values() for c in consumers)
+    if op.view == "bounds":
+        accepted = [i for i, kind in enumerate(receipts) if kind in (ACCEPTED, STORED) and i >= op.sends_before]
+        errors = sum(1 for kind in receipts if kind.startswith(("send-error", "client-error")))
+        delivered_accepted = in_order and all(
+            sorted(i for c in consumers for i in c) == accepted for consumers in received.values())
+        return PubSubBounds(
+            send_errors=errors,
+            pip2_ids_only=all(kind in (ACCEPTED, DROPPED) for kind in receipts),
+            first_accepted=bool(receipts) and receipts[0] in (ACCEPTED, STORED),
+            delivered_accepted=delivered_accepted)
+    delivered = tuple((name, payload_ranges(i for c in received[name] for i in c)) for name in sorted(received))
+    return PubSubResult(run_length(receipts), delivered, in_order)

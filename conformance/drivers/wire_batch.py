@@ -1,0 +1,262 @@
+"""PIP-35 operations of the wire driver: BATCH_LOOKUP and its metamorphic relations, exact frames.
+
+Mixed into ``WireDriver`` (wire.py); uses its connection, id counter, transcript and bounded waits.
+Wire form (spec/pip35.md): ``CommandBatchLookupTopic`` is BaseCommand type 45 (field 45),
+``CommandBatchLookupTopicResponse`` type 46; events ``BatchLookup`` / ``BatchLookupResponse`` of
+reference_broker/protocol/events.py.
+
+Rule 1 (C12): before any BATCH_LOOKUP the CONNECTED of that connection must set FeatureFlags
+        field 10 ``supports_batch_lookup``; otherwise ``Unsupported`` with REASON and nothing is
+        sent (type 45 would make a broker without the feature fail the frame).
+Rule 2 (C9, ``BatchLookup``): the batch goes to the target's service URL; Redirect entries are
+        followed ONCE, with one ``authoritative=true`` batch per owner named by ``brokerServiceUrl``;
+        the outcome holds each entry's final answer (BatchLookupResult), URLs normalised away. A
+        whole-request refusal (``error`` set) is ``ServerError(name, message)``.
+Rule 3 (``BatchEqualsSingles``): one batch and one LOOKUP per entry on the same connection; each
+        side names an owner (Connect's or Redirect's ``brokerServiceUrl``) or an error and message;
+        ``model.batch_lookup.agreement`` decides, so the model's predicted Agreement compares.
+Rule 4 (``SameOwnerEverywhere``): the same on EVERY broker of the target (``cluster_urls``, set by
+        the harness from the target; the service URL alone for a one-broker target); then every
+        named owner is asked once more, authoritative, and must Connect naming itself. Every answer
+        for a topic must name the same owner (or, failed, the same error).
+Rule 5: connections to other brokers are opened for the operation only (CONNECT, CONNECTED with
+        the flag), recorded in the same transcript, and closed afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from conformance.drivers.batch_relations import observe, same_everywhere
+from conformance.errors import ProtocolViolation, Unsupported
+from model import ops
+from model.batch_lookup import FLAG, FLAG_FIELD, Answer, agreement
+from model.outcomes import BatchLookupResult, ServerError
+from reference_broker.protocol import events
+from reference_broker.protocol import pulsar_api_pb2 as pb
+
+REASON = f"target does not advertise {FLAG} (FeatureFlags field {FLAG_FIELD})"
+LOOKUP = pb.CommandLookupTopicResponse
+
+
+def advertises(connected) -> bool:
+    flags = connected.feature_flags if connected.has("feature_flags") else None
+    return bool(flags is not None and getattr(flags, FLAG))
+
+
+class _Link:
+    """One handshaken connection to one broker: the driver's own, or a peer opened for one op."""
+
+    def __init__(self, url: str, sock, connected, own: bool):
+        self.url, self.sock, self.connected, self.own = url, sock, connected, own
+
+
+class WireBatch:
+    """``_do_BatchLookup``, ``_do_BatchEqualsSingles``, ``_do_SameOwnerEverywhere`` for WireDriver."""
+
+    OPS = (ops.BatchLookup, ops.BatchEqualsSingles, ops.SameOwnerEverywhere)
+
+    cluster_urls: Optional[list] = None  # every broker's service URL (Rule 4); None = this one only
+
+    # -- connections (Rules 1, 5) --------------------------------------------------------------
+
+    def _links(self) -> dict:
+        links = getattr(self, "_batch_links", None)
+        if links is None:
+            links = self._batch_links = {}
+        return links
+
+    def _link(self, url: str) -> _Link:
+        links = self._links()
+        if url in links:
+            return links[url]
+        if url == self.service_url:
+            answer = self.handshake()
+            if isinstance(answer, ServerError):
+                raise ProtocolViolation(f"CONNECT to {url} refused: {answer}")
+            link = _Link(url, self._socket, answer, own=True)
+        else:
+            link = self._open_peer(url)
+        links[url] = link
+        if not advertises(link.connected):
+            raise Unsupported(f"{REASON} ({url})")
+        return link
+
+    def _open_peer(self, url: str) -> _Link:
+        from conformance.drivers.wire import (
+            CLIENT_VERSION, FEATURE_FLAGS, PROTOCOL_VERSION, _Socket, _server_error, parse_service_url)
+
+        host, port = parse_service_url(url)
+        self.transcript.note(f"connecting to {url} (another broker of the target)")
+        sock = _Socket(host, port, self.timeout, self.transcript)
+        sock.send(events.Connect(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION,
+                                 feature_flags=FEATURE_FLAGS))
+        deadline = time.monotonic() + self.timeout
+        while True:
+            event = sock.next_event(deadline, f"CONNECTED from {url}")
+            if isinstance(event, events.Connected):
+                return _Link(url, sock, event, own=False)
+            if isinstance(event, events.Error):
+                sock.close()
+                raise ProtocolViolation(f"CONNECT to {url} refused: {_server_error(event)}")
+            if isinstance(event, events.Ping):
+                sock.send(events.Pong())
+
+    def _close_peers(self) -> None:
+        for link in self._links().values():
+            if not link.own:
+                link.sock.close()
+        self._batch_links = {}
+
+    def _exchange(self, link: _Link, event, request_id: int, answers: tuple, what: str):
+        from conformance.drivers.wire import _request_id_of
+
+        link.sock.send(event)
+        deadline = time.monotonic() + self.timeout
+        waiting_for = f"answer to {what} (request_id={request_id}) from {link.url}"
+        while True:
+            got = link.sock.next_event(deadline, waiting_for)
+            if _request_id_of(got) != request_id:
+                if isinstance(got, events.Ping):
+                    link.sock.send(events.Pong())
+                continue
+            if isinstance(got, (events.Error, *answers)):
+                return got
+            raise ProtocolViolation(f"{what}: expected {' or '.join(a.__name__ for a in answers)} for "
+                                    f"request_id={request_id}, got {got!r}")
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _batch(self, link: _Link, topics, authoritative: bool = False):
+        """BATCH_LOOKUP -> the list of entries, or ServerError for a whole-request refusal."""
+        from conformance.drivers.wire import _server_error
+
+        request_id = next(self._ids)
+        fields = {"topics": list(topics), "request_id": request_id}
+        if authoritative:
+            fields["authoritative"] = True
+        got = self._exchange(link, events.BatchLookup(**fields), request_id, (events.BatchLookupResponse,),
+                             "BATCH_LOOKUP")
+        if isinstance(got, events.Error) or got.has("error"):
+            if not isinstance(got, events.Error) and len(got.entries):
+                raise ProtocolViolation(f"BATCH_LOOKUP_RESPONSE with an error AND {len(got.entries)} entries "
+                                        "(error is for a refused request, which has none)")
+            return _server_error(got)
+        entries = list(got.entries)
+        for entry in entries:
+            if not entry.HasField("response"):
+                raise ProtocolViolation(f"BATCH_LOOKUP_RESPONSE entry without a response: {entry}")
+            if entry.response in (LOOKUP.Connect, LOOKUP.Redirect) and not entry.brokerServiceUrl:
+                raise ProtocolViolation(f"BATCH_LOOKUP_RESPONSE {LOOKUP.LookupType.Name(entry.response)} entry "
+                                        f"without brokerServiceUrl: {entry}")
+        return entries
+
+    def _single(self, link: _Link, topic: str, authoritative: bool = False) -> Answer:
+        """One LOOKUP as an Answer: the owner it names, or its error and message."""
+        from conformance.drivers.wire import _server_error
+
+        request_id = next(self._ids)
+        fields = {"topic": topic, "request_id": request_id}
+        if authoritative:
+            fields["authoritative"] = True
+        got = self._exchange(link, events.Lookup(**fields), request_id, (events.LookupResponse,), "LOOKUP")
+        if isinstance(got, events.LookupResponse) and got.has("response") and got.response in (
+                LOOKUP.Connect, LOOKUP.Redirect):
+            if not got.brokerServiceUrl:
+                raise ProtocolViolation(f"LOOKUP_RESPONSE {LOOKUP.LookupType.Name(got.response)} without "
+                                        f"brokerServiceUrl: {got!r}")
+            return Answer(owner=got.brokerServiceUrl)
+        error = _server_error(got)
+        return Answer(error=error.error, message=error.message)
+
+    # -- operations (Rules 2-4) ------------------------------------------------------------------
+
+    def _do_BatchLookup(self, op: ops.BatchLookup):
+        try:
+            main = self._link(self.service_url)
+            first = self._batch(main, op.topics)
+            if isinstance(first, ServerError):
+                return first
+            followed: dict[str, object] = {}
+            owners: dict[str, list[str]] = {}
+            for entry in first:
+                if entry.response == LOOKUP.Redirect:
+                    owners.setdefault(entry.brokerServiceUrl, []).append(entry.topic)
+            for owner, topics in owners.items():
+                answer = self._batch(self._link(owner), topics, authoritative=True)
+                if isinstance(answer, ServerError):
+                    raise ProtocolViolation(f"the follow-up batch to {owner} was refused as a whole: {answer}")
+                by_topic = {e.topic: e for e in answer}
+                missing = [t for t in topics if t not in by_topic]
+                if missing:
+                    raise ProtocolViolation(f"the follow-up batch to {owner} has no entry for {missing}")
+                followed.update(by_topic)
+            return BatchLookupResult(tuple(_entry(e, followed.get(e.topic) if e.response == LOOKUP.Redirect else None)
+                                           for e in first))
+        finally:
+            self._close_peers()
+
+    def _do_BatchEqualsSingles(self, op: ops.BatchEqualsSingles):
+        try:
+            main = self._link(self.service_url)
+            first = self._batch(main, op.topics)
+            if isinstance(first, ServerError):
+                return first
+            return agreement([(e.topic, _answer(e), self._single(main, e.topic)) for e in first])
+        finally:
+            self._close_peers()
+
+    def _do_SameOwnerEverywhere(self, op: ops.SameOwnerEverywhere):
+        try:
+            urls = list(self.cluster_urls or [self.service_url])
+            seen: dict[str, list] = {}
+            for url in urls:
+                link = self._link(url)
+                first = self._batch(link, op.topics)
+                if isinstance(first, ServerError):
+                    return first
+                for entry in first:
+                    observe(seen, entry.topic, f"batch at {url}", _answer(entry))
+                    observe(seen, entry.topic, f"LOOKUP at {url}", self._single(link, entry.topic))
+            self._confirm(seen)
+            return same_everywhere(seen, rest=False)
+        finally:
+            self._close_peers()
+
+    def _confirm(self, seen: dict) -> None:
+        """Each owner named anywhere, asked authoritatively for its topics, must Connect naming itself."""
+        owners: dict[str, list[str]] = {}
+        for topic, answers in seen.items():
+            for owner in sorted({a.owner for _, a in answers if a.owner is not None}):
+                owners.setdefault(owner, []).append(topic)
+        for owner, topics in owners.items():
+            answer = self._batch(self._link(owner), topics, authoritative=True)
+            if isinstance(answer, ServerError):
+                for topic in topics:
+                    observe(seen, topic, f"the owner {owner}", Answer(error=answer.error, message=answer.message))
+                continue
+            for entry in answer:
+                confirmed = _answer(entry)
+                if entry.response != LOOKUP.Connect:
+                    confirmed = Answer(error=f"{LOOKUP.LookupType.Name(entry.response)} from the owner itself "
+                                             f"({entry.brokerServiceUrl or entry.error})")
+                observe(seen, entry.topic, f"authoritative batch at {owner}", confirmed)
+
+
+def _answer(entry) -> Answer:
+    """A batch entry as an Answer: the owner it names, or its error and message."""
+    if entry.response in (LOOKUP.Connect, LOOKUP.Redirect):
+        return Answer(owner=entry.brokerServiceUrl)
+    name = pb.ServerError.Name(entry.error) if entry.HasField("error") else "UnknownError"
+    return Answer(error=name, message=entry.message if entry.HasField("message") else "")
+
+
+def _entry(first, followed) -> tuple:
+    """(topic, requested, response, authoritative, error): the final answer (Rule 2)."""
+    requested = first.requested if first.HasField("requested") else None
+    entry = followed if followed is not None else first
+    if entry.response in (LOOKUP.Connect, LOOKUP.Redirect):
+        return first.topic, requested, LOOKUP.LookupType.Name(entry.response), bool(entry.authoritative), None
+    name = pb.ServerError.Name(entry.error) if entry.HasField("error") else "UnknownError"
+    return first.topic, requested, "Failed", None, name

@@ -1,0 +1,77 @@
+"""``reference-cluster``: the reference broker as a PIP-35 cluster of three brokers in one process.
+
+Rule 1: started as ``python -m reference_broker --brokers 3 --broker-port 0 --web-port 0
+        --metadata-store memory: [--set key=value]...``; ready at its one READY line, which lists
+        every broker comma-separated in start order (``READY pulsar://h:P1,pulsar://h:P2,...
+        http://h:Q1,http://h:Q2,...``, docs/pip35-decisions.md B9). ``service_urls`` and
+        ``admin_urls`` hold them all; ``service_url`` / ``admin_url`` are the first broker's, which
+        every case talks to unless its operation asks every broker (SameOwnerEverywhere).
+Rule 2: configuration is ReferenceTarget's: the brokers share one configuration object, so a
+        dynamic key POSTed to the first broker applies to all (B9); a non-dynamic key restarts the
+        process, cluster and all.
+Rule 3: only PIP-35 rows are meant for this target: on a cluster a LOOKUP answers Redirect for the
+        bundles another broker owns, and a PRODUCER there is refused (B6, B8), which single-broker
+        rows do not expect.
+``attach_cluster`` hands a target's broker lists to the drivers that ask every broker; any target
+without ``service_urls`` is a cluster of one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from conformance.targets.process import ManagedProcess
+from conformance.targets.reference import ReferenceTarget
+
+BROKERS = 3
+_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)\s*$")
+
+
+def cluster_ready_urls(lines: list[str]) -> Optional[tuple[list[str], list[str]]]:
+    """(service URLs, admin URLs) of the READY line, once it was printed (Rule 1)."""
+    for line in lines:
+        match = _READY.match(line)
+        if match:
+            return match.group(1).split(","), match.group(2).split(",")
+    return None
+
+
+def attach_cluster(driver, target):
+    """Give ``driver`` every broker of ``target`` (wire: service URLs; REST: admin URLs)."""
+    if hasattr(driver, "cluster_urls"):
+        driver.cluster_urls = list(getattr(target, "service_urls", None) or []) or None
+    if hasattr(driver, "cluster_admin_urls"):
+        driver.cluster_admin_urls = list(getattr(target, "admin_urls", None) or []) or None
+    return driver
+
+
+class ReferenceClusterTarget(ReferenceTarget):
+    kind = "reference-cluster"
+
+    def __init__(self, name: Optional[str] = None, *, brokers: int = BROKERS, **kwargs):
+        super().__init__(name, **kwargs)
+        self.brokers = brokers
+        self.service_urls: list[str] = []
+        self.admin_urls: list[str] = []
+
+    def argv(self) -> list[str]:
+        return [*super().argv(), "--brokers", str(self.brokers)]
+
+    def _launch(self) -> None:
+        log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+        if log:
+            log.parent.mkdir(parents=True, exist_ok=True)
+        self.process = ManagedProcess(self.argv(), name=f"reference cluster ({self.name})", log_path=log)
+        self.service_urls, self.admin_urls = self.process.start(cluster_ready_urls, self.start_timeout)
+        if len(self.service_urls) != self.brokers or len(self.admin_urls) != self.brokers:
+            self.stop()
+            raise RuntimeError(f"reference cluster printed {len(self.service_urls)} service and "
+                               f"{len(self.admin_urls)} admin URLs, expected {self.brokers} of each")
+        self.service_url, self.admin_url = self.service_urls[0], self.admin_urls[0]
+        self.generation += 1
+
+    def describe(self) -> dict[str, str]:
+        info = super().describe()
+        info["brokers"] = ",".join(self.service_urls) or str(self.brokers)
+        return info

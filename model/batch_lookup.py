@@ -1,0 +1,222 @@
+"""PIP-35 batch lookup, as the model answers it (TENTATIVE: PIP-35 was never implemented upstream).
+
+The spec is spec/pip35.md and the decisions are docs/pip35-decisions.md (cited as C1..C12 below).
+The model is one broker, so every topic it can serve is owned by "self": what it predicts is
+what a batch lookup resolves to after a client followed the Redirect entries once (C9), which
+is the same on every broker of a cluster.
+
+Rule 1 (C3): the whole request is refused only when it is too big: more than
+        ``maxBatchLookupTopics`` names (duplicates count), or more than that many distinct entries
+        after partition expansion. Binary: ServerError TooManyRequests; REST: 413 (C11). Both carry
+        the message of ``too_big_message``. (The third refusal, an answer larger than
+        maxMessageSize, and the lookup permit are not modelled: no row reaches them.)
+Rule 2 (C2, C4, C7): an empty batch answers no entries; otherwise one entry per distinct topic in
+        order of first appearance; a name with partitioned metadata (K > 0) becomes its K partitions
+        in index order; a partition name is looked up as itself; ``requested`` is the client's
+        spelling when it is not the canonical name of the topic or of its partitioned base.
+Rule 3 (C5): a name that does not parse is a Failed ``InvalidTopicName`` entry under the name as
+        written, with the parser's message.
+Rule 4 (C6): every other entry answers what a single binary LOOKUP of it answers
+        (model/nonpersistent.py then model/lookups.py Rule 7): Connect, authoritative, with no
+        existence check; TopicNotFound for a missing namespace; ServiceNotReady for a disabled domain.
+        REST entries (C11) carry the same answers: the owner's LookupData or the ServerError name.
+Rule 5 (metamorphic): ``BatchEqualsSingles`` compares each entry with the single lookup of the
+        same topic through the same API; ``compare`` below is the one comparison the model and
+        the drivers both use, so a predicted disagreement (REST's single lookup has an existence
+        check, the batch has not: facts §3.5 vs C6) is an expected ``Agreement(False, detail)``.
+        ``SameOwnerEverywhere`` holds on one broker by construction: the model states agreement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from model import nonpersistent
+from model.errors import ModelUsageError
+from model.names import InvalidName, TopicName
+from model.ops import BatchEqualsSingles, BatchLookup, Lookup, SameOwnerEverywhere
+from model.outcomes import Agreement, BatchLookupResult, LookupAnswer, RestError, ServerError
+from model.state import State
+
+FLAG = "supports_batch_lookup"   # FeatureFlags field 10 in CONNECTED (C1, C12)
+FLAG_FIELD = 10
+LIMIT_KEY = "maxBatchLookupTopics"
+REST_TOO_BIG = 413               # C11: "too big -> 413 with the limit in the reason"
+SELF = "self"                    # the model's one broker, as an owner
+
+# The HTTP status a REST single lookup gives for the failure a batch entry names (BrokerError's
+# http_status in the reference broker; Pulsar's RestException codes for the same refusals).
+HTTP_STATUS_OF_ERROR = {"TopicNotFound": 404, "ServiceNotReady": 503, "InvalidTopicName": 412,
+                        "MetadataError": 500, "NotAllowedError": 412, "TooManyRequests": 503,
+                        "AuthorizationError": 401}
+
+
+def too_big_message(count: int, limit: int, what: str) -> str:
+    """C3's message; ``what`` is "names" or "topics after partition expansion"."""
+    return (f"Batch lookup of {count} {what} exceeds {LIMIT_KEY}={limit}; "
+            f"split it into batches of at most {limit} topics")
+
+
+@dataclass(frozen=True)
+class Entry:
+    topic: str                 # canonical full name, or the name as written when invalid
+    requested: Optional[str]   # the client's spelling when it is not canonical (C4)
+    answer: object             # LookupAnswer("Connect", True) or ServerError
+
+
+def resolve(state: State, names) -> tuple[Optional[str], list[Entry]]:
+    """(refusal message, []) for a request that is too big (Rule 1), else (None, entries)."""
+    limit = state.config.maxBatchLookupTopics
+    names = list(names)
+    if len(names) > limit:
+        return too_big_message(len(names), limit, "names"), []
+    order: dict[str, Optional[str]] = {}   # entry topic -> requested; None value = valid name
+    invalid: dict[str, str] = {}           # raw name -> parser message
+    for raw in names:
+        if raw in order:
+            continue
+        try:
+            topic = TopicName.parse(raw)
+        except InvalidName as exc:
+            order[raw] = None
+            invalid[raw] = str(exc)
+            continue
+        name = str(topic)
+        spelling = None if raw == name else raw
+        partitions = 0 if topic.is_partition else state.partition_count(topic)
+        members = [str(topic.partition(i)) for i in range(partitions)] if partitions > 0 else [name]
+        for member in members:
+            order.setdefault(member, spelling)
+    if len(order) > limit:
+        return too_big_message(len(order), limit, "topics after partition expansion"), []
+    entries = []
+    for topic, requested in order.items():
+        if topic in invalid:
+            entries.append(Entry(topic, None, ServerError("InvalidTopicName", invalid[topic])))
+        else:
+            entries.append(Entry(topic, requested, single_lookup(state, topic, "binary")))
+    return None, entries
+
+
+def single_lookup(state: State, topic: str, api: str):
+    """What one LOOKUP (binary) or REST GET /lookup/v2/topic answers for ``topic`` (Rule 4)."""
+    _, outcome = nonpersistent.lookup(state, Lookup(topic, api))
+    return outcome
+
+
+def _refusal(api: str, message: str):
+    return RestError(REST_TOO_BIG, message) if api == "rest" else ServerError("TooManyRequests", message)
+
+
+def _check_api(op) -> None:
+    if op.api not in ("binary", "rest"):
+        raise ModelUsageError(f"{type(op).__name__}(api={op.api!r}): batch lookup is binary (BATCH_LOOKUP) or "
+                              "rest (POST /lookup/v2/topics); the official client has no such call")
+
+
+def entry_tuple(entry: Entry) -> tuple:
+    """An Entry as BatchLookupResult holds it: (topic, requested, response, authoritative, error)."""
+    if isinstance(entry.answer, LookupAnswer):
+        return entry.topic, entry.requested, entry.answer.response, entry.answer.authoritative, None
+    return entry.topic, entry.requested, "Failed", None, entry.answer.error
+
+
+def batch_lookup(state: State, op: BatchLookup):
+    _check_api(op)
+    refusal, entries = resolve(state, op.topics)
+    if refusal is not None:
+        return state, _refusal(op.api, refusal)
+    rows = [entry_tuple(e) for e in entries]
+    return state, BatchLookupResult(tuple(sorted(rows, key=lambda r: r[0]) if op.api == "rest" else rows))
+
+
+# -- metamorphic relations (Rule 5) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One side's normalised answer for one topic: its owner's URL, or how it failed."""
+    owner: Optional[str] = None     # broker service URL of the owner (the model: SELF)
+    error: Optional[str] = None     # ServerError name (binary answers, REST batch entries)
+    status: Optional[int] = None    # HTTP status of a failed REST single lookup
+    message: Optional[str] = None   # binary message / REST reason
+
+    def describe(self) -> str:
+        if self.owner is not None:
+            return "Connect"
+        if self.status is not None:
+            return f"HTTP {self.status}"
+        return f"Failed {self.error}"
+
+
+def compare(batch: Answer, single: Answer) -> Optional[str]:
+    """None when the batch entry and the single lookup agree, else what differs (one line).
+
+    Found on both sides: the same owner. Failed on both: binary, the same error and message; a
+    REST single lookup, the HTTP status of the batch entry's error (HTTP_STATUS_OF_ERROR)."""
+    if batch.owner is not None and single.owner is not None:
+        return None if batch.owner == single.owner else f"batch owner {batch.owner}, single owner {single.owner}"
+    if batch.owner is None and single.owner is None:
+        if single.status is not None:
+            if HTTP_STATUS_OF_ERROR.get(batch.error) == single.status:
+                return None
+        elif (batch.error, batch.message) == (single.error, single.message):
+            return None
+        else:
+            return (f"batch Failed {batch.error} {batch.message!r}, "
+                    f"single Failed {single.error} {single.message!r}")
+    return f"batch {batch.describe()}, single {single.describe()}"
+
+
+def agreement(pairs) -> Agreement:
+    """``pairs``: (topic, batch Answer, single Answer) in entry order."""
+    detail = tuple(f"{topic}: {why}" for topic, batch, single in pairs
+                   if (why := compare(batch, single)) is not None)
+    return Agreement(not detail, detail)
+
+
+def model_answer(outcome) -> Answer:
+    """The model's outcome of one lookup as an Answer (the one broker is SELF)."""
+    if isinstance(outcome, LookupAnswer):
+        return Answer(owner=SELF)
+    if isinstance(outcome, ServerError):
+        return Answer(error=outcome.error, message=outcome.message)
+    if isinstance(outcome, RestError):
+        return Answer(status=outcome.status, message=outcome.reason)
+    raise ModelUsageError(f"no Answer for {outcome!r}")
+
+
+def rest_comparable(topic: str) -> bool:
+    """A REST single lookup needs a parsable name to build its path; invalid names are compared
+    on the binary API only (Rule 5)."""
+    try:
+        TopicName.parse(topic)
+    except InvalidName:
+        return False
+    return True
+
+
+def batch_equals_singles(state: State, op: BatchEqualsSingles):
+    _check_api(op)
+    refusal, entries = resolve(state, op.topics)
+    if refusal is not None:
+        return state, _refusal(op.api, refusal)
+    pairs = []
+    for entry in entries:
+        if op.api == "rest" and not rest_comparable(entry.topic):
+            continue
+        if isinstance(entry.answer, ServerError) and entry.answer.error == "InvalidTopicName":
+            single = entry.answer  # a single LOOKUP of an invalid name fails with the same parser
+        else:
+            single = single_lookup(state, entry.topic, op.api)
+        pairs.append((entry.topic, model_answer(entry.answer), model_answer(single)))
+    return state, agreement(pairs)
+
+
+def same_owner_everywhere(state: State, op: SameOwnerEverywhere):
+    _check_api(op)
+    refusal, _ = resolve(state, op.topics)
+    if refusal is not None:
+        return state, _refusal(op.api, refusal)
+    return state, Agreement(True)

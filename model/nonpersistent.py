@@ -1,0 +1,379 @@
+"""PIP-2 in the model: non-persistent topics, publish drops, dispatch drops, stats and isolation.
+
+The seed (PIP 2): "as soon as broker receives published message, it immediately delivers this
+message to all connected subscribers without caching or persisting them into any storage."
+
+Rule 1 (nothing stored): a message reaches only the consumers attached when it is published.
+        FLOW later brings nothing, and a subscription at Earliest sees nothing earlier. Rows:
+        pip2-deliver-*, pip2-late-*.
+Rule 2 (publish side, facts §2.2, ServerCnx#handleSend): "if nonPersistentPendingMessages >
+        maxNonPersistentPendingMessages (strictly greater), the broker drops the message" and
+        answers SEND_RECEIPT (-1, -1); otherwise the message is in flight until its receipt
+        (0, 0) is written. A burst written in ONE socket write is read whole before any receipt
+        is written, so the k-th SEND of a burst finds the burst's accepted SENDs still in flight:
+        the first ``limit + 1`` are accepted, the rest dropped. "With the limit = 0, the first
+        message in flight is accepted and any message overlapping it is dropped." Sends awaited
+        one at a time never overlap. Rows: pip2-publish-*.
+Rule 3 (dispatch side, facts §2.3): Exclusive and Failover deliver "only if there is an active
+        consumer, its availablePermits > 0, and its channel isWritable()"; Shared delivers while
+        "the dispatcher's total available permits > 0"; otherwise the message is dropped and
+        counted. One permit per message (no batches here). Rows: pip2-dispatch-*.
+Rule 4 (persistent contrast): a persistent topic stores every message (receipt STORED), a
+        subscription reads from its start position whenever it has permits, so FLOW brings the
+        backlog. Rows: pip2-contrast-*.
+Rule 5 (stats, facts §2.4 and testAccumulativeStats): msgInCounter counts accepted messages and
+        msgOutCounter delivered ones, both cumulative (they survive producer and consumer
+        removal); a publisher's msgDropRate is positive iff it had publish drops, a
+        subscription's iff it had dispatch drops (a case reads its stats milliseconds after the
+        drops, well inside any rate window); internal stats hold entriesAddedCounter (accepted
+        SENDs) and one cursor per subscription. "Unsubscribe when all the consumers
+        disconnected" (NonPersistentSubscription#removeConsumer). Rows: pip2-stats-*.
+Rule 6 (isolation, facts §2.6): with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
+        NotAllowedError "Broker is unable to load persistent topic" (BrokerService#getTopic uses
+        that text for both domains) and a lookup finds no owner: binary ServiceNotReady, REST 503,
+        "No broker was available to own <topic>" [I]. Rows: pip2-isolation-*.
+Rule 7 (bad input, ServerCnx): a SEND for a producer that is not registered ("Received message,
+        but the producer is not ready ... Closing the connection."), a FLOW with permits <= 0
+        (Consumer#flowPermits: checkArgument(additionalNumberOfMessages > 0), which reaches
+        exceptionCaught and ctx.close()) and a SUBSCRIBE with an unknown subType (LightProto drops
+        the unknown enum, then "Some required fields are missing") all close the connection.
+        Rows: pip2-bad-*.
+
+The model refuses (ModelUsageError) what the sources do not settle: which sends a concurrent
+client burst loses (use view "bounds"), attach refusal texts, a second Exclusive consumer, mixed
+subscription types, Failover consumers with different permits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from model import lookups
+from model.autocreation import is_allow_auto_topic_creation
+from model.client import client_exception, client_partition_metadata
+from model.errors import ModelUsageError
+from model.names import TopicName
+from model.ops import (
+    BAD_COMMANDS, INITIAL_POSITIONS, SUB_TYPES, BadCommand, GetInternalStats, GetPartitionedStats,
+    GetTopicStats, Lookup, PubSub,
+)
+from model.outcomes import (
+    ACCEPTED, DROPPED, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, Partitions,
+    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+    payload_ranges, run_length,
+)
+from model.state import State, parse_topic
+
+# BrokerService#getTopic, newest text, for either disabled domain (facts §2.6).
+UNABLE_TO_LOAD = "Broker is unable to load persistent topic"
+
+
+def no_owner_message(topic: TopicName) -> str:
+    # facts §2.6 [I]: "No broker was available to own <topic>".
+    return f"No broker was available to own {topic}"
+
+
+@dataclass(frozen=True)
+class LiveStats:
+    """What GET .../stats and .../internalStats say about a non-persistent topic (Rule 5)."""
+    msg_in: int = 0
+    msg_out: int = 0
+    entries_added: int = 0
+    publishers: tuple[str, ...] = ()
+    subscriptions: tuple[tuple[str, str, int], ...] = ()
+    attached: bool = False  # producers/consumers of an earlier PubSub are still attached
+    known: bool = True      # False after a "bounds" PubSub: timing decided the counters
+
+
+def domain_enabled(state: State, topic: TopicName) -> bool:
+    config = state.config
+    return config.enablePersistentTopics if topic.persistent else config.enableNonPersistentTopics
+
+
+# -- attaching producers and consumers ---------------------------------------------------------------
+
+
+def _attach(state: State, topic: TopicName, api: str):
+    """(state, refusal or None) for a PRODUCER/SUBSCRIBE on exactly ``topic`` (BrokerService#getTopic)."""
+    if not domain_enabled(state, topic):
+        refusal = ServerError("NotAllowedError", UNABLE_TO_LOAD)
+        return state, refusal if api == "binary" else ClientError("NotAllowed")
+    if not state.namespace_exists(topic.namespace_name):
+        raise ModelUsageError(f"{topic}: attaching in a missing namespace is not modelled; rows attach in their namespace")
+    if topic.is_partition and state.partition_count(topic.partitioned_base) > 0:
+        if topic.partition_index >= state.partition_count(topic.partitioned_base):
+            raise ModelUsageError(f"{topic}: attaching beyond the partition count is not modelled (text not in the sources)")
+        return state.with_topics(topic), None
+    if state.partition_count(topic) > 0:
+        raise ModelUsageError(f"{topic} is partitioned: attach to its partitions by name, or use api client")
+    if state.topic_exists(topic) or is_allow_auto_topic_creation(state, topic):
+        return state.with_topics(topic), None
+    if api == "client":
+        return state, ClientError("TopicNotFound")
+    raise ModelUsageError(f"{topic}: the binary refusal text for an absent topic is not in the sources; "
+                          "use api client for this row")
+
+
+def _targets(state: State, topic: TopicName, op):
+    """(state, refusal or None, topics the producer and consumers attach to)."""
+    if op.api == "binary":
+        state, refusal = _attach(state, topic, "binary")
+        return state, refusal, (topic,)
+    if op.api != "client":
+        raise ModelUsageError(f"{type(op).__name__}(api={op.api!r}): use binary (the wire driver) or client")
+    if not domain_enabled(state, topic):
+        raise ModelUsageError("the client looks a disabled domain up and retries ServiceNotReady until its "
+                              "timeout; isolation rows use api binary")
+    state, answer = client_partition_metadata(state, topic, op.transport)
+    if not isinstance(answer, Partitions):
+        return state, client_exception(op.transport, answer), ()
+    targets = tuple(topic.partition(i) for i in range(answer.partitions)) or (topic,)
+    for target in targets:
+        state, refusal = _attach(state, target, "client")
+        if refusal is not None:
+            return state, refusal, ()
+    return state, None, targets
+
+
+# -- the scenario ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Sub:
+    kind: str
+    position: int                     # persistent: next log index to read
+    permits: list[int] = field(default_factory=list)  # per consumer, attach order
+    delivered: list[int] = field(default_factory=list)
+    drops: int = 0
+
+    def take_permit(self) -> bool:
+        """Rule 3: Exclusive/Failover ask the active consumer, Shared the subscription's total."""
+        candidates = self.permits[:1] if self.kind in ("Exclusive", "Failover") else self.permits
+        for i, permits in enumerate(candidates):
+            if permits > 0:
+                self.permits[i] -= 1
+                return True
+        return False
+
+
+def _check(op: PubSub) -> None:
+    if op.view not in ("exact", "bounds"):
+        raise ModelUsageError(f"PubSub view {op.view!r}: use exact or bounds")
+    if op.initial_position not in INITIAL_POSITIONS:
+        raise ModelUsageError(f"PubSub initial_position {op.initial_position!r}: use {' or '.join(INITIAL_POSITIONS)}")
+    if any(n < 1 for n in op.bursts) or op.sends_before < 0 or op.flow_after < 0:
+        raise ModelUsageError("PubSub: bursts hold sizes >= 1; sends_before and flow_after are >= 0")
+    failover: dict[str, set[int]] = {}
+    for entry in op.consumers:
+        if len(entry) != 3:
+            raise ModelUsageError(f"PubSub consumer {entry!r}: write [subscription, subType, permits]")
+        name, kind, permits = entry
+        if kind not in SUB_TYPES:
+            raise ModelUsageError(f"PubSub subType {kind!r}: PIP-2 rows use {', '.join(SUB_TYPES)}")
+        if not isinstance(permits, int) or permits < 0:
+            raise ModelUsageError(f"PubSub permits {permits!r}: an int >= 0")
+        if op.api == "client" and permits < 1:
+            raise ModelUsageError("the client's permits are its receiver_queue_size, which must be >= 1 here")
+        if kind == "Failover":
+            failover.setdefault(name, set()).add(permits)
+    if any(len(p) > 1 for p in failover.values()):
+        raise ModelUsageError("Failover consumers with different permits: which one is active is not modelled")
+    if op.api == "client" and op.flow_after:
+        raise ModelUsageError("flow_after is a wire-driver step; the client grants permits as it receives")
+
+
+def _simulate(state: State, op: PubSub, persistent: bool):
+    limit = state.config.maxConcurrentNonPersistentMessagePerConnection
+    receipts: list[str] = []
+    log: list[int] = []
+    subs: dict[str, _Sub] = {}
+    counters = {"in": 0, "drops": 0}
+    index = 0
+
+    def deliver_backlog(sub: _Sub) -> None:  # Rule 4
+        while sub.position < len(log) and sub.take_permit():
+            sub.delivered.append(log[sub.position])
+            sub.position += 1
+
+    def accept(i: int) -> None:
+        counters["in"] += 1
+        if persistent:
+            log.append(i)
+            for sub in subs.values():
+                deliver_backlog(sub)
+            return
+        for sub in subs.values():  # Rules 1 and 3
+            if sub.take_permit():
+                sub.delivered.append(i)
+            else:
+                sub.drops += 1
+
+    for _ in range(op.sends_before):
+        receipts.append(STORED if persistent else ACCEPTED)
+        accept(index)
+        index += 1
+    for name, kind, permits in op.consumers:
+        sub = subs.get(name)
+        if sub is None:
+            start = 0 if (persistent and op.initial_position == "Earliest") else len(log)
+            sub = subs[name] = _Sub(kind, start)
+        elif sub.kind != kind:
+            raise ModelUsageError(f"subscription {name!r} with two types is not modelled (ConsumerBusy)")
+        elif kind == "Exclusive":
+            raise ModelUsageError(f"a second consumer on Exclusive subscription {name!r} is not modelled")
+        sub.permits.append(permits)
+        if persistent:
+            deliver_backlog(sub)
+    for burst in op.bursts:
+        in_flight = 0  # Rule 2: the previous burst's receipts were all awaited
+        for _ in range(burst):
+            if not persistent and in_flight > limit:
+                receipts.append(DROPPED)
+                counters["drops"] += 1
+            else:
+                receipts.append(STORED if persistent else ACCEPTED)
+                in_flight += 1
+                accept(index)
+            index += 1
+    if op.flow_after or (op.api == "client" and persistent):
+        # The client keeps granting permits while it drains; the wire grants flow_after once.
+        extra = op.flow_after if op.api == "binary" else index
+        for sub in subs.values():
+            sub.permits = [p + extra for p in sub.permits]
+            if persistent:
+                deliver_backlog(sub)
+    return receipts, subs, counters
+
+
+def pub_sub(state: State, op: PubSub):
+    _check(op)
+    topic = parse_topic(op.topic)
+    state, refusal, targets = _targets(state, topic, op)
+    if refusal is not None:
+        return state, refusal
+    for target in targets:
+        previous = state.live.get(target)
+        if previous is not None and previous.attached:
+            raise ModelUsageError(f"{target}: an earlier PubSub's producers and consumers are still attached; "
+                                  "set close_after on it or use another topic")
+    persistent = topic.persistent
+    sends = op.sends_before + sum(op.bursts)
+    if op.view == "bounds":
+        return _bounds(state, op, topic, targets, persistent, sends)
+    if op.api == "client" and not persistent:
+        limit = state.config.maxConcurrentNonPersistentMessagePerConnection
+        if any(burst - 1 > limit for burst in op.bursts):
+            raise ModelUsageError("concurrent client sends beyond the in-flight limit: timing decides which are "
+                                  "dropped; use view bounds, or the wire api (one write per burst)")
+    if op.api == "client" and len(targets) > 1:
+        short = [p for _, _, p in op.consumers if p < sends]
+        if short:
+            raise ModelUsageError("a partitioned client consumer splits permits across partitions; give every "
+                                  "consumer permits >= the number of sends")
+    receipts, subs, counters = _simulate(state, op, persistent)
+    delivered = tuple((name, payload_ranges(subs[name].delivered)) for name in sorted(subs))
+    outcome = PubSubResult(run_length(receipts), delivered, True)
+    if not persistent:
+        state = _record_live(state, op, targets, subs, counters)
+    return state, outcome
+
+
+def _bounds(state: State, op: PubSub, topic: TopicName, targets, persistent: bool, sends: int):
+    if persistent:
+        raise ModelUsageError("view bounds is for non-persistent topics, where timing may move drops")
+    after = sum(op.bursts)
+    totals: dict[str, int] = {}
+    for name, kind, permits in op.consumers:
+        totals[name] = permits if kind in ("Exclusive", "Failover") else totals.get(name, 0) + permits
+    if any(total < after for total in totals.values()):
+        raise ModelUsageError("view bounds needs every subscription to have permits for every send")
+    for target in targets:
+        state = state.with_live(target, replace(state.live.get(target, LiveStats()), known=False,
+                                                attached=not op.close_after))
+    return state, PubSubBounds(send_errors=0, pip2_ids_only=True, first_accepted=True, delivered_accepted=True)
+
+
+def _record_live(state: State, op: PubSub, targets, subs: dict, counters: dict) -> State:
+    if len(targets) != 1:
+        # A partitioned client producer routes to one partition chosen at random: which one is not fixed.
+        for target in targets:
+            state = state.with_live(target, LiveStats(known=False, attached=not op.close_after))
+        return state
+    target = targets[0]
+    before = state.live.get(target, LiveStats())
+    out = sum(len(s.delivered) for s in subs.values())
+    attached = not op.close_after
+    publishers = ((POSITIVE if counters["drops"] else ZERO),) if attached else ()
+    subscriptions = tuple((name, POSITIVE if subs[name].drops else ZERO, len(subs[name].delivered))
+                          for name in sorted(subs)) if attached else ()
+    accepted_sends = counters["in"]  # one message per SEND here
+    return state.with_live(target, LiveStats(
+        msg_in=before.msg_in + counters["in"], msg_out=before.msg_out + out,
+        entries_added=before.entries_added + accepted_sends, publishers=publishers,
+        subscriptions=subscriptions, attached=attached, known=before.known))
+
+
+# -- bad input (Rule 7) ------------------------------------------------------------------------------
+
+
+def bad_command(state: State, op: BadCommand):
+    if op.command not in BAD_COMMANDS:
+        raise ModelUsageError(f"BadCommand {op.command!r}: one of {', '.join(BAD_COMMANDS)}")
+    if op.api != "binary":
+        raise ModelUsageError("BadCommand needs exact frames: api binary (the wire driver)")
+    topic = parse_topic(op.topic)
+    if op.command != "subscribe-unknown-subtype":  # the SUBSCRIBE never parses, so nothing attaches
+        state, refusal = _attach(state, topic, "binary")
+        if refusal is not None:
+            return state, refusal
+    return state, ConnectionClosed()
+
+
+# -- isolation of lookups (Rule 6) -------------------------------------------------------------------
+
+
+def lookup(state: State, op: Lookup):
+    topic = parse_topic(op.topic)
+    if not domain_enabled(state, topic):
+        if op.api == "binary":
+            return state, ServerError("ServiceNotReady", no_owner_message(topic))
+        if op.api == "rest":
+            return state, RestError(503, no_owner_message(topic))
+    return lookups.lookup(state, op)
+
+
+# -- stats (Rule 5) ----------------------------------------------------------------------------------
+
+
+def _live(state: State, topic: TopicName) -> LiveStats:
+    if topic.persistent:
+        raise ModelUsageError(f"{topic}: stats are modelled for non-persistent topics (PIP-2)")
+    if not state.namespace_exists(topic.namespace_name) or not state.topic_exists(topic):
+        raise ModelUsageError(f"{topic}: stats of a topic that is not loaded are not modelled (404 text [I])")
+    live = state.live.get(topic, LiveStats())
+    if not live.known:
+        raise ModelUsageError(f"{topic}: timing decided this topic's counters (a bounds PubSub); no exact stats")
+    return live
+
+
+def get_topic_stats(state: State, op: GetTopicStats):
+    live = _live(state, parse_topic(op.topic))
+    # msgRateOut sums the attached subscriptions' rates (NonPersistentTopic#getStats), so it is
+    # positive while a subscription that delivered in this case is attached.
+    rate_out = POSITIVE if any(out > 0 for _, _, out in live.subscriptions) else ZERO
+    return state, TopicStatsView((), live.msg_in, live.msg_out, rate_out, tuple(sorted(live.publishers)),
+                                 live.subscriptions)
+
+
+def get_partitioned_stats(state: State, op: GetPartitionedStats):
+    topic = parse_topic(op.topic)
+    count = state.partition_count(topic)
+    if count <= 0:
+        raise ModelUsageError(f"{topic} has no partitioned metadata: partitioned-stats of it is not modelled")
+    parts = [_live(state, topic.partition(i)) for i in range(count)]
+    return state, PartitionedStatsView((), count, sum(p.msg_in for p in parts), sum(p.msg_out for p in parts))
+
+
+def get_internal_stats(state: State, op: GetInternalStats):
+    live = _live(state, parse_topic(op.topic))
+    return state, InternalStatsView(live.entries_added, tuple(name for name, _, _ in live.subscriptions))

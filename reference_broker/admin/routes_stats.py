@@ -1,0 +1,108 @@
+"""Admin v2 topic stats routes (PIP-2): ``/stats``, ``/partitioned-stats`` and ``/internalStats``.
+
+Paths verbatim from facts §2.5 (``NonPersistentTopics`` inherits them from ``PersistentTopics``):
+  GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats
+  GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitioned-stats?perPartition=true
+  GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/internalStats
+
+What this module owns: the HTTP shape of stats. The numbers come from the live topics
+(reference_broker/topics/non_persistent.py, Rule 4 there); existence comes from the core.
+
+Rule 1: the namespace must exist (the core's 404), then the topic must be loaded: a
+        non-persistent topic exists only while loaded (facts §2.5), so an unknown one is 404
+        "Topic <full name> not found" [I: the text of getTopicNotFoundErrorMessage, facts §1.2].
+Rule 2: partitioned-stats sums the loaded partitions' counters and rates (``add()`` "sums
+        msgDropRate", facts §2.4), concatenates publishers, merges subscriptions by name, and
+        carries ``metadata.partitions``; with ``perPartition`` (default true) also each
+        partition's own stats under ``partitions``.
+Rule 3: stats of persistent topics are not implemented by the reference broker: 501 with a reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+
+from model.names import TopicName
+from reference_broker.core import BrokerCore, parse_topic
+from reference_broker.errors import BrokerError, TopicNotFound, topic_not_found_reason
+from reference_broker.topics import NonPersistentTopic, TopicRegistry
+
+from .routes_topics import _full_name
+
+_SUMMED = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "bytesInCounter", "msgInCounter",
+           "bytesOutCounter", "msgOutCounter", "storageSize", "backlogSize", "msgDropRate")
+_SUBSCRIPTION_SUMMED = ("msgRateOut", "msgThroughputOut", "msgOutCounter", "bytesOutCounter", "msgDropRate",
+                        "msgRateRedeliver", "msgBacklog")
+
+
+class NotImplementedByReference(BrokerError):
+    server_error = "NotAllowedError"
+    http_status = 501
+
+
+def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
+    router = APIRouter()
+
+    def live_topic(name: TopicName) -> NonPersistentTopic:
+        if name.persistent:  # Rule 3
+            raise NotImplementedByReference("Stats of persistent topics are not implemented by the reference broker")
+        core.get_policies(name.namespace_name)  # Rule 1: the namespace's own 404 first
+        if core.topic_existence(name) != "non-partitioned":
+            raise TopicNotFound(topic_not_found_reason(name))
+        return topics.get_or_load(name)  # loaded in the core (e.g. created by the admin API)
+
+    @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", summary="Topic stats (PIP-2 fields)")
+    async def get_stats(domain: str, tenant: str, namespace: str, topic: str) -> dict[str, Any]:
+        return live_topic(parse_topic(_full_name(domain, tenant, namespace, topic))).stats()
+
+    @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/internalStats", summary="Internal stats")
+    async def get_internal_stats(domain: str, tenant: str, namespace: str, topic: str) -> dict[str, Any]:
+        return live_topic(parse_topic(_full_name(domain, tenant, namespace, topic))).internal_stats()
+
+    @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitioned-stats",
+                summary="Partitioned topic stats, summed over partitions")
+    async def get_partitioned_stats(domain: str, tenant: str, namespace: str, topic: str,
+                                    perPartition: bool = Query(True)) -> dict[str, Any]:
+        name = parse_topic(_full_name(domain, tenant, namespace, topic))
+        if name.persistent:
+            raise NotImplementedByReference("Stats of persistent topics are not implemented by the reference broker")
+        count = core.get_partitioned_metadata(name, auto_create=False)
+        if count <= 0:
+            raise TopicNotFound(f"Partitioned Topic not found: {name} is not a partitioned topic")  # [I]
+        per_partition = {}
+        for index in range(count):
+            partition = name.partition(index)
+            live = topics.get(partition)
+            if live is not None:
+                per_partition[str(partition)] = live.stats()
+        body = aggregate(list(per_partition.values()))
+        body["metadata"] = {"partitions": count}
+        if perPartition:
+            body["partitions"] = per_partition
+        return body
+
+    return router
+
+
+def aggregate(parts: list[dict]) -> dict[str, Any]:
+    """Rule 2: the PartitionedTopicStatsImpl#add of every partition's stats."""
+    body: dict[str, Any] = {key: 0 if key.endswith("Counter") or key in ("storageSize", "backlogSize") else 0.0
+                            for key in _SUMMED}
+    body.update(publishers=[], subscriptions={}, replication={})
+    for part in parts:
+        for key in _SUMMED:
+            body[key] += part.get(key, 0)
+        body["publishers"].extend(part.get("publishers", []))
+        for sub_name, sub in part.get("subscriptions", {}).items():
+            existing = body["subscriptions"].get(sub_name)
+            if existing is None:
+                body["subscriptions"][sub_name] = {**sub, "consumers": list(sub.get("consumers", []))}
+                continue
+            for key in _SUBSCRIPTION_SUMMED:
+                existing[key] = existing.get(key, 0) + sub.get(key, 0)
+            existing["consumers"] = existing["consumers"] + sub.get("consumers", [])
+    rate_in = body["msgRateIn"]
+    body["averageMsgSize"] = body["msgThroughputIn"] / rate_in if rate_in else 0.0
+    return body

@@ -1,0 +1,402 @@
+"""Cluster membership and bundle ownership: which broker of a reference cluster serves a topic.
+
+What this module owns: ``ClusterNode`` (one per ``BrokerCore``: registers the broker in the shared
+metadata store, answers "who owns this bundle?", releases its bundles on stop), ``ClusterView``
+(the live brokers as seen by this process, shared by every in-process broker on one store) and
+``SharedStore`` (one store used by N in-process brokers, closed once by its owner).
+Everything here is TENTATIVE design for the PIP-35 issue (docs/pip35-decisions.md, part B).
+
+Rule 1 (registration, metadata/layout.py Rule 5): a started broker writes
+        ``/loadbalance/brokers/{host:webPort}`` with its URLs (LocalBrokerData's names
+        ``pulsarServiceUrl``, ``webServiceUrl``) and a random ``session``. On ZooKeeper the node
+        is EPHEMERAL (gone when the process's session ends); a memory store dies with its process;
+        on sqlite, shared by separate processes, the broker re-writes ``heartbeat`` every fifth of
+        ``metadataStoreSessionTimeoutMillis`` (Pulsar's key, default 30 s) and a registration
+        older than that timeout counts as dead, like an expired ZooKeeper session.
+        A broker that stops deletes its registration (explicit unregister).
+Rule 2 (ownership): a bundle's owner is the broker named in its ownership node
+        ``/namespace/{t}/{ns}/{range}`` (NamespaceEphemeralData's names ``nativeUrl``,
+        ``httpUrl``) as long as that broker is live with the same session. Otherwise the broker
+        that needs the answer assigns it: the live broker owning the fewest bundles of that
+        namespace, ties broken by rendezvous hashing of (bundle, broker id); written with
+        compare-and-set so concurrent brokers (or processes) agree, re-read on a lost race.
+Rule 3 (sticky): an assignment changes only when its owner is no longer live. A broker joining
+        later takes no bundle from a live owner: topics' data lives in the owner's memory, and
+        moving a live bundle would split it (Pulsar moves bundles only by unloading them).
+Rule 4: a broker stopping releases (deletes) the ownership nodes of its session, so its bundles
+        move to the live brokers at the next lookup, without waiting for liveness to expire.
+Rule 5: a broker that has not joined (a ``BrokerCore`` used without a server, as in unit tests)
+        is a cluster of one: it owns every bundle and answers with its own URLs.
+Rule 6: every store failure becomes ``MetadataStoreError`` for the topic(s) being resolved; the
+        caller turns it into a per-topic answer and the broker keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+import urllib.parse
+import uuid
+import weakref
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from model.names import NamespaceName, TopicName
+from reference_broker.bundles import Bundle, find_bundle, namespace_bundles
+from reference_broker.errors import MetadataStoreError, ServiceNotReady
+from reference_broker.metadata import layout
+from reference_broker.metadata.memory import MemoryMetadataStore
+from reference_broker.metadata.store import BadVersion, MetadataStore, NodeExists, NoNode
+
+log = logging.getLogger("reference_broker.cluster")
+
+VIEW_CACHE_SECONDS = 1.0  # how long one process trusts its read of /loadbalance/brokers
+_ASSIGN_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """A registered broker: its id (``host:webPort``, as Pulsar names /loadbalance/brokers children)."""
+
+    broker_id: str
+    session: str
+    broker_url: str
+    web_url: str
+    broker_url_tls: str | None = None
+    web_url_tls: str | None = None
+
+    def registration(self, heartbeat: float, ephemeral: bool) -> dict[str, Any]:
+        return {"pulsarServiceUrl": self.broker_url, "pulsarServiceUrlTls": self.broker_url_tls,
+                "webServiceUrl": self.web_url, "webServiceUrlTls": self.web_url_tls,
+                "session": self.session, "heartbeat": heartbeat, "ephemeral": ephemeral}
+
+    def ownership(self) -> dict[str, Any]:
+        return {"nativeUrl": self.broker_url, "nativeUrlTls": self.broker_url_tls,
+                "httpUrl": self.web_url, "httpUrlTls": self.web_url_tls, "disabled": False,
+                "brokerId": self.broker_id, "session": self.session}
+
+    @classmethod
+    def from_registration(cls, broker_id: str, data: Mapping[str, Any]) -> "BrokerInfo":
+        return cls(broker_id, str(data.get("session", "")), str(data.get("pulsarServiceUrl", "")),
+                   str(data.get("webServiceUrl", "")), data.get("pulsarServiceUrlTls"), data.get("webServiceUrlTls"))
+
+    @classmethod
+    def from_ownership(cls, data: Mapping[str, Any]) -> "BrokerInfo":
+        return cls(str(data.get("brokerId", "")), str(data.get("session", "")), str(data.get("nativeUrl", "")),
+                   str(data.get("httpUrl", "")), data.get("nativeUrlTls"), data.get("httpUrlTls"))
+
+
+def broker_id_for(web_url: str) -> str:
+    """``http://127.0.0.1:8080`` -> ``127.0.0.1:8080`` (Pulsar's lookupServiceAddress form)."""
+    parts = urllib.parse.urlsplit(web_url)
+    return parts.netloc or web_url
+
+
+def rendezvous_score(bundle: Bundle, broker_id: str) -> int:
+    """Highest-random-weight hashing: stable per (bundle, broker), independent of the other brokers."""
+    return int.from_bytes(hashlib.sha1(f"{bundle}|{broker_id}".encode("utf-8")).digest()[:8], "big")
+
+
+# --- one store, several in-process brokers -------------------------------------------------------
+
+
+class SharedStore(MetadataStore):
+    """A store shared by the brokers of ``reference-broker --brokers N``: ``close`` does nothing,
+    the CLI closes the real store once, after every broker has stopped."""
+
+    def __init__(self, inner: MetadataStore) -> None:
+        self.inner = inner
+
+    def get(self, path):
+        return self.inner.get(path)
+
+    def create(self, path, value=b""):
+        return self.inner.create(path, value)
+
+    def put(self, path, value, *, expected_version=None):
+        return self.inner.put(path, value, expected_version=expected_version)
+
+    def delete(self, path, *, expected_version=None):
+        return self.inner.delete(path, expected_version=expected_version)
+
+    def children(self, path):
+        return self.inner.children(path)
+
+    def delete_recursive(self, path):
+        return self.inner.delete_recursive(path)
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name):  # create_ephemeral, create_many, last_children_reply_bytes, ...
+        return getattr(self.__dict__["inner"], name)
+
+
+def base_store(store: MetadataStore) -> MetadataStore:
+    while isinstance(store, SharedStore):
+        store = store.inner
+    return store
+
+
+class ClusterView:
+    """The live brokers over one store, as this process sees them (Rule 1), cached briefly."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self.store = store
+        self._live: dict[str, BrokerInfo] | None = None
+        self._read_at = 0.0
+
+    def invalidate(self) -> None:
+        self._live = None
+
+    def live(self, session_timeout: float) -> dict[str, BrokerInfo]:
+        now = time.monotonic()
+        if self._live is not None and now - self._read_at < VIEW_CACHE_SECONDS:
+            return self._live
+        live: dict[str, BrokerInfo] = {}
+        wall = time.time()
+        for broker_id in self.store.children(layout.LOADBALANCE_BROKERS_ROOT):
+            found = self.store.get(layout.broker_registration_path(broker_id))
+            if found is None:
+                continue
+            try:
+                data = layout.decode_json(found[0])
+            except ValueError:
+                continue
+            if not isinstance(data, dict) or not data.get("session"):
+                continue
+            if data.get("ephemeral") or wall - float(data.get("heartbeat") or 0) <= session_timeout:
+                live[broker_id] = BrokerInfo.from_registration(broker_id, data)
+        self._live, self._read_at = live, now
+        return live
+
+
+_VIEWS: "weakref.WeakKeyDictionary[MetadataStore, ClusterView]" = weakref.WeakKeyDictionary()
+
+
+def view_for(store: MetadataStore) -> ClusterView:
+    store = base_store(store)
+    view = _VIEWS.get(store)
+    if view is None:
+        view = _VIEWS[store] = ClusterView(store)
+    return view
+
+
+# --- one broker's part -------------------------------------------------------------------------
+
+
+class ClusterNode:
+    """One broker's membership; ``core.cluster``. See the module rules."""
+
+    def __init__(self, core) -> None:
+        self.core = core
+        self.info: BrokerInfo | None = None
+        self.view = view_for(core.store)
+        self._owners: dict[str, BrokerInfo] = {}  # bundle name -> owner, trusted while that owner is live
+        self._ephemeral = False
+        self._heartbeat: asyncio.Task | None = None
+
+    # -- membership (Rules 1, 4) -----------------------------------------------------------------
+
+    @property
+    def joined(self) -> bool:
+        return self.info is not None
+
+    def self_info(self) -> BrokerInfo:
+        if self.info is not None:
+            return self.info
+        return BrokerInfo(broker_id_for(self.core.web_service_url), "", self.core.broker_service_url,
+                          self.core.web_service_url)
+
+    def join(self) -> None:
+        """Register this broker with the URLs the core advertises; idempotent for the same URLs."""
+        broker_url, web_url = self.core.broker_service_url, self.core.web_service_url
+        if self.info is not None:
+            if (self.info.broker_url, self.info.web_url) == (broker_url, web_url):
+                return
+            self.leave()
+        info = BrokerInfo(broker_id_for(web_url), uuid.uuid4().hex, broker_url, web_url)
+        store, base = self.core.store, base_store(self.core.store)
+        can_ephemeral = hasattr(base, "create_ephemeral")
+        self._ephemeral = can_ephemeral or isinstance(base, MemoryMetadataStore)
+        path = layout.broker_registration_path(info.broker_id)
+        value = layout.encode_json(info.registration(time.time(), self._ephemeral))
+        if can_ephemeral:
+            try:  # a node of an earlier session would vanish with that session: replace it now
+                store.delete(path)
+            except NoNode:
+                pass
+            store.create_ephemeral(path, value)
+        else:
+            store.put(path, value)
+        self.info = info
+        self._owners.clear()
+        self.view.invalidate()
+        if not self._ephemeral:
+            try:
+                self._heartbeat = asyncio.get_running_loop().create_task(self._beat(path))
+            except RuntimeError:
+                self._heartbeat = None  # no loop (a core used synchronously): liveness by the last write
+        log.info("broker %s joined the cluster (session %s)", info.broker_id, info.session)
+
+    @property
+    def session_timeout(self) -> float:
+        return self.core.config.get("metadataStoreSessionTimeoutMillis") / 1000.0
+
+    async def _beat(self, path: str) -> None:
+        while True:
+            await asyncio.sleep(self.session_timeout / 5)
+            info = self.info
+            if info is None:
+                return
+            try:
+                self.core.store.put(path, layout.encode_json(info.registration(time.time(), False)))
+            except MetadataStoreError as exc:
+                log.warning("heartbeat of %s failed: %s", info.broker_id, exc)
+
+    def leave(self) -> None:
+        """Release this broker's bundles and unregister it (Rule 4); safe to call twice."""
+        info = self.info
+        if info is None:
+            return
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            self._heartbeat = None
+        store = self.core.store
+        try:
+            for path in self._ownership_paths():
+                found = store.get(path)
+                if found is None:
+                    continue
+                owner = _decode_owner(found[0])
+                if owner is not None and owner.session == info.session:
+                    try:
+                        store.delete(path, expected_version=found[1])
+                    except (NoNode, BadVersion):
+                        pass
+            path = layout.broker_registration_path(info.broker_id)
+            found = store.get(path)
+            if found is not None and _session_of(found[0]) == info.session:
+                store.delete(path)
+        except MetadataStoreError as exc:  # a store that is already gone: its nodes went with it
+            log.warning("broker %s could not unregister cleanly: %s", info.broker_id, exc)
+        self.info = None
+        self._owners.clear()
+        self.view.invalidate()
+        log.info("broker %s left the cluster", info.broker_id)
+
+    def _ownership_paths(self) -> list[str]:
+        store, root = self.core.store, layout.OWNER_INFO_ROOT
+        return [f"{root}/{tenant}/{ns}/{name}"
+                for tenant in store.children(root)
+                for ns in store.children(f"{root}/{tenant}")
+                for name in store.children(f"{root}/{tenant}/{ns}")]
+
+    def live_brokers(self) -> dict[str, BrokerInfo]:
+        """Live brokers by id; this broker is always live to itself."""
+        live = dict(self.view.live(self.session_timeout))
+        if self.info is not None:
+            live[self.info.broker_id] = self.info
+        return live
+
+    # -- bundles and owners (Rules 2, 3, 5) ------------------------------------------------------
+
+    def bundles_of(self, namespace: NamespaceName, policies: Mapping[str, Any] | None = None) -> list[Bundle]:
+        if policies is None:
+            policies = self.core._policies_or_none(namespace)
+        return namespace_bundles(namespace, self.core.config.get("defaultNumberOfNamespaceBundles"), policies)
+
+    def bundle_of(self, topic: TopicName) -> Bundle:
+        return find_bundle(self.bundles_of(topic.namespace_name), topic)
+
+    def is_self(self, owner: BrokerInfo) -> bool:
+        mine = self.self_info()
+        return owner.broker_id == mine.broker_id and owner.session == mine.session
+
+    def owner_of(self, bundle: Bundle, live: Mapping[str, BrokerInfo] | None = None) -> BrokerInfo:
+        """The live owner of ``bundle``, assigning one when it has none; MetadataStoreError on store trouble."""
+        if self.info is None:
+            return self.self_info()  # Rule 5
+        live = self.live_brokers() if live is None else live
+        key = str(bundle)
+        cached = self._owners.get(key)
+        if cached is not None and _alive(cached, live):
+            return cached
+        owner = self._resolve(bundle, live)
+        self._owners[key] = owner
+        return owner
+
+    def _resolve(self, bundle: Bundle, live: Mapping[str, BrokerInfo]) -> BrokerInfo:
+        store = self.core.store
+        path = layout.bundle_ownership_path(bundle.namespace, bundle.range_name)
+        for _ in range(_ASSIGN_ATTEMPTS):
+            found = store.get(path)
+            if found is not None:
+                owner = _decode_owner(found[0])
+                if owner is not None and _alive(owner, live):
+                    return live[owner.broker_id]
+            candidate = self._choose(bundle, live)
+            value = layout.encode_json(candidate.ownership())
+            try:
+                if found is None:
+                    store.create(path, value)
+                else:
+                    store.put(path, value, expected_version=found[1])
+            except (NodeExists, BadVersion):
+                continue  # another broker assigned it first: read its answer
+            log.info("bundle %s assigned to %s", bundle, candidate.broker_id)
+            return candidate
+        raise MetadataStoreError(f"Ownership of bundle {bundle} kept changing; retry the lookup")
+
+    def _choose(self, bundle: Bundle, live: Mapping[str, BrokerInfo]) -> BrokerInfo:
+        """Rule 2: fewest bundles of this namespace, then the highest rendezvous score."""
+        counts: dict[str, int] = {}
+        directory = layout.namespace_ownership_dir(bundle.namespace)
+        for name in self.core.store.children(directory):
+            if name == bundle.range_name:
+                continue
+            found = self.core.store.get(f"{directory}/{name}")
+            owner = _decode_owner(found[0]) if found else None
+            if owner is not None and _alive(owner, live):
+                counts[owner.broker_id] = counts.get(owner.broker_id, 0) + 1
+        return min(live.values(), key=lambda b: (counts.get(b.broker_id, 0), -rendezvous_score(bundle, b.broker_id)))
+
+    def check_owned(self, topic: TopicName) -> None:
+        """PRODUCER/SUBSCRIBE on a bundle owned elsewhere: ServiceNotReady, so the client looks up again.
+
+        Pulsar's text (BrokerServiceException.ServiceUnitNotReadyException, as quoted in apache/pulsar
+        issue index id 48074990241): "Namespace bundle for topic (<topic>) not served by this
+        instance:<host:port>. Please redo the lookup. Request is denied: namespace=<t/ns>".
+        """
+        if self.info is None:
+            return
+        owner = self.owner_of(self.bundle_of(topic))
+        if not self.is_self(owner):
+            raise ServiceNotReady(
+                f"Namespace bundle for topic ({topic}) not served by this instance:{self.info.broker_id}. "
+                f"Please redo the lookup. Request is denied: namespace={topic.namespace_name}")
+
+
+def _alive(owner: BrokerInfo, live: Mapping[str, BrokerInfo]) -> bool:
+    current = live.get(owner.broker_id)
+    return current is not None and current.session == owner.session
+
+
+def _decode_owner(value: bytes) -> BrokerInfo | None:
+    try:
+        data = layout.decode_json(value)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not data.get("brokerId"):
+        return None
+    return BrokerInfo.from_ownership(data)
+
+
+def _session_of(value: bytes) -> str | None:
+    try:
+        data = layout.decode_json(value)
+    except ValueError:
+        return None
+    return data.get("session") if isinstance(data, dict) else None

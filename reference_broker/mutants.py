@@ -1,0 +1,361 @@
+"""Deliberately broken variants of the reference broker, for the mutation check (``make quality``).
+
+Each variant ("mutant") changes ONE rule of the running broker: one source snippet of one
+function is replaced by a wrong one, the function is recompiled from the edited source and put
+where the original was. The suite is then run against the variant (conformance/quality.py); a
+variant that no case fails is a rule no case checks.
+
+Rule 1: a mutant is (name, PIP, api, description, ``module:Qualname``, old snippet, new snippet).
+        The old snippet must occur exactly once in that function's source, so a mutant that no
+        longer matches the code refuses to start instead of silently testing nothing.
+Rule 2: only tests select one: ``python -m reference_broker --mutant NAME`` (a flag hidden from
+        --help) or the environment variable ``PULSAR_CONFORMANCE_MUTANT=NAME``. ``install`` runs
+        before the broker is built, so every request sees the variant.
+Rule 3: the recompiled function replaces the original in its module or class and in every
+        ``reference_broker`` module that imported it by name, so callers find the variant however
+        they refer to it.
+Rule 4: ``check(name)`` verifies a mutant without installing it (the snippet is there once and
+        the edited source compiles); tests call it for every mutant in-process.
+"""
+
+from __future__ import annotations
+
+import __future__
+import contextlib
+import importlib
+import inspect
+import os
+import sys
+import textwrap
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+ENV_VAR = "PULSAR_CONFORMANCE_MUTANT"
+
+# Modules imported before a mutant is installed, so Rule 3 finds every alias.
+_MODULES = ("reference_broker.server", "reference_broker.service", "reference_broker.core",
+            "reference_broker.lookup_service", "reference_broker.admin.app")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    pip: str            # the PIP whose cases must catch it: "344", "2", "157", "35"
+    api: str            # "rest", "binary", "both"
+    description: str
+    where: str          # "reference_broker.module:Qualname"
+    old: str
+    new: str
+
+
+def _m(name, pip, api, description, where, old, new) -> Mutant:
+    return Mutant(name, pip, api, description, where, old, new)
+
+
+CT = "reference_broker.core_topics:TopicOps"
+SVC = "reference_broker.service:ServerCnx"
+AC = "reference_broker.autocreation"
+NP = "reference_broker.topics.non_persistent"
+LS = "reference_broker.lookup_service"
+
+MUTANTS: tuple[Mutant, ...] = (
+    # -- PIP-344, binary ------------------------------------------------------------------------
+    _m("p344-bin-ignores-field6", "344", "binary", "PARTITIONED_METADATA ignores field 6 (always auto-creates)",
+       f"{SVC}.handle_PartitionedMetadata", "auto_create=event.metadata_auto_creation_enabled", "auto_create=True"),
+    _m("p344-bin-field6-absent-false", "344", "binary", "an absent field 6 reads as false instead of the proto default true",
+       f"{SVC}.handle_PartitionedMetadata", "auto_create=event.metadata_auto_creation_enabled",
+       "auto_create=event.has('metadata_auto_creation_enabled') and event.metadata_auto_creation_enabled"),
+    _m("p344-bin-no-flag5", "344", "binary", "CONNECTED does not advertise FeatureFlags field 5",
+       f"{SVC}.handle_Connect", '"supports_get_partitioned_metadata_without_auto_creation": True',
+       '"supports_get_partitioned_metadata_without_auto_creation": False'),
+    _m("p344-bin-wrong-error", "344", "binary", "a missing topic answers ServiceNotReady instead of TopicNotFound",
+       f"{SVC}.handle_PartitionedMetadata", "self._partition_failure(request_id, exc.server_error, exc.binary_message)",
+       "self._partition_failure(request_id, 'ServiceNotReady' if exc.server_error == 'TopicNotFound' "
+       "else exc.server_error, exc.binary_message)"),
+    _m("p344-bin-error-message", "344", "binary", "binary TopicNotFound carries the REST text instead of an empty message",
+       f"{CT}.get_partitioned_metadata", 'raise TopicNotFound(topic_not_found_reason(topic), binary_message="")',
+       "raise TopicNotFound(topic_not_found_reason(topic), binary_message=topic_not_found_reason(topic))"),
+    _m("p344-bin-lookup-checks-existence", "344", "binary", "binary LOOKUP refuses topics that do not exist",
+       f"{LS}:handle_lookup", "core.lookup(topic, check_existence=False)", "core.lookup(topic, check_existence=True)"),
+    # -- PIP-344, REST ----------------------------------------------------------------------------
+    _m("p344-rest-ignores-check", "344", "rest", "GET .../partitions ignores checkAllowAutoCreation",
+       "reference_broker.admin.routes_topics:build_router",
+       "core.get_partitioned_metadata(_full_name(domain, tenant, namespace, topic), checkAllowAutoCreation)",
+       "core.get_partitioned_metadata(_full_name(domain, tenant, namespace, topic), False)"),
+    _m("p344-rest-check-default-true", "344", "rest", "an absent checkAllowAutoCreation defaults to true",
+       "reference_broker.admin.routes_topics:build_router", "checkAllowAutoCreation: bool = Query(False)",
+       "checkAllowAutoCreation: bool = Query(True)"),
+    _m("p344-rest-reason-text", "344", "rest", "404 reason says 'Topic not found' without the topic name",
+       f"{CT}.get_partitioned_metadata", 'raise TopicNotFound(topic_not_found_reason(topic), binary_message="")',
+       'raise TopicNotFound("Topic not found", binary_message="")'),
+    _m("p344-rest-lookup-no-existence-check", "344", "rest", "REST lookup skips the existence check (no 404)",
+       f"{CT}.lookup", "if check_existence and topic.persistent and not self._exists_for_lookup(topic):",
+       "if False:"),
+    _m("p344-rest-lookup-checks-non-persistent", "344", "rest", "REST lookup checks non-persistent topics' existence too",
+       f"{CT}.lookup", "if check_existence and topic.persistent and not self._exists_for_lookup(topic):",
+       "if check_existence and not self._exists_for_lookup(topic):"),
+    # -- PIP-344, both APIs -------------------------------------------------------------------------
+    _m("p344-autocreates-partition-names", "344", "both", "auto-creates partitioned metadata for a '-partition-K' name",
+       f"{CT}.get_partitioned_metadata",
+       "if topic.is_partition or not autocreation.is_default_topic_type_partitioned(topic, policies, self.config):",
+       "if not autocreation.is_default_topic_type_partitioned(topic, policies, self.config):"),
+    _m("p344-lookup-creates-partitions", "344", "both", "metadata auto-creation also creates the partitions",
+       f"{CT}.get_partitioned_metadata", "return self._create_default_partitioned_metadata(topic, policies)",
+       "count = self._create_default_partitioned_metadata(topic, policies)\n"
+       "            for index in range(count):\n"
+       "                self._load(topic.partition(index))\n"
+       "            return count"),
+    _m("p344-nonpartitioned-not-found", "344", "both", "an existing non-partitioned topic answers TopicNotFound without auto-creation",
+       f"{CT}.get_partitioned_metadata",
+       'if self._non_partitioned_exists(topic):\n            return 0  # "if the non-partitioned',
+       'if False:\n            return 0  # "if the non-partitioned'),
+    _m("p344-partitions-off-by-one", "344", "both", "partitioned metadata answers K+1",
+       f"{CT}.get_partitioned_metadata", "return partitions  # facts", "return partitions + 1  # facts"),
+    _m("p344-autocreate-when-disallowed", "344", "both", "the flag alone decides auto-creation; broker and namespace are ignored",
+       f"{CT}.get_partitioned_metadata",
+       "if auto_create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config):",
+       "if auto_create:"),
+    # -- auto-creation rules (facts §1.5), judged by the PIP-344 tables ---------------------------------
+    _m("auto-override-ignored", "344", "both", "the namespace override is ignored; the broker config decides",
+       f"{AC}:is_allow_auto_topic_creation", "if override is not None:", "if False:"),
+    _m("auto-broker-flag-ignored", "344", "both", "allowAutoTopicCreation=false on the broker is ignored",
+       f"{AC}:is_allow_auto_topic_creation", "return bool(config.allowAutoTopicCreation)", "return True"),
+    _m("auto-dlq-partitioned", "344", "both", "DLQ/RETRY topics are auto-created partitioned (PR #22705 rule dropped)",
+       f"{AC}:is_default_topic_type_partitioned", "if base.endswith(DLQ_SUFFIX) or base.endswith(RETRY_SUFFIX):",
+       "if False:"),
+    _m("auto-override-type-ignored", "344", "both", "the override's topicType is ignored; the broker's type decides",
+       f"{AC}:is_default_topic_type_partitioned",
+       'topic_type = override.get("topicType") if override is not None else config.allowAutoTopicCreationType',
+       "topic_type = config.allowAutoTopicCreationType"),
+    _m("auto-default-partitions-off-by-one", "344", "both", "defaultNumPartitions + 1 partitions are auto-created",
+       f"{AC}:default_num_partitions", "return int(config.defaultNumPartitions)",
+       "return int(config.defaultNumPartitions) + 1"),
+    _m("auto-override-count-ignored", "344", "both", "the override's defaultNumPartitions is ignored",
+       f"{AC}:default_num_partitions", 'return int(override["defaultNumPartitions"])',
+       "return int(config.defaultNumPartitions)"),
+    _m("auto-override-not-validated", "344", "rest", "an invalid autoTopicCreation override is accepted",
+       f"{AC}:validate_override", "    if allow:\n        if topic_type not in TOPIC_TYPES:",
+       "    if False:\n        if topic_type not in TOPIC_TYPES:"),
+    _m("auto-override-unknown-type-accepted", "344", "rest", "an override with an unknown topicType is accepted",
+       f"{AC}:validate_override", "if topic_type not in TOPIC_TYPES:", "if False:"),
+    _m("auto-override-max-unchecked", "344", "rest", "an override above maxNumPartitionsPerPartitionedTopic is accepted",
+       f"{AC}:validate_override", "if limit > 0 and count > limit:", "if False:"),
+    _m("p344-bin-namespace-missing-message", "344", "binary", "binary TopicNotFound for a missing namespace says 'Namespace not found'",
+       "reference_broker.errors:tenant_or_namespace_missing_binary",
+       'return f"Tenant or namespace or topic does not exist: {namespace}"', 'return "Namespace not found"'),
+    _m("p344-rest-lookup-reason-text", "344", "rest", "REST lookup 404 says 'Topic <t> not found' instead of 'Topic not found <t>'",
+       "reference_broker.errors:lookup_topic_not_found_reason", 'return f"Topic not found {topic}"',
+       'return f"Topic {topic} not found"'),
+    # -- admin REST around the PIP-344 tables -----------------------------------------------------------
+    _m("admin-partition-suffix-allowed", "344", "rest", "a partitioned topic may be named '...-partition-K'",
+       f"{CT}._refuse_partition_suffix", "if PARTITION_SUFFIX in topic.local_name:", "if False:"),
+    _m("admin-zero-partitions-allowed", "344", "rest", "creating a partitioned topic with 0 partitions is accepted",
+       f"{CT}.create_partitioned_topic", "if partitions <= 0:", "if partitions < 0:"),
+    _m("admin-partition-limit-off-by-one", "344", "rest", "maxNumPartitionsPerPartitionedTopic refuses the limit itself",
+       f"{CT}.create_partitioned_topic", "if limit > 0 and partitions > limit:", "if limit > 0 and partitions >= limit:"),
+    _m("admin-create-over-partitioned", "344", "rest", "a non-partitioned topic may be created over a partitioned one",
+       f"{CT}.create_non_partitioned_topic", "if self.topic_exists(topic):", "if self._non_partitioned_exists(topic):"),
+    _m("admin-delete-keeps-partitions", "344", "rest", "deleting a partitioned topic leaves its partitions",
+       f"{CT}.delete_partitioned_topic", "for index in range(partitions):", "for index in range(0):"),
+    _m("admin-list-drops-partitions", "344", "both", "topic listings leave partitions out",
+       f"{CT}.list_topics", "return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)",
+       "return sorted(str(t) for t in (layout.topic_from_child(ns, domain, c) for c in children) if not t.is_partition)"),
+    _m("admin-list-partitioned-one-domain", "344", "rest", "partitioned listing always reads the persistent domain",
+       f"{CT}.list_partitioned_topics", "layout.partitioned_topics_dir(ns, domain)",
+       'layout.partitioned_topics_dir(ns, "persistent")'),
+    _m("admin-max-topics-off-by-one", "344", "rest", "maxTopicsPerNamespace refuses reaching the limit",
+       f"{CT}._check_max_topics", "if len(existing) + adding > limit:", "if len(existing) + adding >= limit:"),
+    # -- PIP-2 ----------------------------------------------------------------------------------------
+    _m("p2-drop-receipt-zero", "2", "binary", "a dropped publish is answered (0, 0) like an accepted one",
+       f"{SVC}._complete_non_persistent", "entry_id = 0 if accepted else U64_MINUS_ONE", "entry_id = 0"),
+    _m("p2-inflight-off-by-one", "2", "binary", "the in-flight limit drops at >= instead of >",
+       f"{SVC}._send_non_persistent", "if self.non_persistent_pending > self._non_persistent_limit:",
+       "if self.non_persistent_pending >= self._non_persistent_limit:"),
+    _m("p2-exclusive-ignores-permits", "2", "both", "Exclusive/Failover dispatch ignores the consumer's permits",
+       f"{NP}:NonPersistentSubscription._target",
+       "return active if active is not None and active.permits > 0 and active.writable() else None",
+       "return active if active is not None and active.writable() else None"),
+    _m("p2-shared-needs-every-consumer", "2", "both", "Shared dispatch drops unless every consumer has permits",
+       f"{NP}:NonPersistentSubscription._target", "if sum(max(c.permits, 0) for c in self.consumers) <= 0:",
+       "if any(c.permits <= 0 for c in self.consumers):"),
+    _m("p2-persistent-no-backlog", "2", "both", "a persistent subscription never reads its backlog (FLOW brings nothing)",
+       "reference_broker.topics.persistent:Subscription.dispatch", "elif self.read_position < len(entries):",
+       "elif False:"),
+    _m("p2-dispatch-drop-not-counted", "2", "both", "a dispatch drop is not counted in the subscription's msgDropRate",
+       f"{NP}:NonPersistentSubscription.send", "self.drops.record(entry.num_messages", "(lambda *a: None)(entry.num_messages"),
+    _m("p2-receipts-stored-ids", "2", "both", "accepted non-persistent receipts carry a ledger id like a stored log",
+       f"{SVC}._send_non_persistent", "event.highest_sequence_id, ledger_id, True)",
+       "event.highest_sequence_id, ledger_id + 1, True)"),
+    _m("p2-publish-drop-not-counted", "2", "both", "a publish drop is not counted in the publisher's msgDropRate",
+       f"{NP}:NonPersistentTopic.record_publish_drop", "publisher.drops.record(num_messages)", "pass"),
+    _m("p2-counters-lost", "2", "rest", "msgOutCounter forgets subscriptions that were removed",
+       f"{NP}:NonPersistentTopic.remove_subscription", "self._out_removed[0] += removed.out.total", "pass"),
+    _m("p2-subscription-kept", "2", "rest", "a subscription stays after its last consumer leaves",
+       f"{NP}:NonPersistentSubscription.remove_consumer", "if not self.consumers:  # Rule 3", "if False:"),
+    _m("p2-flow-zero-accepted", "2", "binary", "FLOW with 0 permits is accepted instead of closing the connection",
+       f"{SVC}.handle_Flow", "if event.messagePermits == 0 or event.messagePermits >= INT32_LIMIT:",
+       "if event.messagePermits >= INT32_LIMIT:"),
+    _m("p2-send-unknown-producer-open", "2", "binary", "a SEND for an unknown producer keeps the connection open",
+       f"{SVC}.handle_Send", "return self.close_connection()", "return"),
+    _m("p2-bad-subscribe-open", "2", "binary", "an unparseable SUBSCRIBE keeps the connection open",
+       f"{SVC}.handle_invalid", "return self.close_connection()", "return"),
+    _m("p2-stats-no-publisher-drop-rate", "2", "rest", "publisher stats lack msgDropRate",
+       f"{NP}:Publisher.stats", '"accessMode": "Shared", "msgDropRate": self.drops.rate(),', '"accessMode": "Shared",'),
+    _m("p2-internal-stats-no-cursors", "2", "rest", "internalStats has no cursor per subscription",
+       f"{NP}:NonPersistentTopic.internal_stats", '"cursors": {name: {} for name in sorted(self.subscriptions)}',
+       '"cursors": {}'),
+    _m("p2-disabled-domain-attaches", "2", "both", "producers and consumers attach to a disabled domain",
+       f"{CT}.ensure_topic_for_attach", "if not enabled:\n            raise NotAllowed(",
+       "if False:\n            raise NotAllowed("),
+    _m("p2-disabled-domain-lookup", "2", "both", "a lookup in a disabled domain finds an owner",
+       f"{CT}.lookup", "if not enabled:\n            # [I]", "if False:\n            # [I]"),
+    _m("p2-partitioned-stats-no-metadata", "2", "rest", "partitioned-stats lacks metadata.partitions",
+       "reference_broker.admin.routes_stats:build_router", 'body["metadata"] = {"partitions": count}',
+       'body["metadata"] = {}'),
+    # -- PIP-157 --------------------------------------------------------------------------------------
+    _m("p157-buckets-mutable", "157", "rest", "POST .../numberOfTopicBuckets is accepted after creation",
+       "reference_broker.core_namespaces:NamespaceOps.set_number_of_topic_buckets",
+       "raise NotAllowed(TOPIC_BUCKETS_IMMUTABLE)", "return None"),
+    _m("p157-bucket-off-by-one", "157", "both", "a topic goes to bucket k+1 (one past the hashed bucket)",
+       "reference_broker.metadata.layout:managed_ledger_path", "{bucket_of(topic.local_name, buckets)}",
+       "{bucket_of(topic.local_name, buckets) + 1}"),
+    _m("p157-list-first-bucket-only", "157", "both", "listings read bucket $0 only",
+       "reference_broker.metadata.layout:topic_dirs", "for k in range(buckets)]", "for k in range(1)]"),
+    _m("p157-zero-buckets-accepted", "157", "rest", "numberOfTopicBuckets 0 is accepted at creation",
+       "reference_broker.core_namespaces:_validate_topic_buckets", "MIN_TOPIC_BUCKETS <= value",
+       "MIN_TOPIC_BUCKETS - 1 <= value"),
+    _m("p157-get-ignores-policy", "157", "rest", "GET .../numberOfTopicBuckets always answers 1",
+       "reference_broker.core_namespaces:NamespaceOps.get_number_of_topic_buckets",
+       "return layout.NO_BUCKETS if value is None else int(value)", "return layout.NO_BUCKETS"),
+    _m("p157-hash-encoded-name", "157", "both", "the bucket hashes the URL-encoded local name",
+       "reference_broker.metadata.layout:managed_ledger_path", "{bucket_of(topic.local_name, buckets)}",
+       "{bucket_of(topic.encoded_local_name, buckets)}"),
+    _m("p157-partition-hash-base-name", "157", "both", "a partition's bucket hashes its partitioned base name",
+       "reference_broker.metadata.layout:managed_ledger_path", "{bucket_of(topic.local_name, buckets)}",
+       "{bucket_of(topic.partitioned_base.local_name, buckets)}"),
+    _m("p157-max-topics-unbucketed", "157", "rest", "maxTopicsPerNamespace counts the namespace folder, not the buckets",
+       f"{CT}._check_max_topics", "for child in self._ledger_children(ns, topic.domain)",
+       "for child in self.store.children(layout.managed_ledgers_dir(ns, topic.domain))"),
+    # -- PIP-35 ---------------------------------------------------------------------------------------
+    _m("p35-no-flag10", "35", "binary", "CONNECTED does not advertise supports_batch_lookup",
+       f"{SVC}.handle_Connect", '"supports_batch_lookup": True', '"supports_batch_lookup": False'),
+    _m("p35-batch-drops-unknown", "35", "both", "batch lookup drops topics of unknown namespaces instead of failing them",
+       f"{LS}:resolve_batch", "return BatchAnswer(entries=entries)",
+       "return BatchAnswer(entries=[e for e in entries if not (e.group is not None and e.error is not None)])"),
+    _m("p35-batch-requested-always", "35", "both", "every entry echoes the requested spelling",
+       f"{LS}:expand", "spelling = None if raw == name else raw", "spelling = raw"),
+    _m("p35-batch-no-expansion", "35", "both", "a partitioned name is not expanded to its partitions",
+       f"{LS}:expand", "partitions = 0 if is_partition else core._partitions_of(topic)", "partitions = 0"),
+    _m("p35-batch-limit-off-by-one", "35", "both", "a batch of exactly maxBatchLookupTopics names is refused",
+       f"{LS}:resolve_batch", "if len(names) > limit:", "if len(names) >= limit:"),
+    _m("p35-batch-invalid-dropped", "35", "both", "an invalid name is dropped instead of a Failed entry",
+       f"{LS}:expand", "entries[raw] = Entry(raw, None, error=InvalidTopicName(str(exc)))\n            continue",
+       "continue"),
+    _m("p35-batch-empty-refused", "35", "both", "an empty batch is refused instead of answering zero entries",
+       f"{LS}:resolve_batch", "if len(names) > limit:", "if not names or len(names) > limit:"),
+    _m("p35-redirect-not-authoritative", "35", "binary", "LOOKUP redirects are not authoritative",
+       f"{LS}:handle_lookup", "brokerServiceUrl=owner.broker_url, authoritative=True)",
+       "brokerServiceUrl=owner.broker_url, authoritative=core.cluster.is_self(owner))"),
+    _m("p35-batch-first-bundle", "35", "both", "batch lookup places every topic in the first bundle",
+       f"{LS}:resolve_batch", "index = bisect_right(lowers, crc32(entry.topic.encode(\"utf-8\"))) - 1", "index = 0"),
+    _m("p35-bundle-hash-local-name", "35", "both", "single lookups hash the local name, not the full name",
+       "reference_broker.bundles:topic_hash", 'zlib.crc32(str(topic).encode("utf-8"))',
+       'zlib.crc32(getattr(topic, "local_name", str(topic)).encode("utf-8"))'),
+    _m("p35-rest-batch-no-reason", "35", "rest", "REST batch error entries lack the reason",
+       f"{LS}:rest_batch", 'value = {"error": entry.error.server_error, "reason": entry.error.reason}',
+       'value = {"error": entry.error.server_error}'),
+)
+
+BY_NAME = {m.name: m for m in MUTANTS}
+
+
+class MutantError(Exception):
+    """A mutant that does not match the code (Rule 1) or an unknown name."""
+
+
+def get(name: str) -> Mutant:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise MutantError(f"unknown mutant {name!r}; known: {', '.join(sorted(BY_NAME))}") from None
+
+
+def _resolve(where: str):
+    """(module, owner (module or class), attribute name, the function, its raw attribute)."""
+    module_name, _, qualname = where.partition(":")
+    module = importlib.import_module(module_name)
+    owner = module
+    parts = qualname.split(".")
+    for part in parts[:-1]:
+        owner = getattr(owner, part)
+    raw = owner.__dict__[parts[-1]] if isinstance(owner, type) else getattr(owner, parts[-1])
+    function = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+    return module, owner, parts[-1], function, raw
+
+
+def _compile(mutant: Mutant):
+    module, owner, attribute, function, raw = _resolve(mutant.where)
+    source = inspect.getsource(function)  # snippets are written as the file indents them
+    found = source.count(mutant.old)
+    if found != 1:
+        raise MutantError(f"mutant {mutant.name}: the snippet occurs {found} times in {mutant.where} "
+                          f"(expected once): {mutant.old!r}")
+    edited = textwrap.dedent(source.replace(mutant.old, mutant.new))
+    flags = __future__.annotations.compiler_flag if getattr(module, "annotations", None) is __future__.annotations else 0
+    try:
+        code = compile(edited, f"<mutant {mutant.name}: {mutant.where}>", "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as exc:
+        raise MutantError(f"mutant {mutant.name}: the edited source does not compile: {exc}") from exc
+    return module, owner, attribute, function, raw, code
+
+
+def check(name: str) -> Optional[str]:
+    """Rule 4: None when ``name`` would install, else the problem."""
+    try:
+        _compile(get(name))
+    except MutantError as exc:
+        return str(exc)
+    return None
+
+
+def install(name: str) -> Mutant:
+    """Install mutant ``name`` in this process (Rules 1, 3)."""
+    _install(get(name))
+    return get(name)
+
+
+def _install(mutant: Mutant) -> list[tuple[object, str, object]]:
+    """Install; returns (owner, attribute, original value) for every binding replaced."""
+    for module_name in _MODULES:
+        importlib.import_module(module_name)
+    module, owner, attribute, function, raw, code = _compile(mutant)
+    namespace: dict = {}
+    exec(code, module.__dict__, namespace)  # noqa: S102 - our own source, edited by one snippet
+    replacement = namespace[attribute]
+    replaced = [(owner, attribute, raw)]
+    setattr(owner, attribute, replacement)
+    if not isinstance(owner, type):  # Rule 3: names imported elsewhere with ``from x import f``
+        for other in list(sys.modules.values()):
+            if getattr(other, "__name__", "").startswith("reference_broker") and other is not module:
+                for key, value in list(vars(other).items()):
+                    if value is raw:
+                        replaced.append((other, key, raw))
+                        setattr(other, key, replacement)
+    return replaced
+
+
+@contextlib.contextmanager
+def applied(name: str) -> Iterator[Mutant]:
+    """Tests: the mutant installed for the block, every replaced binding restored after it."""
+    replaced = _install(get(name))
+    try:
+        yield get(name)
+    finally:
+        for owner, attribute, original in reversed(replaced):
+            setattr(owner, attribute, original)
+
+
+def install_from(cli_value: Optional[str]) -> Optional[Mutant]:
+    """Rule 2: the --mutant flag, else the environment variable, else nothing."""
+    name = cli_value or os.environ.get(ENV_VAR)
+    return install(name) if name else None

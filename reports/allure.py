@@ -1,0 +1,273 @@
+"""The Allure HTML report: one self-contained file, rendered by the npm package ``allure`` (Allure 3).
+
+allure-pytest writes ``<out>/allure-results`` during a conformance run (conformance/plugin.py); this module
+stages the latest run's results, writes the Allure 3 config, and runs ``allure generate`` with the awesome
+plugin's ``singleFile`` option, which inlines every script, style and result into ``index.html``.
+
+Rule 1: only the latest run is rendered. allure-pytest appends to ``allure-results`` run after run, so the
+        results kept are those that started at or after the latest run's first case (the run id is in
+        ``environment.properties``; its start comes from its ``<run_id>.jsonl``). Without that file,
+        every result is rendered.
+Rule 2: targets are Allure environments: each staged result gets a ``target`` label (its ``target``
+        parameter, else its ``suite`` label) and a ``verdict`` label, and the config has one environment
+        per target, with the target's ``environment.properties`` values as its variables.
+Rule 3: categories keep failed, unsupported, indefinite and broken apart (schema.ALLURE_STATUS); they are
+        in the Allure 3 config and, for Allure 2 readers, in ``categories.json`` beside the results.
+Rule 4: history is carried across runs in ``<out>/allure-history.jsonl`` (Allure 3's ``historyPath``); a run
+        already recorded there is not appended twice (``<out>/allure-history.runs`` lists them).
+Rule 5: the report must not call out: Google Analytics tags that the templates carry are stripped from
+        the output, and ``ALLURE_NO_ANALYTICS`` is set. Every wait on the CLI is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable, Optional
+
+from reports.schema import ALLURE_STATUS, BROKEN, FAILED, INDEFINITE, PASSED, UNSUPPORTED
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATE_TIMEOUT_S = 300
+ANALYTICS = re.compile(r"<script[^>]*googletagmanager[^>]*>\s*</script>\s*"
+                       r"(<script>\s*window\.dataLayer[\s\S]*?</script>)?")
+
+
+class AllureError(Exception):
+    """The Allure report could not be rendered; the message says why and what to do."""
+
+
+def find_cli(explicit: Optional[Path] = None) -> Optional[Path]:
+    """The ``allure`` CLI: the given one, else node_modules/.bin/allure of the cwd or of this project."""
+    candidates = [Path(explicit)] if explicit else [Path.cwd() / "node_modules/.bin/allure",
+                                                    ROOT / "node_modules/.bin/allure"]
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Java .properties file (as conformance/plugin.py writes it) as a dict."""
+    values: dict[str, str] = {}
+    if not path.exists():
+        return values
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith(("#", "!")):
+            continue
+        key, value, escaped = [], [], False
+        target = key
+        for char in line:
+            if escaped:
+                target.append({"n": "\n", "t": "\t"}.get(char, char))
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char in "=:" and target is key:
+                target = value
+            else:
+                target.append(char)
+        values["".join(key).strip()] = "".join(value).strip()
+    return values
+
+
+def run_start_ms(run_id: str, result_files: Iterable[Path]) -> Optional[int]:
+    """When the run's first case started, from its ``<run_id>.jsonl`` (Rule 1); None if not found."""
+    for path in result_files:
+        path = Path(path)
+        if path.name != f"{run_id}.jsonl":
+            continue
+        starts = []
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                    finished = datetime.fromisoformat(record["timestamp"]).timestamp()
+                    starts.append(finished - float(record.get("duration_s") or 0))
+                except (ValueError, KeyError, TypeError):
+                    continue
+        if starts:
+            return int(min(starts) * 1000) - 1000  # 1 s of slack for clock rounding
+    return None
+
+
+def verdict_of(result: dict) -> str:
+    """The conformance verdict an allure-pytest result stands for (conformance/plugin.py Rule 2)."""
+    status = result.get("status")
+    message = (result.get("statusDetails") or {}).get("message") or ""
+    if status == "passed":
+        return PASSED
+    if status == "failed":
+        return FAILED
+    if status == "skipped":
+        return UNSUPPORTED
+    return INDEFINITE if re.search(r"\bindefinite:", message) else BROKEN
+
+
+def _target_of(result: dict) -> str:
+    for parameter in result.get("parameters") or []:
+        if parameter.get("name") == "target":
+            return str(parameter.get("value", "")).strip("'\"")
+    for label in result.get("labels") or []:
+        if label.get("name") == "suite":
+            return label.get("value", "")
+    return "unknown"
+
+
+def _attachment_sources(node) -> Iterable[str]:
+    if isinstance(node, dict):
+        for item in node.get("attachments") or []:
+            if isinstance(item, dict) and item.get("source"):
+                yield item["source"]
+        for step in node.get("steps") or []:
+            yield from _attachment_sources(step)
+        for key in ("befores", "afters"):
+            for fixture in node.get(key) or []:
+                yield from _attachment_sources(fixture)
+
+
+def stage(allure_results: Path, staging: Path, since_ms: Optional[int]) -> dict:
+    """Rule 1 and 2: copies the kept results (with labels added) and their attachments into ``staging``."""
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    kept, sources, targets = set(), set(), {}
+    for path in sorted(allure_results.glob("*-result.json")):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            continue
+        if since_ms is not None and int(result.get("start") or 0) < since_ms:
+            continue
+        target, verdict = _target_of(result), verdict_of(result)
+        labels = [l for l in result.get("labels") or [] if l.get("name") not in ("target", "verdict")]
+        result["labels"] = labels + [{"name": "target", "value": target}, {"name": "verdict", "value": verdict}]
+        targets[target] = targets.get(target, 0) + 1
+        kept.add(result.get("uuid"))
+        sources.update(_attachment_sources(result))
+        (staging / path.name).write_text(json.dumps(result), encoding="utf-8")
+    for path in allure_results.glob("*-container.json"):
+        try:
+            container = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            continue
+        if kept & set(container.get("children") or []):
+            sources.update(_attachment_sources(container))
+            shutil.copy2(path, staging / path.name)
+    for source in sources:
+        if (allure_results / source).exists():
+            shutil.copy2(allure_results / source, staging / source)
+    (staging / "categories.json").write_text(json.dumps(categories_json(), indent=1), encoding="utf-8")
+    return {"results": len(kept), "targets": targets}
+
+
+def categories_json() -> list[dict]:
+    """Rule 3 for Allure 2 readers (categories.json)."""
+    rules = []
+    for verdict, (status, name) in ALLURE_STATUS.items():
+        if name is None:
+            continue
+        rule = {"name": name, "matchedStatuses": [status]}
+        if verdict == INDEFINITE:
+            rule["messageRegex"] = r"(?s).*\bindefinite:.*"
+        elif verdict == BROKEN:
+            rule["messageRegex"] = r"(?s)^(?!.*\bindefinite:).*"
+        rules.append(rule)
+    return rules
+
+
+def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[str],
+                 variables: dict[str, dict[str, str]], report_name: str, append_history: bool) -> Path:
+    """Rule 2, 3 and 4: the Allure 3 config (JavaScript: environment matchers are functions)."""
+    environments = ",\n".join(
+        f"    {json.dumps(t)}: {{ name: {json.dumps(t)}, variables: {json.dumps(variables.get(t, {}))}, "
+        f"matcher: byTarget({json.dumps(t)}) }}" for t in sorted(targets))
+    rules = []
+    for verdict, (status, name) in ALLURE_STATUS.items():
+        if name is not None:
+            rules.append(f"    {{ name: {json.dumps(name)}, matchers: {{ statuses: [{json.dumps(status)}], "
+                         f"labels: {{ verdict: {json.dumps(verdict)} }} }}, groupBy: [\"environment\"] }}")
+    rules_text = ",\n".join(rules)
+    text = f"""// Written by reports/allure.py for one rendering; do not edit.
+const byTarget = (name) => ({{ labels }}) => labels.some((l) => l.name === "target" && l.value === name);
+export default {{
+  name: {json.dumps(report_name)},
+  output: {json.dumps(str(output))},
+  historyPath: {json.dumps(str(history))},
+  appendHistory: {json.dumps(append_history)},
+  environments: {{
+{environments}
+  }},
+  categories: {{ rules: [
+{rules_text}
+  ] }},
+  plugins: {{
+    awesome: {{ options: {{ singleFile: true, reportName: {json.dumps(report_name)}, groupBy: ["target"] }} }},
+  }},
+}};
+"""
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def target_variables(properties: dict[str, str], targets: Iterable[str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for target in targets:
+        prefix = f"{target}."
+        out[target] = {k[len(prefix):]: v for k, v in properties.items() if k.startswith(prefix)}
+        if properties.get("run_id"):
+            out[target]["run_id"] = properties["run_id"]
+    return out
+
+
+def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] = (), cli: Optional[Path] = None,
+           timeout: float = GENERATE_TIMEOUT_S, report_name: str = "Pulsar conformance") -> Path:
+    """Stages, configures and runs ``allure generate``; returns the single-file ``index.html``."""
+    allure_results, out_dir = Path(allure_results), Path(out_dir)
+    if not allure_results.is_dir() or not any(allure_results.glob("*-result.json")):
+        raise AllureError(f"no Allure results in {allure_results}: `python -m conformance run` writes them "
+                          "(allure-pytest); pass --allure-results DIR or --no-allure")
+    cli = find_cli(cli)
+    if cli is None:
+        raise AllureError("the allure CLI is not installed: run `make node_modules` (npm install of package.json)")
+    properties = read_properties(allure_results / "environment.properties")
+    run_id = properties.get("run_id", "")
+    since = run_start_ms(run_id, result_files) if run_id else None
+    work = out_dir / ".allure-staging"
+    staged = stage(allure_results, work / "results", since)
+    if not staged["results"]:
+        raise AllureError(f"no Allure result of run {run_id or '?'} in {allure_results}")
+    history = out_dir / "allure-history.jsonl"
+    ledger = out_dir / "allure-history.runs"
+    seen = set(ledger.read_text(encoding="utf-8").split()) if ledger.exists() else set()
+    append = not run_id or run_id not in seen
+    report_dir = out_dir / "allure-report"
+    if report_dir.exists():
+        shutil.rmtree(report_dir)
+    config = write_config(work / "allurerc.mjs", output=report_dir, history=history, targets=staged["targets"],
+                          variables=target_variables(properties, staged["targets"]),
+                          report_name=report_name, append_history=append)
+    (work / "results" / "executor.json").write_text(json.dumps({
+        "name": "pulsar-conformance", "type": "make", "buildName": run_id or "conformance run",
+        "reportName": report_name}), encoding="utf-8")
+    env = dict(os.environ, ALLURE_NO_ANALYTICS="true", NO_COLOR="1", CI=os.environ.get("CI", "true"))
+    try:
+        done = subprocess.run([str(cli), "generate", "--config", str(config), str(work / "results")],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise AllureError(f"allure generate did not finish within {timeout:.0f} s") from exc
+    index = report_dir / "index.html"
+    if done.returncode != 0 or not index.exists():
+        raise AllureError(f"allure generate failed (exit {done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
+    page = index.read_text(encoding="utf-8")
+    index.write_text(ANALYTICS.sub("", page), encoding="utf-8")
+    if append and run_id:
+        with open(ledger, "a", encoding="utf-8") as handle:
+            handle.write(run_id + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return index

@@ -1,0 +1,136 @@
+"""The result record as the reports stage sees it: fields, Spark types, verdict groups, Allure mapping.
+
+The field list is conformance/results.py's (an earlier stage); everything here is derived from it, and
+``SPARK_TYPES`` must name exactly those fields (checked at import, so a schema change breaks loudly here
+rather than silently in a report).
+
+Rule 1: a line is a *valid record* when it parses as one JSON object whose values fit SPARK_TYPES, has
+        ``schema_version`` equal to ``SCHEMA_VERSION``, a known ``verdict``, non-empty ``run_id``,
+        ``case_id``, ``target`` and ``timestamp``, and a finite ``duration_s`` (or none). Any other non-blank line is a *bad line*: counted and reported with its file and
+        line number, never fatal (``BAD_REASONS`` names why).
+Rule 2: pass rate = passed / (passed + failed). ``unsupported``, ``indefinite`` and ``broken`` are
+        counted in their own columns and are never in the denominator (conformance/verdicts.py Rule 3).
+Rule 3: ``run_date`` (the dataset's partition key) is the UTC date of the run: taken from the run id
+        (``20260722T101500Z-...``, results.new_run_id) when it has that form, else from the record's
+        timestamp.
+"""
+
+from __future__ import annotations
+
+from conformance.results import FIELDS, SCHEMA_VERSION, VERDICTS
+
+__all__ = ["FIELDS", "SCHEMA_VERSION", "VERDICTS", "SPARK_TYPES", "spark_schema", "ALLURE_STATUS"]
+
+PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN = "passed", "failed", "unsupported", "indefinite", "broken"
+assert set(VERDICTS) == {PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN}, VERDICTS
+# Rule 2: the two verdicts a pass rate is made of; a regression or a fix is a move between them (diff).
+OUTCOMES = (PASSED, FAILED)
+
+# Spark SQL DDL type of every field. ``expected``/``actual`` are outcome objects of varying shape: kept as
+# their JSON text (Spark's JSON reader turns an object read as string into its JSON text).
+SPARK_TYPES: dict[str, str] = {
+    "schema_version": "bigint",
+    "run_id": "string",
+    "timestamp": "string",
+    "case_id": "string",
+    "row_id": "string",
+    "pip": "string",
+    "table": "string",
+    "grade": "string",
+    "era": "string",
+    "api": "string",
+    "target": "string",
+    "target_version": "string",
+    "driver": "string",
+    "verdict": "string",
+    "reason": "string",
+    "expected": "string",
+    "actual": "string",
+    "failing_step": "bigint",
+    "duration_s": "double",
+    "source": "array<string>",
+}
+if tuple(SPARK_TYPES) != FIELDS:
+    raise ImportError(f"reports/schema.py is out of date with conformance/results.py: fields {FIELDS} "
+                      f"vs Spark types for {tuple(SPARK_TYPES)}; update SPARK_TYPES")
+
+REQUIRED = ("run_id", "case_id", "target", "timestamp")
+BAD_REASONS = {
+    "json": "not a JSON object (truncated or corrupt line)",
+    "schema_version": f"schema_version is not {SCHEMA_VERSION}",
+    "verdict": f"verdict is not one of {', '.join(VERDICTS)}",
+    "missing": f"one of {', '.join(REQUIRED)} is missing or empty",
+    "duration": "duration_s is not a finite number",
+}
+
+# Columns the job adds to every record of the Parquet dataset.
+DERIVED = {"run_date": "string", "ts": "timestamp", "result_file": "string"}
+PARTITIONS = ("run_date", "target")
+
+
+def spark_schema():
+    """The record as a pyspark StructType (built in Python: needs no running JVM)."""
+    from pyspark.sql.types import ArrayType, DoubleType, LongType, StringType, StructField, StructType
+
+    kinds = {"bigint": LongType(), "string": StringType(), "double": DoubleType(),
+             "array<string>": ArrayType(StringType())}
+    return StructType([StructField(name, kinds[kind], True) for name, kind in SPARK_TYPES.items()])
+
+
+# verdict -> (Allure status, category name). Mirrors conformance/plugin.py Rule 2: unsupported is a skip,
+# indefinite and broken are "broken" with the verdict as the message's first word.
+ALLURE_STATUS = {
+    PASSED: ("passed", None),
+    FAILED: ("failed", "Failed: the target diverges from the spec"),
+    UNSUPPORTED: ("skipped", "Unsupported: the case could not be attempted on the target"),
+    INDEFINITE: ("broken", "Indefinite: a bounded wait ended without an answer"),
+    BROKEN: ("broken", "Broken: harness error"),
+}
+
+
+def line_problem(text: str):
+    """Rule 1 for one line, in Python: None for a valid record or a blank line, else a BAD_REASONS text.
+
+    The Spark job applies the same rule as column expressions (aggregate._bad_condition); this one
+    locates bad lines by number once Spark has named their files.
+    """
+    import json
+    import math
+
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return BAD_REASONS["json"]
+    if not isinstance(data, dict) or not _types_ok(data):
+        return BAD_REASONS["json"]
+    if data.get("schema_version") != SCHEMA_VERSION or isinstance(data.get("schema_version"), bool):
+        return BAD_REASONS["schema_version"]
+    if data.get("verdict") not in VERDICTS:
+        return BAD_REASONS["verdict"]
+    if any(data.get(name) in (None, "") for name in REQUIRED):
+        return BAD_REASONS["missing"]
+    duration = data.get("duration_s")
+    if isinstance(duration, str) or (isinstance(duration, float) and not math.isfinite(duration)):
+        return BAD_REASONS["duration"]  # Spark reads "NaN"/"Infinity" strings as doubles: refused on both sides
+    return None
+
+
+NON_NUMERIC = ("NaN", "Infinity", "INF")  # strings Spark's JSON reader takes as doubles
+
+
+def _types_ok(data: dict) -> bool:
+    """The values Spark's JSON reader cannot convert to SPARK_TYPES (it then marks the line corrupt)."""
+    for name, kind in SPARK_TYPES.items():
+        value = data.get(name)
+        if value is None or kind == "string":
+            continue
+        if kind == "bigint" and not (isinstance(value, int) and not isinstance(value, bool)):
+            return False
+        if kind == "double" and not (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            if not (isinstance(value, str) and value.lstrip("+-") in NON_NUMERIC):
+                return False
+        if kind == "array<string>" and not isinstance(value, list):
+            return False
+    return True

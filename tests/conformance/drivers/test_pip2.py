@@ -1,0 +1,271 @@
+"""PIP-2 driver operations: conformance/drivers/pubsub.py, wire_pip2.py and the REST stats views.
+
+The wire driver runs against fake codec servers that behave in one chosen way each; the official
+client and the real broker are exercised in tests/reference_broker/test_nonpersistent.py.
+"""
+
+import httpx
+import pytest
+
+from conformance.drivers import wire_pip2
+from conformance.drivers.pubsub import U64_MINUS_ONE, message_index, receipt_kind, summarise
+from conformance.drivers.rest import RestDriver, missing_fields, sign
+from conformance.drivers.wire import WireDriver
+from conformance.errors import Indefinite
+from model import ops
+from model.outcomes import (
+    ACCEPTED, DROPPED, POSITIVE, STORED, TOPIC_STATS_FIELDS, ZERO, ConnectionClosed, Done, InternalStatsView,
+    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+)
+from reference_broker.protocol import Connection, Role, events
+from reference_broker.protocol import pulsar_api_pb2 as pb
+from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer
+
+NP = "non-persistent://public/c1/t"
+P = "persistent://public/c1/t"
+
+
+# -- pubsub.py --------------------------------------------------------------------------------------
+
+
+def test_receipt_kinds_per_domain():
+    assert receipt_kind(NP, 0, 0) == ACCEPTED
+    assert receipt_kind(NP, U64_MINUS_ONE, U64_MINUS_ONE) == DROPPED  # the wire's uint64
+    assert receipt_kind(NP, -1, -1) == DROPPED  # the client's int64
+    assert receipt_kind(NP, 7, 3) == "7:3"
+    assert receipt_kind(P, 0, 0) == STORED and receipt_kind(P, 1000, 4) == STORED
+    assert receipt_kind(P, -1, -1) == DROPPED
+
+
+def test_message_index_marks_foreign_payloads():
+    assert message_index(b"m12") == 12
+    assert message_index(b"hello") == -1
+
+
+def test_summarise_exact_merges_consumers_and_sees_disorder():
+    op = ops.PubSub(NP, (("s", "Shared", 5), ("s", "Shared", 5)), (4,))
+    assert summarise(op, [ACCEPTED] * 4, {"s": [[0, 2], [1, 3]]}) == PubSubResult(
+        ((ACCEPTED, 4),), (("s", ("m0..m3",)),), True)
+    assert summarise(op, [ACCEPTED] * 4, {"s": [[2, 0], [1, 3]]}).in_order is False
+    assert summarise(op, [ACCEPTED] * 4, {"s": [[0, 1, 1], [2, 3]]}).delivered == (("s", ("m0..m1", "m1..m3")),)
+
+
+def test_summarise_bounds_judges_only_timing_free_facts():
+    op = ops.PubSub(NP, (("s", "Exclusive", 20),), (4,), view="bounds")
+    receipts = [ACCEPTED, ACCEPTED, DROPPED, ACCEPTED]
+    assert summarise(op, receipts, {"s": [[0, 1, 3]]}) == PubSubBounds(0, True, True, True)
+    assert summarise(op, receipts, {"s": [[0, 1]]}).delivered_accepted is False
+    assert summarise(op, ["send-error:NotAllowedError"] + receipts[1:], {"s": [[1, 3]]}) == PubSubBounds(
+        1, False, False, True)
+
+
+# -- wire driver against fakes ----------------------------------------------------------------------
+
+
+class NonPersistentFake:
+    """A tiny non-persistent broker: receipts (0,0) or (-1,-1) past ``limit`` per read, dispatch on permits."""
+
+    def __init__(self, limit=1000):
+        self.limit = limit
+        self.permits = {}
+        self.consumers = []
+        self.sends = 0
+
+    def __call__(self, event):
+        if isinstance(event, events.Producer):
+            return [events.ProducerSuccess(request_id=event.request_id, producer_name="fake")]
+        if isinstance(event, events.Subscribe):
+            self.permits[event.consumer_id] = 0
+            self.consumers.append(event.consumer_id)
+            return [events.Success(request_id=event.request_id)]
+        if isinstance(event, events.Flow):
+            self.permits[event.consumer_id] += event.messagePermits
+            return []
+        if isinstance(event, events.Send):
+            dropped = self.sends > self.limit
+            self.sends += 1
+            out = []
+            if not dropped:
+                for consumer_id in self.consumers:
+                    if self.permits[consumer_id] > 0:
+                        self.permits[consumer_id] -= 1
+                        out.append(events.Message(consumer_id=consumer_id, message_id={"ledgerId": 0, "entryId": 0},
+                                                  metadata=event.metadata, payload=event.payload))
+            ids = (U64_MINUS_ONE, U64_MINUS_ONE) if dropped else (0, 0)
+            out.append(events.SendReceipt(producer_id=event.producer_id, sequence_id=event.sequence_id,
+                                          message_id={"ledgerId": ids[0], "entryId": ids[1]}))
+            return out
+        if isinstance(event, events.Ping):
+            return [events.Pong()]
+        if isinstance(event, (events.CloseProducer, events.CloseConsumer)):
+            return [events.Success(request_id=event.request_id)]
+        return SILENCE
+
+
+def _run(handler, op):
+    server = FakePulsarServer(handler)
+    driver = WireDriver(server.url, timeout=2.0)
+    try:
+        return driver.perform(op), server, driver
+    finally:
+        driver.close()
+        server.close()
+
+
+def test_pub_sub_collects_receipts_and_messages_and_writes_a_burst_at_once(monkeypatch):
+    writes = []
+    real = wire_pip2.WirePip2._do_PubSub
+
+    def counting(self, op):
+        original = self._socket.send_raw
+
+        def send_raw(data, description):
+            writes.append(data)
+            return original(data, description)
+        self._socket.send_raw = send_raw
+        return real(self, op)
+
+    monkeypatch.setattr(wire_pip2.WirePip2, "_do_PubSub", counting)
+    fake = NonPersistentFake(limit=1)
+    got, server, _ = _run(fake, ops.PubSub(NP, (("s", "Exclusive", 1),), (5,), flow_after=3))
+    assert got == PubSubResult(((ACCEPTED, 2), (DROPPED, 3)), (("s", ("m0",)),))
+    sends = [e for e in server.received if isinstance(e, events.Send)]
+    assert [e.sequence_id for e in sends] == [0, 1, 2, 3, 4]
+    burst_writes = [w for w in writes if w.count(b"m") >= 5]
+    assert len(burst_writes) == 1  # all five SEND frames in one sendall
+    flows = [e.messagePermits for e in server.received if isinstance(e, events.Flow)]
+    assert flows == [1, 3]
+
+
+def test_pub_sub_returns_the_refusal_of_producer_or_subscribe():
+    def refuse(event):
+        if isinstance(event, events.Producer):
+            return [events.Error(request_id=event.request_id, error=pb.NotAllowedError,
+                                 message="Broker is unable to load persistent topic")]
+        return SILENCE
+
+    got, _, _ = _run(refuse, ops.PubSub(NP, (), (1,)))
+    assert got == ServerError("NotAllowedError", "Broker is unable to load persistent topic")
+
+
+def test_pub_sub_close_after_closes_everything():
+    fake = NonPersistentFake()
+    got, server, _ = _run(fake, ops.PubSub(NP, (("s", "Exclusive", 9),), (2,), close_after=True))
+    assert got.delivered == (("s", ("m0..m1",)),)
+    assert any(isinstance(e, events.CloseProducer) for e in server.received)
+    assert any(isinstance(e, events.CloseConsumer) for e in server.received)
+
+
+def _bad(handler, command):
+    return _run(handler, ops.BadCommand(NP, command))
+
+
+def test_bad_command_closed_connection_is_connection_closed_if_the_broker_still_serves():
+    def closing(event):
+        if isinstance(event, events.Subscribe):
+            return [events.Success(request_id=event.request_id)]
+        if isinstance(event, events.Flow):
+            return CLOSE
+        return SILENCE
+
+    got, server, _ = _bad(closing, "flow-negative-permits")
+    assert got == ConnectionClosed()
+    flow = next(e for e in server.received if isinstance(e, events.Flow))
+    assert flow.messagePermits == 0xFFFFFFFF
+    assert sum(isinstance(e, events.Connect) for e in server.received) == 2  # the second proves it serves
+
+
+def test_bad_command_ignored_is_done_and_an_error_frame_is_the_answer():
+    def ignoring(event):
+        if isinstance(event, events.Producer):
+            return [events.ProducerSuccess(request_id=event.request_id, producer_name="p")]
+        if isinstance(event, (events.CloseProducer,)):
+            return [events.Success(request_id=event.request_id)]
+        if isinstance(event, events.Ping):
+            return [events.Pong()]
+        return SILENCE
+
+    got, _, _ = _bad(ignoring, "send-after-close-producer")
+    assert got == Done()
+
+    def erroring(event):
+        if isinstance(event, events.Ping):
+            return [events.Pong()]
+        if hasattr(event, "reason"):  # the hand-built SUBSCRIBE arrives as InvalidCommand
+            return [events.Error(request_id=event.request_id, error=pb.UnknownError, message=event.reason)]
+        return SILENCE
+
+    got, server, _ = _bad(erroring, "subscribe-unknown-subtype")
+    assert got == ServerError("UnknownError", "SUBSCRIBE is missing required fields: subscribe.subType")
+
+
+def test_hand_built_subscribe_carries_an_unknown_sub_type_our_codec_refuses():
+    frame = wire_pip2._subscribe_with_sub_type(NP, 3, 4, 7)
+    server = Connection(Role.SERVER)
+    client = Connection(Role.CLIENT)
+    server.receive_data(client.send(events.Connect(client_version="t", protocol_version=21)) + frame)
+    assert isinstance(server.next_event(), events.Connect)
+    server.send(server.connected_event("x", 5242880, {}))
+    invalid = server.next_event()
+    assert invalid.raw_type == pb.BaseCommand.SUBSCRIBE and invalid.request_id == 4
+    assert "subType" in invalid.reason
+
+
+def test_bad_command_on_a_broker_that_stops_serving_is_indefinite():
+    def closing(event):
+        if isinstance(event, events.Subscribe):
+            return [events.Success(request_id=event.request_id)]
+        return CLOSE
+
+    server = FakePulsarServer(closing)
+    driver = WireDriver(server.url, timeout=1.0)
+    try:
+        driver.perform(ops.Handshake())
+        server.close()  # no new connection will be accepted
+        with pytest.raises(Indefinite):
+            driver.perform(ops.BadCommand(NP, "flow-zero-permits"))
+    finally:
+        driver.close()
+
+
+# -- REST stats views --------------------------------------------------------------------------------
+
+
+def _rest(body, status=200):
+    return RestDriver("http://broker:8080", timeout=2,
+                      transport=httpx.MockTransport(lambda r: httpx.Response(status, json=body)))
+
+
+STATS = {
+    "msgRateIn": 1.5, "msgThroughputIn": 10.0, "msgRateOut": 0.5, "msgThroughputOut": 3.0, "averageMsgSize": 6.6,
+    "msgInCounter": 3, "bytesInCounter": 6, "msgOutCounter": 2, "bytesOutCounter": 4, "msgDropRate": 0.0,
+    "publishers": [{"msgRateIn": 1.0, "msgThroughputIn": 2.0, "producerId": 1, "producerName": "p",
+                    "msgDropRate": 0.05}],
+    "subscriptions": {"s": {"msgRateOut": 0.1, "msgThroughputOut": 1.0, "msgOutCounter": 2, "type": "Exclusive",
+                            "consumers": [], "msgDropRate": 0.0}},
+    "replication": {},
+}
+
+
+def test_topic_stats_view_reads_counters_signs_and_missing_fields():
+    assert _rest(STATS).perform(ops.GetTopicStats(NP)) == TopicStatsView(
+        (), 3, 2, POSITIVE, (POSITIVE,), (("s", ZERO, 2),))
+    broken = {**STATS, "msgDropRate": "0", "subscriptions": {"s": {"msgOutCounter": 1}}}
+    view = _rest(broken).perform(ops.GetTopicStats(NP))
+    assert "msgDropRate" in view.missing and "subscriptions.*.msgDropRate" in view.missing
+    assert view.subscriptions == (("s", "not a number: None", 1),)
+
+
+def test_missing_fields_and_sign_helpers():
+    assert missing_fields(STATS, TOPIC_STATS_FIELDS) == ()
+    assert missing_fields({}, ("a", "publishers[].b")) == ("a",)  # no publishers: nothing to lack
+    assert sign(0) == ZERO and sign(0.1) == POSITIVE and sign(True).startswith("not a number")
+
+
+def test_partitioned_and_internal_stats_views_and_errors():
+    body = {**STATS, "metadata": {"partitions": 2}, "partitions": {}}
+    assert _rest(body).perform(ops.GetPartitionedStats(NP)) == PartitionedStatsView((), 2, 3, 2)
+    internal = {"entriesAddedCounter": 4, "cursors": {"b": {}, "a": {}}}
+    assert _rest(internal).perform(ops.GetInternalStats(NP)) == InternalStatsView(4, ("a", "b"))
+    assert _rest({"reason": "Topic x not found"}, 404).perform(ops.GetTopicStats(NP)) == RestError(
+        404, "Topic x not found")

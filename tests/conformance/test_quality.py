@@ -1,0 +1,66 @@
+"""The mutation check (conformance/quality.py): variants of the reference broker started with
+``--mutant``, judged by the cases the unbroken broker passes, scored and reported."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from conformance import quality
+from conformance.cases import load_cases
+from reference_broker import mutants
+
+
+def test_a_mutant_target_is_the_reference_started_with_the_hidden_flag():
+    target = quality.resolve_target("reference-mutant:p2-drop-receipt-zero", timeout=3.0)
+    assert target.name == "reference-mutant:p2-drop-receipt-zero"
+    argv = target.argv()
+    assert argv[:3] == [sys.executable, "-m", "reference_broker"]
+    assert argv[argv.index("--mutant") + 1] == "p2-drop-receipt-zero"
+    assert quality.resolve_target("reference").name == "reference"
+
+
+def test_case_order_puts_the_hint_then_the_api_then_interleaves_tables():
+    cases = {c.id: c for c in load_cases({"344"})}
+    ids = list(cases)
+    mutant = mutants.get("p344-rest-ignores-check")
+    hint = next(i for i in ids if i.endswith("[binary]"))
+    order = quality.case_order(mutant, ids, cases, hint)
+    assert sorted(order) == sorted(ids) and order[0] == hint
+    rest_count = sum(cases[i].api == "rest" for i in ids if i != hint)
+    assert all(cases[i].api == "rest" for i in order[1:1 + rest_count])
+    first_tables = [cases[i].table for i in order[1:6]]
+    assert len(set(first_tables)) == len(first_tables)  # one case per table first
+
+
+@pytest.mark.slow
+def test_a_variant_is_caught_by_a_failing_case_and_survives_cases_that_ignore_it(tmp_path):
+    caught = quality.run_cases("p344-bin-ignores-field6", ["pip344-seed-new-005[binary]"], timeout=5.0,
+                               log_dir=str(tmp_path), pips=["344"])
+    assert caught["status"] == "caught" and caught["killer"] == "pip344-seed-new-005[binary]"
+    survived = quality.run_cases("p344-bin-ignores-field6", ["pip344-seed-new-005[rest]"], timeout=5.0,
+                                 log_dir=str(tmp_path), pips=["344"])
+    assert survived["status"] == "survived" and survived["cases_run"] == 1
+
+
+@pytest.mark.slow
+def test_quality_scores_and_reports_survivors(tmp_path):
+    out = []
+
+    class Stream:
+        def write(self, text):
+            out.append(text)
+
+        def flush(self):
+            pass
+
+    code = quality.quality(["p344-rest-ignores-check", "p344-bin-no-flag5"], jobs=1, timeout=5.0, out_dir=tmp_path,
+                           keyword="pip344-seed-new-00", stream=Stream())
+    report = json.loads((tmp_path / "quality.json").read_text())
+    assert report["total"] == 2 and report["caught"] == 1 and report["score"] == 0.5
+    assert [s["mutant"] for s in report["survivors"]] == ["p344-bin-no-flag5"]  # no flag row selected by -k
+    assert code == 1
+    text = "".join(out)
+    assert "mutation score: 1/2 = 50.0%" in text and "p344-bin-no-flag5" in text

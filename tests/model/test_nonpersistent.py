@@ -1,0 +1,234 @@
+"""model/nonpersistent.py: the PIP-2 rules, one test per rule, and the refusals."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from model.errors import ModelUsageError
+from model.machine import apply, initial_state, run
+from model.ops import (
+    BadCommand, CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, GetInternalStats,
+    GetPartitionedStats, GetTopicStats, ListTopics, Lookup, PubSub,
+)
+from model.outcomes import (
+    ACCEPTED, DROPPED, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, PartitionedStatsView,
+    PubSubBounds, PubSubResult, RestError, ServerError, TopicList, TopicStatsView, payload_ranges, run_length,
+)
+
+NS = "public/np"
+NP = f"non-persistent://{NS}/t"
+P = f"persistent://{NS}/t"
+
+
+def state(**config):
+    s, _ = apply(initial_state({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()}),
+                 CreateNamespace(NS))
+    return s
+
+
+def outcome(op, **config):
+    return apply(state(**config), op)[1]
+
+
+# -- Rule 1: nothing stored ---------------------------------------------------------------------------
+
+
+def test_connected_consumer_gets_every_message_with_zero_zero_receipts():
+    assert outcome(PubSub(NP, (("s", "Exclusive", 10),), (5,))) == PubSubResult(
+        ((ACCEPTED, 5),), (("s", ("m0..m4",)),))
+
+
+@pytest.mark.parametrize("position", ["Latest", "Earliest"])
+def test_late_subscriber_gets_nothing_earlier_even_at_earliest(position):
+    got = outcome(PubSub(NP, (("s", "Exclusive", 10),), (2,), sends_before=3, initial_position=position))
+    assert got.delivered == (("s", ("m3..m4",)),)
+
+
+def test_persistent_contrast_earliest_gets_the_backlog():
+    got = outcome(PubSub(P, (("s", "Exclusive", 10),), (2,), sends_before=3, initial_position="Earliest"))
+    assert got == PubSubResult(((STORED, 5),), (("s", ("m0..m4",)),))
+
+
+# -- Rule 2: publish side -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit, burst, accepted", [(0, 10, 1), (1, 10, 2), (2, 5, 3), (1000, 50, 50)])
+def test_one_write_burst_accepts_limit_plus_one(limit, burst, accepted):
+    got = outcome(PubSub(NP, (("s", "Exclusive", 100),), (burst,)),
+                  maxConcurrentNonPersistentMessagePerConnection=limit)
+    assert got.receipts == run_length([ACCEPTED] * accepted + [DROPPED] * (burst - accepted))
+
+
+def test_awaited_sends_never_overlap_and_persistent_is_never_dropped():
+    np = outcome(PubSub(NP, (("s", "Exclusive", 9),), (1, 1, 1)), maxConcurrentNonPersistentMessagePerConnection=0)
+    assert np.receipts == ((ACCEPTED, 3),)
+    p = outcome(PubSub(P, (("s", "Exclusive", 9),), (5,)), maxConcurrentNonPersistentMessagePerConnection=0)
+    assert p.receipts == ((STORED, 5),)
+
+
+@given(limit=st.integers(0, 5), bursts=st.lists(st.integers(1, 8), min_size=1, max_size=4),
+       permits=st.integers(0, 12))
+def test_receipts_and_deliveries_stay_within_their_bounds(limit, bursts, permits):
+    got = outcome(PubSub(NP, (("s", "Exclusive", permits),), tuple(bursts)),
+                  maxConcurrentNonPersistentMessagePerConnection=limit)
+    accepted = sum(n for kind, n in got.receipts if kind == ACCEPTED)
+    assert sum(n for _, n in got.receipts) == sum(bursts)
+    assert accepted == sum(min(b, limit + 1) for b in bursts)
+    delivered = [i for text in got.delivered[0][1] for i in _expand(text)]
+    assert len(delivered) == min(permits, accepted)
+
+
+def _expand(text):
+    first, _, last = text.partition("..")
+    return range(int(first[1:]), int((last or first)[1:]) + 1)
+
+
+# -- Rule 3: dispatch side ------------------------------------------------------------------------------
+
+
+def test_no_permits_drop_and_flow_later_brings_nothing_unlike_persistent():
+    op = PubSub(NP, (("s", "Exclusive", 2),), (5,), flow_after=10)
+    assert outcome(op).delivered == (("s", ("m0..m1",)),)
+    assert outcome(PubSub(P, op.consumers, op.bursts, flow_after=10)).delivered == (("s", ("m0..m4",)),)
+
+
+def test_shared_uses_total_permits_and_failover_the_active_consumers():
+    shared = outcome(PubSub(NP, (("s", "Shared", 2), ("s", "Shared", 2)), (6,)))
+    assert shared.delivered == (("s", ("m0..m3",)),)
+    failover = outcome(PubSub(NP, (("s", "Failover", 3), ("s", "Failover", 3)), (5,)))
+    assert failover.delivered == (("s", ("m0..m2",)),)
+
+
+@pytest.mark.parametrize("consumers, why", [
+    ((("s", "Failover", 1), ("s", "Failover", 2)), "different permits"),
+    ((("s", "Exclusive", 1), ("s", "Exclusive", 1)), "second consumer"),
+    ((("s", "Shared", 1), ("s", "Exclusive", 1)), "two types"),
+    ((("s", "Key_Shared", 1),), "subType"),
+])
+def test_what_the_sources_do_not_settle_is_refused(consumers, why):
+    with pytest.raises(ModelUsageError, match=why):
+        outcome(PubSub(NP, consumers, (1,)))
+
+
+def test_client_bursts_beyond_the_limit_need_the_bounds_view():
+    op = PubSub(NP, (("s", "Exclusive", 20),), (10,), api="client")
+    with pytest.raises(ModelUsageError, match="timing decides"):
+        outcome(op, maxConcurrentNonPersistentMessagePerConnection=1)
+    bounds = outcome(PubSub(NP, op.consumers, op.bursts, view="bounds", api="client"),
+                     maxConcurrentNonPersistentMessagePerConnection=1)
+    assert bounds == PubSubBounds(0, True, True, True)
+    with pytest.raises(ModelUsageError, match="permits for every send"):
+        outcome(PubSub(NP, (("s", "Exclusive", 3),), (10,), view="bounds", api="client"))
+
+
+def test_client_attach_refusals_follow_the_client_model():
+    got = outcome(PubSub(f"non-persistent://{NS}/x-partition-0", (("s", "Exclusive", 1),), (1,), api="client"),
+                  allowAutoTopicCreation=False)
+    assert got == ClientError("TopicNotFound")
+    got = outcome(PubSub(f"non-persistent://{NS}/x-partition-0", (("s", "Exclusive", 1),), (1,), api="client",
+                         transport="http"), allowAutoTopicCreation=False)
+    assert got == ClientError("ConnectError")
+
+
+def test_partitioned_client_pub_sub_loads_every_partition():
+    s, _ = apply(state(allowAutoTopicCreation=False), CreatePartitionedTopic(NP, 3))
+    s, got = apply(s, PubSub(NP, (("s", "Exclusive", 100),), (10,), api="client"))
+    assert got.delivered == (("s", ("m0..m9",)),)
+    assert apply(s, ListTopics(NS, "rest", "non-persistent"))[1] == TopicList(
+        frozenset(f"{NP}-partition-{i}" for i in range(3)))
+
+
+# -- Rule 5: stats --------------------------------------------------------------------------------------
+
+
+def test_stats_counters_and_drop_signs():
+    s, _ = apply(state(maxConcurrentNonPersistentMessagePerConnection=0),
+                 PubSub(NP, (("a", "Shared", 1), ("b", "Exclusive", 5)), (3, 3)))
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView(
+        (), 2, 3, POSITIVE, (POSITIVE,), (("a", POSITIVE, 1), ("b", ZERO, 2)))
+    assert apply(s, GetInternalStats(NP))[1] == InternalStatsView(2, ("a", "b"))
+
+
+def test_counters_survive_close_and_accumulate():
+    s, _ = apply(state(), PubSub(NP, (("s", "Exclusive", 10),), (4,), close_after=True))
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 4, 4, ZERO, (), ())
+    s, _ = apply(s, PubSub(NP, (("s", "Exclusive", 1),), (3,)))
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 7, 5, POSITIVE, (ZERO,), (("s", POSITIVE, 1),))
+    with pytest.raises(ModelUsageError, match="still attached"):
+        apply(s, PubSub(NP, (), (1,)))
+
+
+def test_partitioned_stats_sum_partitions():
+    s, _ = run(state(), [CreatePartitionedTopic(NP, 2), PubSub(f"{NP}-partition-0", (("s", "Exclusive", 9),), (3,)),
+                         PubSub(f"{NP}-partition-1", (("s", "Exclusive", 9),), (2,))])
+    assert apply(s, GetPartitionedStats(NP))[1] == PartitionedStatsView((), 2, 5, 5)
+
+
+@pytest.mark.parametrize("op, why", [
+    (GetTopicStats(P), "non-persistent"),
+    (GetTopicStats(NP), "not loaded"),
+    (GetPartitionedStats(NP), "no partitioned metadata"),
+])
+def test_stats_the_model_does_not_know_are_refused(op, why):
+    with pytest.raises(ModelUsageError, match=why):
+        apply(state(), op)
+
+
+def test_stats_after_a_bounds_pub_sub_are_refused():
+    s, _ = apply(state(), PubSub(NP, (("s", "Exclusive", 20),), (10,), view="bounds", api="client"))
+    with pytest.raises(ModelUsageError, match="timing"):
+        apply(s, GetTopicStats(NP))
+
+
+def test_admin_created_topic_has_zero_stats():
+    s, _ = apply(state(), CreateNonPartitionedTopic(NP))
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 0, 0, ZERO, (), ())
+
+
+# -- Rule 6: isolation ----------------------------------------------------------------------------------
+
+
+def test_disabled_domain_refuses_attach_and_lookup_but_serves_the_other():
+    off = {"enableNonPersistentTopics": False}
+    s = state(**off)
+    s2, got = apply(s, PubSub(NP, (), (1,)))
+    assert got == ServerError("NotAllowedError", "Broker is unable to load persistent topic")
+    assert apply(s2, ListTopics(NS, "binary", "non-persistent"))[1] == TopicList(frozenset())
+    assert apply(s, Lookup(NP, "binary"))[1] == ServerError("ServiceNotReady", f"No broker was available to own {NP}")
+    assert apply(s, Lookup(NP, "rest"))[1] == RestError(503, f"No broker was available to own {NP}")
+    assert apply(s, PubSub(P, (("s", "Exclusive", 5),), (2,)))[1].delivered == (("s", ("m0..m1",)),)
+    with pytest.raises(ModelUsageError, match="isolation rows use api binary"):
+        apply(s, PubSub(NP, (), (1,), api="client"))
+
+
+def test_persistent_disabled_uses_the_same_text():
+    got = outcome(PubSub(P, (), (1,)), enablePersistentTopics=False)
+    assert got == ServerError("NotAllowedError", "Broker is unable to load persistent topic")
+
+
+# -- Rule 7: bad input ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, loads", [("send-after-close-producer", True), ("flow-negative-permits", True),
+                                            ("flow-zero-permits", True), ("subscribe-unknown-subtype", False)])
+def test_bad_commands_close_the_connection(command, loads):
+    s, got = apply(state(), BadCommand(NP, command))
+    assert got == ConnectionClosed()
+    assert (apply(s, ListTopics(NS, "binary", "non-persistent"))[1] == TopicList(frozenset({NP}))) is loads
+
+
+def test_bad_command_vocabulary_is_checked():
+    with pytest.raises(ModelUsageError, match="one of"):
+        outcome(BadCommand(NP, "flow-sideways"))
+    with pytest.raises(ModelUsageError, match="exact frames"):
+        outcome(BadCommand(NP, "flow-zero-permits", api="client"))
+
+
+# -- outcome helpers -------------------------------------------------------------------------------------
+
+
+def test_payload_ranges_keep_duplicates_visible():
+    assert payload_ranges([0, 1, 2, 5]) == ("m0..m2", "m5")
+    assert payload_ranges([0, 1, 1, 2]) == ("m0..m1", "m1..m2")
+    assert payload_ranges([]) == ()
+    assert run_length(["a", "a", "b", "a"]) == (("a", 2), ("b", 1), ("a", 1))
