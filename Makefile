@@ -59,5 +59,5 @@ bench: install system-zookeeper
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
 
-clean:
+clean: clean-report
 	rm -rf $(VENV) $(PROTO_OUT) $(REPORTS)/results $(REPORTS)/allure-results $(REPORTS)/junit.xml

@@ -4,6 +4,7 @@
       [--target pulsar-container[:TAG]] [--pulsar-versions 3.0.5,4.0.13,4.2.4] \\
       [--target url:pulsar://H:P,http://H:Q] [--pip 344] [-k EXPR] [--out reports/out]
   python -m conformance cases [--pip 344]
+  python -m conformance report [--results DIR ...] [--master local[2]|spark://HOST:7077] [--out DIR]
 
 Exit codes of ``run``: 0 no failures; 1 failures; 2 harness error (broken case, bad arguments,
 nothing executed on any target); 3 only indefinite results besides passes. A target that could
@@ -62,7 +63,17 @@ def list_cases(pips: set[str] | None) -> int:
     return v.EXIT_OK if cases else v.EXIT_HARNESS
 
 
+def report(argv: list[str]) -> int:
+    """``report ...``: the reports stage, run as its own program. The harness never imports the
+    reports package (data flows one way: results -> reports), it only hands it the arguments."""
+    import subprocess
+    return subprocess.call([sys.executable, "-m", "reports", *argv])
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"]:
+        return report(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

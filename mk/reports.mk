@@ -2,6 +2,9 @@
 # Included from the Makefile after its variables (PY, STAMP, REPORTS). A fresh clone gets what it needs
 # here: system packages with apt (CI runs as root with apt reachable), node packages with npm ci.
 
+# The including Makefile keeps its own default goal (saved here, restored at the end).
+REPORTS_SAVED_GOAL := $(.DEFAULT_GOAL)
+
 NPM ?= npm
 REPORTS_APT := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ALLURE_CLI := node_modules/.bin/allure
@@ -46,3 +49,5 @@ clean-report:
 	rm -rf $(REPORTS)/dataset $(REPORTS)/tables $(REPORTS)/csv $(REPORTS)/allure-report \
 	  $(REPORTS)/.allure-staging $(REPORTS)/summary.html $(REPORTS)/summary.md $(REPORTS)/matrix.png \
 	  $(REPORTS)/report.json
+
+.DEFAULT_GOAL := $(REPORTS_SAVED_GOAL)
