@@ -18,6 +18,7 @@ from reference_broker.topics import Consumer, NonPersistentTopic
 from reference_broker.topics.rates import RATE_WINDOW_S, Rate
 
 from .broker_process import running_broker
+from .wire_client import raw_connect, read_event, still_serving as _still_serving
 
 QUIET = logging.getLogger("pulsar-quiet-np")
 QUIET.setLevel(logging.CRITICAL)
@@ -28,27 +29,8 @@ NS = "public/default"
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def raw_connect(broker_url):
-    host, port = broker_url.removeprefix("pulsar://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=5)
-    conn = Connection(Role.CLIENT)
-    sock.sendall(conn.send(ev.Connect(client_version="np-test", protocol_version=21)))
-    assert isinstance(read_event(sock, conn), ev.Connected)
-    return sock, conn
 
 
-def read_event(sock, conn):
-    while True:
-        event = conn.next_event()
-        if event is not NEED_DATA:
-            return event
-        try:
-            data = sock.recv(65536)
-        except ConnectionResetError:
-            data = b""
-        conn.receive_data(data)
-        if not data:
-            return conn.next_event()
 
 
 def read_until(sock, conn, done, collected):
@@ -74,11 +56,6 @@ def admin(broker, path, **params):
     return httpx.get(broker[1] + path, params=params, timeout=5)
 
 
-def still_serving(broker):
-    sock, conn = raw_connect(broker[0])
-    answer = request(sock, conn, ev.PartitionedMetadata(topic="persistent://public/default/alive", request_id=7))
-    sock.close()
-    return isinstance(answer, ev.PartitionedMetadataResponse) and answer.request_id == 7
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +247,7 @@ def test_flow_with_non_positive_permits_closes_the_connection(broker, permits):
     error = read_event(sock, conn)
     assert isinstance(error, ev.Error) and "permits must be > 0" in error.message
     assert read_event(sock, conn) is CLOSED
-    assert still_serving(broker)
+    assert _still_serving(broker[0])
 
 
 def test_send_after_close_producer_closes_the_connection(broker):
@@ -280,7 +257,7 @@ def test_send_after_close_producer_closes_the_connection(broker):
     answer = request(sock, conn, send_event(1, producer.producer_name, 0))
     assert isinstance(answer, ev.SendError) and answer.error == pb.NotAllowedError
     assert read_event(sock, conn) is CLOSED
-    assert still_serving(broker)
+    assert _still_serving(broker[0])
 
 
 def test_subscribe_with_unknown_sub_type_closes_the_connection(broker):
@@ -291,7 +268,7 @@ def test_subscribe_with_unknown_sub_type_closes_the_connection(broker):
     error = read_event(sock, conn)
     assert isinstance(error, ev.Error) and error.request_id == 9 and "subType" in error.message
     assert read_event(sock, conn) is CLOSED
-    assert still_serving(broker)
+    assert _still_serving(broker[0])
 
 
 # -- isolation ----------------------------------------------------------------------------------------

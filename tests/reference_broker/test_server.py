@@ -16,6 +16,7 @@ from reference_broker.protocol import NEED_DATA, CLOSED, Connection, Role, event
 from reference_broker.protocol import pulsar_api_pb2 as pb
 
 from .broker_process import running_broker
+from .wire_client import raw_connect, read_event, still_serving as _still_serving
 
 pytestmark = pytest.mark.slow
 
@@ -108,32 +109,10 @@ def test_unacked_messages_are_redelivered_to_a_new_consumer(client):
 
 # -- bad input -------------------------------------------------------------------------------
 
-def raw_connect(broker_url):
-    host, port = broker_url.removeprefix("pulsar://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=5)
-    conn = Connection(Role.CLIENT)
-    sock.sendall(conn.send(ev.Connect(client_version="bad-input-test", protocol_version=21)))
-    assert isinstance(read_event(sock, conn), ev.Connected)
-    return sock, conn
 
 
-def read_event(sock, conn):
-    while True:
-        event = conn.next_event()
-        if event is not NEED_DATA:
-            return event
-        data = sock.recv(65536)
-        conn.receive_data(data)
-        if not data:
-            return conn.next_event()
 
 
-def still_serving(broker):
-    sock, conn = raw_connect(broker[0])
-    sock.sendall(conn.send(ev.PartitionedMetadata(topic="persistent://public/default/alive", request_id=7)))
-    answer = read_event(sock, conn)
-    sock.close()
-    return isinstance(answer, ev.PartitionedMetadataResponse) and answer.request_id == 7
 
 
 @pytest.mark.parametrize("garbage", [
@@ -151,7 +130,7 @@ def test_garbage_before_handshake_is_refused_and_broker_keeps_serving(broker, ga
     answer = read_event(sock, conn)
     assert answer is CLOSED or isinstance(answer, ev.Error)
     sock.close()
-    assert still_serving(broker)
+    assert _still_serving(broker[0])
 
 
 def test_unknown_command_after_handshake_gets_error_and_connection_goes_on(broker):
@@ -180,7 +159,7 @@ def test_truncated_frame_then_disconnect_does_not_hurt(broker):
     frame = conn.send(ev.PartitionedMetadata(topic="t", request_id=1))
     sock.sendall(frame[:-3])
     sock.close()
-    assert still_serving(broker)
+    assert _still_serving(broker[0])
 
 
 def test_invalid_topic_names_get_invalid_topic_name(broker):
@@ -210,4 +189,4 @@ def test_bad_json_to_rest_is_400_with_reason(broker):
     response = admin(broker, "PUT", "/admin/v2/persistent/public/default/j/partitions",
                      content=b"{not json", headers={"content-type": "application/json"})
     assert response.status_code == 400 and "reason" in response.json()
-    assert still_serving(broker)
+    assert _still_serving(broker[0])
