@@ -57,6 +57,13 @@ def natural_route(op) -> tuple[str, str]:
         return "action", f"client-{transport or 'binary'}"
     if api is not None:
         return "action", api
+    try:  # an op with no api field that only one API performs (Handshake: binary)
+        from spec.schema import OPERATIONS
+        apis = OPERATIONS[type(op).__name__].apis
+    except (ImportError, KeyError, AttributeError):
+        apis = ()
+    if tuple(apis) == ("binary",):
+        return "action", "binary"
     return "setup", "rest"
 
 

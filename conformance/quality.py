@@ -14,7 +14,8 @@ Rule 2: a variant runs only the cases of its PIP (the mutant's ``pip``) on its o
         the broker), reported apart and counted as not caught.
 Rule 3: variants run in ``--jobs`` worker processes; every case wait is bounded by ``--timeout``.
         To reach a failing case early, each variant's cases are ordered by ``case_order`` (the case
-        that caught it in the previous report first, then its api's cases, tables interleaved);
+        that caught it last time first, kept in ``<out>/quality-hints.json``, then its api's cases,
+        tables interleaved);
         the order changes how long a run takes, never which cases may catch a variant.
 Rule 4: the report is printed and written to ``<out>/quality.json``; the exit code is 0 when the
         score reaches ``--goal`` (default 0.95), 1 below it, 2 when the baseline itself could
@@ -70,7 +71,7 @@ def _cases_by_id(pips: Optional[set[str]]) -> dict:
 
 
 def case_order(mutant, ids: list[str], cases: dict, hint: Optional[str] = None) -> list[str]:
-    """Rule 2's order, made fast: the case that caught this variant last time first (``hint``),
+    """Rule 3's order, made fast: the case that caught this variant last time first (``hint``),
     then the cases of the variant's api, then the rest; within each, one case of every table in
     turn, so a rule checked by one table only is reached early."""
     def api_matches(case) -> bool:

@@ -241,7 +241,7 @@ RULES: list[OpRule] = [
     OpRule("lookup", frozenset(), lambda caps: {"api": _apis(caps), "domain": DOMAINS, "which": SLOTS,
                                                 "local": ANY_LOCALS},
            lambda n, api, domain, which, local: model_ops.Lookup(n.topic(domain, which, local), api), 3),
-    OpRule("handshake", frozenset(), lambda caps: {}, lambda n: model_ops.Handshake(), 1),
+    OpRule("handshake", frozenset(), lambda caps: {}, lambda n: model_ops.Handshake(), 2),
     OpRule("produce_consume", frozenset({"client"}),
            lambda caps: {"transport": ("binary",), "domain": DOMAINS, "local": BASES, "count": (1, 3)},
            lambda n, transport, domain, local, count: model_ops.ProduceConsume(
@@ -343,6 +343,7 @@ class Finding:
     expected: list
     actual: list
     seen: int = 1
+    round: int = 0                    # the fuzz round that found it
     confirmed: Optional[str] = None   # verdict of the replay as a case
     replay_reason: str = ""
     case_id: str = ""
@@ -375,6 +376,7 @@ class FuzzContext:
     known: tuple = ()           # substrings of signatures acknowledged as known divergences
     known_seen: dict = field(default_factory=dict)
     hangs: dict = field(default_factory=dict)   # op variant -> steps that got no answer
+    round: int = 0              # fuzz round: seed + round seeds Hypothesis
 
     def is_known(self, signature: str) -> bool:
         return any(k in signature for k in self.known)
@@ -401,6 +403,7 @@ class FuzzContext:
         finding = Finding(signature, steps,
                           [generated.fill(outcome_json(p[1]), names.placeholders()) for p in program],
                           [generated.fill(outcome_json(p[2]), names.placeholders()) for p in program])
+        finding.round = self.round
         known = self.findings.get(signature)
         if known is None:
             self.findings[signature] = finding
@@ -503,6 +506,11 @@ class TargetMachine(RuleBasedStateMachine):
             ctx.coverage.status("stand-in-mismatch", op)
             self._abort("stand-in mismatch")
         signature = signature_of(op, expected, actual)
+        earlier = ctx.findings.get(signature)
+        if earlier is not None and earlier.round < ctx.round:
+            earlier.seen += 1  # found and shrunk in an earlier round (see fuzz)
+            self._ok = False
+            return self._end_known()
         if ctx.is_known(signature):
             # A divergence the run was told about (--known): counted and reported, never saved.
             ctx.known_seen[signature] = ctx.known_seen.get(signature, 0) + 1
@@ -577,6 +585,7 @@ class FuzzReport:
     coverage: dict
     error: str = ""
     known_seen: dict = field(default_factory=dict)
+    rounds: int = 1
 
     @property
     def exit_code(self) -> int:
@@ -595,7 +604,8 @@ class FuzzReport:
         return data
 
     def lines(self) -> list[str]:
-        out = [f"fuzz {self.target} ({self.target_version}): seed {self.seed}, {self.sequences} sequences "
+        seeds = f"seed {self.seed}" if self.rounds == 1 else f"seeds {self.seed}..{self.seed + self.rounds - 1}"
+        out = [f"fuzz {self.target} ({self.target_version}): {seeds}, {self.sequences} sequences "
                f"({self.completed} without divergence), {self.steps} steps in {self.duration_s:.1f} s "
                f"(budget {self.budget_s:g} s{', reached' if self.budget_hit else ''})"]
         if self.error:
@@ -712,35 +722,44 @@ def fuzz(session: TargetSession, *, examples: int = 100, seed: Optional[int] = N
                           {}, [], [], [], coverage.to_json(), error=f"target could not start: {target.start_error}")
     ctx = FuzzContext(session, Stepper(session), capabilities(target), coverage, seed, budget_s, shrink_budget_s,
                       known=tuple(known))
-    cls = hypothesis_seed(seed)(machine_class(ctx))
-    config = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
-                      suppress_health_check=list(HealthCheck), report_multiple_bugs=True, derandomize=False,
-                      phases=(Phase.explicit, Phase.generate, Phase.shrink), print_blob=False,
-                      verbosity=Verbosity.quiet)
+    machine = machine_class(ctx)
     error = ""
     from hypothesis.reporting import with_reporter
 
-    with _shrink_limit(shrink_budget_s), with_reporter(lambda *_: None):
-        try:
-            run_state_machine_as_test(cls, settings=config)
-        except Divergence:
-            pass
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - a group of divergences, Flaky, Unsatisfiable...
-            if not _only_divergences(exc):
-                kind = type(exc).__name__
-                if ctx.findings or kind in ("Unsatisfiable",) or "Flaky" in kind:
-                    error = ""  # the findings (or the rejections) say it; Hypothesis' own verdict adds nothing
-                else:
-                    error = f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    # Rounds (Rule 3): once Hypothesis has found divergences it stops generating soon after (at twice
+    # the call count of the last new one), so a run goes on in rounds of seed, seed+1, ... until
+    # ``examples`` sequences ran or the budget is spent; a divergence found in an earlier round ends
+    # its example as known (counted on its finding) and is not shrunk again.
+    while ctx.sequences < examples and ctx.elapsed() < budget_s:
+        before = ctx.sequences
+        cls = hypothesis_seed(seed + ctx.round)(machine)
+        config = settings(max_examples=examples - ctx.sequences, stateful_step_count=steps, deadline=None,
+                          database=None, suppress_health_check=list(HealthCheck), report_multiple_bugs=True,
+                          derandomize=False, phases=(Phase.explicit, Phase.generate, Phase.shrink),
+                          print_blob=False, verbosity=Verbosity.quiet)
+        with _shrink_limit(shrink_budget_s), with_reporter(lambda *_: None):
+            try:
+                run_state_machine_as_test(cls, settings=config)
+            except Divergence:
+                pass
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a group of divergences, Flaky, Unsatisfiable...
+                if not _only_divergences(exc):
+                    kind = type(exc).__name__
+                    if not (ctx.findings or kind in ("Unsatisfiable",) or "Flaky" in kind):
+                        error = f"{kind}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                        break
+        ctx.round += 1
+        if ctx.sequences == before:
+            break  # nothing ran in this round (budget, or every example rejected): more would not either
     findings = sorted(ctx.findings.values(), key=lambda f: (f.signature,))
     reduce_until = time.monotonic() + shrink_budget_s
     for finding in findings:
         reduce_finding(ctx, finding, reduce_until)
     for finding in findings:
         try:
-            case, doc, verdict = replay_finding(session, finding, seed=seed)
+            case, doc, verdict = replay_finding(session, finding, seed=seed + finding.round)
         except Exception as exc:  # noqa: BLE001 - a finding the case loader cannot take is reported
             finding.confirmed, finding.replay_reason = "broken", f"{type(exc).__name__}: {exc}"
             continue
@@ -750,7 +769,7 @@ def fuzz(session: TargetSession, *, examples: int = 100, seed: Optional[int] = N
             finding.path = str(generated.save(doc, save_dir))
     return FuzzReport(target.name, target.version or "unknown", seed, examples, ctx.sequences, ctx.completed,
                       ctx.steps, time.monotonic() - started, budget_s, ctx.budget_hit, dict(ctx.rejected), findings,
-                      ctx.indefinite, ctx.broken, coverage.to_json(), error, dict(ctx.known_seen))
+                      ctx.indefinite, ctx.broken, coverage.to_json(), error, dict(ctx.known_seen), max(ctx.round, 1))
 
 
 def _only_divergences(exc: BaseException) -> bool:

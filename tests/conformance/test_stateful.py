@@ -78,7 +78,7 @@ def _field6_ignored(state, op):
 
 def test_a_wrong_rule_is_found_shrunk_replayed_and_saved(tmp_path):
     session = model_session(handlers={ops.GetPartitionedMetadata: _field6_ignored})
-    report = stateful.fuzz(session, examples=40, seed=11, budget_s=30, shrink_budget_s=5, save_dir=tmp_path)
+    report = stateful.fuzz(session, examples=500, seed=11, budget_s=30, shrink_budget_s=5, save_dir=tmp_path)
     assert report.exit_code == v.EXIT_FAILED
     binary = [f for f in report.findings if f.signature.startswith("GetPartitionedMetadata[binary,auto_create=False]")]
     assert binary, [f.signature for f in report.findings]
@@ -105,7 +105,7 @@ def test_a_wrong_rule_is_found_shrunk_replayed_and_saved(tmp_path):
 
 def test_known_divergences_are_counted_not_saved(tmp_path):
     session = model_session(handlers={ops.GetPartitionedMetadata: _field6_ignored})
-    report = stateful.fuzz(session, examples=60, seed=11, budget_s=30, shrink_budget_s=3, save_dir=tmp_path,
+    report = stateful.fuzz(session, examples=500, seed=11, budget_s=30, shrink_budget_s=3, save_dir=tmp_path,
                            known=("GetPartitionedMetadata[binary",))
     assert not [f for f in report.findings if f.signature.startswith("GetPartitionedMetadata[binary")]
     assert sum(report.known_seen.values()) >= 1
