@@ -15,7 +15,7 @@ TARGETS ?= --target reference --target reference-zk --target pulsar-lite
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper test conformance cases bench clean
+.PHONY: install proto system-zookeeper test conformance cases quality bench clean
 
 include mk/reports.mk
 
@@ -53,6 +53,11 @@ conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper
 
 cases: install
 	$(PY) -m conformance cases
+
+# Mutation check: the suite against each deliberately broken reference broker (reference_broker/mutants.py);
+# prints the score and the survivors, writes $(REPORTS)/quality.json.
+quality: install system-zookeeper
+	$(PY) -m conformance quality --out $(REPORTS)
 
 bench: install system-zookeeper
 	$(PY) bench/lookup.py
