@@ -55,7 +55,7 @@ def add_commands(commands) -> None:
     quality = commands.add_parser("quality", help="mutation score: the suite against broken reference variants")
     quality.add_argument("--mutants", default="all", help="all, or comma-separated names")
     quality.add_argument("--pip", action="append", default=[], metavar="N")
-    quality.add_argument("--jobs", type=int, default=2)
+    quality.add_argument("--jobs", type=int, default=3, help="worker processes (default 3)")
     quality.add_argument("--timeout", type=float, default=5.0)
     quality.add_argument("--goal", type=float, default=0.95)
     quality.add_argument("-k", dest="keyword", metavar="SUBSTRING", help="only cases whose id contains this")
@@ -103,7 +103,6 @@ def _fuzz(args) -> int:
                           save_dir=None if args.no_save else (args.save_dir or generated.GENERATED_DIR))
         finally:
             session.stop()
-        from conformance.coverage import Coverage  # noqa: F401 - the report carries coverage as JSON
         print("\n".join(report.lines()), flush=True)
         cov = report.coverage
         print(f"coverage on {report.target}: {cov['operation_types_exercised']}/{cov['operation_types_total']} "

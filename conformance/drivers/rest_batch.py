@@ -52,10 +52,13 @@ class RestBatch:
         if not isinstance(body, dict):
             raise ProtocolViolation(f"POST {BATCH_PATH}: expected a JSON object topic -> answer, got {body!r}")
         for topic, value in body.items():
-            ok = isinstance(value, dict) and (isinstance(value.get("brokerUrl"), str) or isinstance(value.get("error"), str))
+            # spec/pip35.md: an error entry is {"error": <ServerError name>, "reason": <text>} (the mutation
+            # check's p35-rest-batch-no-reason showed the reason went unchecked).
+            ok = isinstance(value, dict) and (isinstance(value.get("brokerUrl"), str) or (
+                isinstance(value.get("error"), str) and isinstance(value.get("reason"), str)))
             if not ok:
                 raise ProtocolViolation(f"POST {BATCH_PATH}: {topic!r} answers {value!r}, neither LookupData "
-                                        "(brokerUrl) nor {\"error\": <ServerError name>}")
+                                        "(brokerUrl) nor {\"error\": <ServerError name>, \"reason\": <text>}")
         return body
 
     def _single_rest(self, base: str, topic: str) -> Answer:
