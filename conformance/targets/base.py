@@ -224,6 +224,24 @@ class Target:
         """The value a key goes back to when no case sets it (Pulsar's default)."""
         return pulsar_config.default_of(key)
 
+    def _configure_by_restart(self, wanted: dict[str, str], same=lambda a, b: a == b) -> None:
+        """For launched targets: non-dynamic keys need a new process (which starts from the
+        defaults, so nothing dynamic is dirty); dynamic keys then go over REST."""
+        static = {k: v for k, v in wanted.items() if not pulsar_config.is_dynamic(k)}
+        if not same(static, getattr(self, "static", {})):
+            self.stop()
+            self.static = static
+            self._dirty.clear()
+            self.versions.clear()
+            try:
+                self._launch()
+                self.detect()
+            except Exception as exc:
+                self.start_error = f"restart with {static} failed: {exc}"
+                self.stop()
+                raise
+        self._configure_over_rest({k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)})
+
     def _configure_over_rest(self, wanted: dict[str, str]) -> None:
         """Dynamic keys through POST /admin/v2/brokers/configuration/{key}/{value}."""
         if not wanted and not self._dirty:

@@ -393,20 +393,7 @@ class ContainerTarget(Target):
     # -- configuration (Rule 5) -----------------------------------------------------------------
 
     def _configure(self, wanted: dict[str, str]) -> None:
-        static = {k: v for k, v in wanted.items() if not pulsar_config.is_dynamic(k)}
-        if config_env(static) != config_env(self.static):
-            self.stop()
-            self.static = static
-            self._dirty.clear()
-            self.versions.clear()
-            try:
-                self._launch()
-                self.detect()
-            except Exception as exc:
-                self.start_error = f"restart with {static} failed: {exc}"
-                self.stop()
-                raise
-        self._configure_over_rest({k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)})
+        self._configure_by_restart(wanted, same=lambda a, b: config_env(a) == config_env(b))
 
     def describe(self) -> dict[str, str]:
         info = super().describe()

@@ -18,7 +18,6 @@ import re
 import sys
 from typing import Optional
 
-from conformance.targets import config as pulsar_config
 from conformance.targets.base import Target
 from conformance.targets.process import ManagedProcess
 
@@ -64,19 +63,4 @@ class ReferenceTarget(Target):
             self.process = None
 
     def _configure(self, wanted: dict[str, str]) -> None:
-        static = {k: v for k, v in wanted.items() if not pulsar_config.is_dynamic(k)}
-        if static != self.static:
-            # Rule 2: a fresh process starts from the defaults, so nothing dynamic is dirty.
-            self.stop()
-            self.static = static
-            self._dirty.clear()
-            self.versions.clear()
-            try:
-                self._launch()
-                self.detect()
-            except Exception as exc:
-                self.start_error = f"restart with {static} failed: {exc}"
-                self.stop()
-                raise
-        dynamic = {k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)}
-        self._configure_over_rest(dynamic)
+        self._configure_by_restart(wanted)
