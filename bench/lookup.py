@@ -8,13 +8,16 @@ not possible, so the broker sees every call) for latency, and ``--threads`` thre
 client for throughput. Prints p50/p99 latency, calls per second and the reference/pulsar-lite
 ratio. Every wait is bounded; both brokers are stopped at the end.
 
-    .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5]
+    .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3]
+
+bench/lookup_cpu.py gives the reference broker's own CPU per lookup in process, a figure load barely moves.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import sys
 import threading
@@ -41,7 +44,18 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def measure(service_url: str, calls: int, threads: int, seconds: float) -> dict[str, float]:
+def process_cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of a broker process so far (Linux /proc), or None."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int | None) -> dict[str, float]:
     client = pulsar.Client(service_url, operation_timeout_seconds=10, connection_timeout_ms=5000,
                            logger=quiet_logger(), concurrent_lookup_requests=50000)
     try:
@@ -49,10 +63,12 @@ def measure(service_url: str, calls: int, threads: int, seconds: float) -> dict[
         for _ in range(100):  # warm up the connection and both sides' code paths
             client.get_topic_partitions(TOPIC)
         latencies = []
+        cpu_before = process_cpu_seconds(pid)
         for _ in range(calls):
             start = time.perf_counter()
             client.get_topic_partitions(TOPIC)
             latencies.append(time.perf_counter() - start)
+        cpu_after = process_cpu_seconds(pid)
         done = [0] * threads
         stop_at = time.perf_counter() + seconds
 
@@ -68,15 +84,22 @@ def measure(service_url: str, calls: int, threads: int, seconds: float) -> dict[
         for thread in workers:
             thread.join(seconds + 30)
         elapsed = time.perf_counter() - began
+        cpu_us = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) / calls * 1e6
         return {
             "p50_ms": percentile(latencies, 0.50) * 1000,
             "p99_ms": percentile(latencies, 0.99) * 1000,
             "mean_ms": statistics.fmean(latencies) * 1000,
             "sequential_per_s": calls / sum(latencies),
             "threaded_per_s": sum(done) / elapsed,
+            "broker_cpu_us": cpu_us,
         }
     finally:
         client.close()
+
+
+def median_of(rounds: list[dict[str, float]], key: str) -> float | None:
+    values = [r[key] for r in rounds if r.get(key) is not None]
+    return statistics.median(values) if values else None
 
 
 def main() -> int:
@@ -84,27 +107,46 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="measurements per target, alternating targets so load drift hits both alike")
     parser.add_argument("--targets", default="reference,pulsar-lite")
     args = parser.parse_args()
 
-    results: dict[str, dict[str, float]] = {}
-    for name in args.targets.split(","):
-        target = make_target(name)
-        try:
+    names = args.targets.split(",")
+    targets = {name: make_target(name) for name in names}
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    load_before = os.getloadavg()[0]
+    try:
+        for target in targets.values():
             target.start()
-            results[name] = measure(target.service_url, args.calls, args.threads, args.seconds)
-        finally:
+        for index in range(args.rounds):
+            order = names if index % 2 == 0 else list(reversed(names))
+            for name in order:
+                target = targets[name]
+                pid = target.process.pid if getattr(target, "process", None) is not None else None
+                rounds[name].append(measure(target.service_url, args.calls, args.threads, args.seconds, pid))
+    finally:
+        for target in targets.values():
             target.stop()
 
     print(f"partition-metadata lookups, official client, {args.calls} sequential calls, "
-          f"{args.threads} threads for {args.seconds:.0f} s")
-    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'threaded/s':>12}")
-    for name, figures in results.items():
+          f"{args.threads} threads for {args.seconds:.0f} s; median of {args.rounds} alternating rounds; "
+          f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'threaded/s':>12}{'broker CPU us/lookup':>22}")
+    results = {}
+    for name in names:
+        figures = {key: median_of(rounds[name], key) for key in rounds[name][0]}
+        results[name] = figures
+        cpu = figures["broker_cpu_us"]
         print(f"{name:<14}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}"
-              f"{figures['sequential_per_s']:>10.0f}{figures['threaded_per_s']:>12.0f}")
+              f"{figures['sequential_per_s']:>10.0f}{figures['threaded_per_s']:>12.0f}"
+              f"{'-' if cpu is None else f'{cpu:.1f}':>22}")
     if {"reference", "pulsar-lite"} <= results.keys():
         ref, lite = results["reference"], results["pulsar-lite"]
-        print(f"ratio reference/pulsar-lite: sequential {ref['sequential_per_s'] / lite['sequential_per_s']:.2f}x, "
+        per_round = [r["sequential_per_s"] / l["sequential_per_s"]
+                     for r, l in zip(rounds["reference"], rounds["pulsar-lite"])]
+        print(f"ratio reference/pulsar-lite: sequential {ref['sequential_per_s'] / lite['sequential_per_s']:.2f}x "
+              f"(rounds: {', '.join(f'{x:.2f}' for x in per_round)}), "
               f"threaded {ref['threaded_per_s'] / lite['threaded_per_s']:.2f}x, "
               f"p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (>1 = reference faster)")
     return 0

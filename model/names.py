@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from dataclasses import dataclass
+from functools import cached_property
 
 PERSISTENT = "persistent"
 NON_PERSISTENT = "non-persistent"
@@ -27,6 +28,10 @@ DEFAULT_NAMESPACE = "default"
 
 _NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
 _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>\d+)$")
+
+
+_PARSED: dict[str, "TopicName"] = {}  # TopicName.parse's successes, bounded by _PARSED_LIMIT
+_PARSED_LIMIT = 10_000
 
 
 class InvalidName(ValueError):
@@ -64,6 +69,20 @@ class TopicName:
 
     @classmethod
     def parse(cls, text: str) -> "TopicName":
+        """The name ``text`` denotes (Rules 1-4), or InvalidName saying what is wrong."""
+        if type(text) is str and cls is TopicName:
+            # Brokers parse the same few names on every request; a name is immutable, so share it.
+            known = _PARSED.get(text)
+            if known is None:
+                known = cls._parse(text)
+                if len(_PARSED) >= _PARSED_LIMIT:
+                    _PARSED.clear()
+                _PARSED[text] = known
+            return known
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> "TopicName":
         if not isinstance(text, str) or not text:
             raise InvalidName("Invalid topic name: empty")
         if "://" in text:
@@ -86,7 +105,7 @@ class TopicName:
             raise InvalidName(f"Invalid topic name {text!r}: empty local name")
         return cls(domain, tenant, namespace, local)
 
-    @property
+    @cached_property
     def namespace_name(self) -> NamespaceName:
         return NamespaceName(self.tenant, self.namespace)
 
@@ -94,7 +113,7 @@ class TopicName:
     def persistent(self) -> bool:
         return self.domain == PERSISTENT
 
-    @property
+    @cached_property
     def partition_index(self) -> int:
         match = _PARTITION.match(self.local_name)
         return int(match.group("index")) if match else -1
@@ -103,7 +122,7 @@ class TopicName:
     def is_partition(self) -> bool:
         return self.partition_index >= 0
 
-    @property
+    @cached_property
     def partitioned_base(self) -> "TopicName":
         """The partitioned topic this partition belongs to (itself when not a partition)."""
         match = _PARTITION.match(self.local_name)
@@ -112,7 +131,7 @@ class TopicName:
     def partition(self, index: int) -> "TopicName":
         return TopicName(self.domain, self.tenant, self.namespace, f"{self.local_name}{PARTITION_SUFFIX}{index}")
 
-    @property
+    @cached_property
     def encoded_local_name(self) -> str:
         """URL-encoded local name, as in Pulsar's persistence paths (Codec.encode)."""
         return urllib.parse.quote(self.local_name, safe="")

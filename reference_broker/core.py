@@ -89,6 +89,7 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.config = config
         self.store = store
         self.lookup_permits = LookupPermits(config)
+        self._decoded: dict[str, tuple[bytes, object]] = {}  # NamespaceOps._read_json_shared
         # Non-persistent topics loaded on this broker (facts §1.3: they exist only while loaded).
         self._active_non_persistent: set[TopicName] = set()
         # Called with each deleted topic so the topics layer can close its producers and consumers.
