@@ -13,7 +13,8 @@ Rule 2 (C9, ``BatchLookup``): the batch goes to the target's service URL; Redire
         the outcome holds each entry's final answer (BatchLookupResult), URLs normalised away. A
         whole-request refusal (``error`` set) is ``ServerError(name, message)``.
 Rule 3 (``BatchEqualsSingles``): one batch and one LOOKUP per entry on the same connection; each
-        side names an owner (Connect's or Redirect's ``brokerServiceUrl``) or an error and message;
+        side names an owner (Connect's or Redirect's ``brokerServiceUrl``; a Redirect without
+        ``authoritative=true`` names none, decision B6) or an error and message;
         ``model.batch_lookup.agreement`` decides, so the model's predicted Agreement compares.
 Rule 4 (``SameOwnerEverywhere``): the same on EVERY broker of the target (``cluster_urls``, set by
         the harness from the target; the service URL alone for a one-broker target); then every
@@ -166,7 +167,7 @@ class WireBatch:
             if not got.brokerServiceUrl:
                 raise ProtocolViolation(f"LOOKUP_RESPONSE {LOOKUP.LookupType.Name(got.response)} without "
                                         f"brokerServiceUrl: {got!r}")
-            return Answer(owner=got.brokerServiceUrl)
+            return _owner_answer(got.response, got.brokerServiceUrl, got.authoritative)
         error = _server_error(got)
         return Answer(error=error.error, message=error.message)
 
@@ -244,10 +245,19 @@ class WireBatch:
                 observe(seen, entry.topic, f"authoritative batch at {owner}", confirmed)
 
 
+def _owner_answer(response: int, url: str, authoritative: bool) -> Answer:
+    """Connect or Redirect as the owner it names. A Redirect must be authoritative (decision B6: the
+    owner is known for certain, so a client's follow-up must not be redirected again); one that is
+    not names no owner here, so every relation over it disagrees and says why."""
+    if response == LOOKUP.Redirect and not authoritative:
+        return Answer(error="Redirect without authoritative=true (pip35-decisions B6)", message=url)
+    return Answer(owner=url)
+
+
 def _answer(entry) -> Answer:
     """A batch entry as an Answer: the owner it names, or its error and message."""
     if entry.response in (LOOKUP.Connect, LOOKUP.Redirect):
-        return Answer(owner=entry.brokerServiceUrl)
+        return _owner_answer(entry.response, entry.brokerServiceUrl, entry.authoritative)
     name = pb.ServerError.Name(entry.error) if entry.HasField("error") else "UnknownError"
     return Answer(error=name, message=entry.message if entry.HasField("message") else "")
 
