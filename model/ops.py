@@ -162,7 +162,9 @@ class PubSub:
 
     Payloads are ``m0, m1, ...`` in send order over steps 2 and 4. Producers and consumers stay
     attached until the case ends (``close_after=False``) so a later stats observation sees them;
-    with ``close_after=True`` they are closed (CLOSE_PRODUCER / CLOSE_CONSUMER) at the end.
+    with ``close_after=True`` they are closed (CLOSE_PRODUCER / CLOSE_CONSUMER) at the end, after
+    step 6: what arrives while closing (a persistent Shared subscription redelivers a closed
+    consumer's unacknowledged messages to the others) is not part of the outcome.
 
     ``view`` picks the outcome: ``"exact"`` (PubSubResult) where the sources fix every receipt and
     delivery, ``"bounds"`` (PubSubBounds) where timing may move drops (concurrent client sends

@@ -142,13 +142,16 @@ class WirePip2:
         if op.flow_after:
             self._socket.send_many([events.Flow(consumer_id=c, messagePermits=op.flow_after) for c, _ in consumers])
         self._barrier(collector, consumers)
-        if op.close_after:
-            self._close_all(producer_id, consumers, collector)
         total = op.sends_before + sum(op.bursts)
         receipts = [collector.receipts[i] for i in range(total)]
         received: dict[str, list[list[int]]] = {}
         for consumer_id, name in consumers:
-            received.setdefault(name, []).append(collector.received[consumer_id])
+            # A copy: the outcome is what step 6 collected. Closing a persistent Shared consumer
+            # redelivers its unacknowledged messages to the others while we close them; those
+            # arrive after the collection and are not part of it (ops.PubSub steps 6 and 7).
+            received.setdefault(name, []).append(list(collector.received[consumer_id]))
+        if op.close_after:
+            self._close_all(producer_id, consumers, collector)
         return summarise(op, receipts, received)
 
     def _close_all(self, producer_id: int, consumers, collector: _Collector) -> None:

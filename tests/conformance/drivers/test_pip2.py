@@ -156,6 +156,29 @@ def test_pub_sub_close_after_closes_everything():
     assert any(isinstance(e, events.CloseConsumer) for e in server.received)
 
 
+class RedeliveringFake(NonPersistentFake):
+    """Closing a consumer hands its messages to the other consumers, as a persistent Shared
+    subscription redelivers unacknowledged messages."""
+
+    def __call__(self, event):
+        if isinstance(event, events.CloseConsumer) and event.consumer_id in self.consumers:
+            self.consumers.remove(event.consumer_id)
+            out = [events.Message(consumer_id=other, message_id={"ledgerId": 0, "entryId": 0},
+                                  metadata=pb.MessageMetadata(producer_name="fake", sequence_id=0, publish_time=1),
+                                  payload=b"m0") for other in self.consumers]
+            return out + [events.Success(request_id=event.request_id)]
+        return super().__call__(event)
+
+
+def test_pub_sub_outcome_is_collected_before_close_after():
+    """What arrives while closing (a redelivery to the consumer still open) is not part of the outcome."""
+    fake = RedeliveringFake()
+    op = ops.PubSub(NP, (("s", "Shared", 9), ("s", "Shared", 0)), (1,), flow_after=1, close_after=True)
+    got, server, _ = _run(fake, op)
+    assert sum(isinstance(e, events.CloseConsumer) for e in server.received) == 2
+    assert got.delivered == (("s", ("m0",)),)  # m0 once, by the first consumer; not again by the second
+
+
 def _bad(handler, command):
     return _run(handler, ops.BadCommand(NP, command))
 
