@@ -238,6 +238,7 @@ class BrokerServer:
         self._server: Optional[asyncio.AbstractServer] = None
         self._web_server = None
         self._web_task: Optional[asyncio.Task] = None
+        self._inactive_check: Optional[asyncio.TimerHandle] = None
         self.broker_url = self.web_url = ""
 
     def mark_dirty(self, protocol: "BrokerProtocol") -> None:
@@ -266,6 +267,22 @@ class BrokerServer:
         self.web_url = f"http://{self.host}:{web_socket.getsockname()[1]}"
         self.core.set_service_urls(broker_url=self.broker_url, web_url=self.web_url)
         await self._start_web(web_socket)
+        self._schedule_inactive_check()
+
+    def _schedule_inactive_check(self) -> None:
+        every = self.core.config.get("brokerDeleteInactiveTopicsFrequencySeconds")
+        self._inactive_check = asyncio.get_running_loop().call_later(every, self._check_inactive_topics, every)
+
+    def _check_inactive_topics(self, every: float) -> None:
+        """topics/registry.py Rule 2: a non-persistent topic unused for a whole period is unloaded."""
+        try:
+            if self.core.config.get("brokerDeleteInactiveTopicsEnabled"):
+                for name in self.topics.collect_inactive(max_idle=every):
+                    self.core.mark_non_persistent_inactive(name)
+                    log.info("unloaded inactive non-persistent topic %s", name)
+        except Exception:  # noqa: BLE001 - a failed check must not stop later ones
+            log.exception("inactive topic check failed")
+        self._schedule_inactive_check()
 
     async def _start_web(self, web_socket: socket.socket) -> None:
         import uvicorn
@@ -287,6 +304,8 @@ class BrokerServer:
             await asyncio.sleep(0.01)
 
     async def stop(self, timeout: float = 5.0) -> None:
+        if self._inactive_check is not None:
+            self._inactive_check.cancel()
         if self._server is not None:
             self._server.close()
         for protocol in list(self.connections):

@@ -224,6 +224,11 @@ class Target:
         """The value a key goes back to when no case sets it (Pulsar's default)."""
         return pulsar_config.default_of(key)
 
+    def _without_defaults(self, values: dict[str, str]) -> dict[str, str]:
+        """``values`` less the keys set to their baseline: what a process started with ``values``
+        does differently from one started with none."""
+        return {k: v for k, v in values.items() if pulsar_config.normalise(v) != self._baseline(k)}
+
     def _configure_by_restart(self, wanted: dict[str, str], same=lambda a, b: a == b) -> None:
         """For launched targets: non-dynamic keys need a new process (which starts from the
         defaults, so nothing dynamic is dirty); dynamic keys then go over REST."""

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .persistent import SUB_EXCLUSIVE, SUB_FAILOVER, Consumer, Entry
+from .persistent import Consumer, ConsumerGroup, Entry
 from .rates import Rate
 
 NON_PERSISTENT_LEDGER_ID = 0
@@ -64,23 +64,12 @@ class Publisher:
         }
 
 
-class NonPersistentSubscription:
+class NonPersistentSubscription(ConsumerGroup):
     def __init__(self, topic: "NonPersistentTopic", name: str, sub_type: int):
-        self.topic, self.name, self.sub_type = topic, name, sub_type
-        self.consumers: list[Consumer] = []
+        super().__init__(topic, name, sub_type)
         self.drops = Rate()
         self.out = Rate()   # messages sent to consumers, all of them (msgOutCounter, msgRateOut)
         self._round_robin = itertools.count()
-
-    @property
-    def exclusive_like(self) -> bool:
-        return self.sub_type in (SUB_EXCLUSIVE, SUB_FAILOVER)
-
-    def add_consumer(self, consumer: Consumer) -> Optional[str]:
-        if self.sub_type == SUB_EXCLUSIVE and self.consumers:
-            return "Exclusive consumer is already connected"
-        self.consumers.append(consumer)
-        return None
 
     def remove_consumer(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
@@ -152,6 +141,11 @@ class NonPersistentTopic:
         self.bytes_in_counter = 0
         self.entries_added_counter = 0
         self._out_removed = [0, 0]  # msgOutCounter, bytesOutCounter of removed subscriptions
+        self.last_active = time.monotonic()  # registry.py Rule 2: when it last had a user
+
+    def is_idle(self) -> bool:
+        """No producer and no subscription: nothing would notice the topic being unloaded."""
+        return not self.producers and not self.subscriptions
 
     # producers ---------------------------------------------------------------------------------
 
@@ -162,6 +156,7 @@ class NonPersistentTopic:
     def remove_producer(self, key: tuple[int, int]) -> None:
         self.producers.pop(key, None)
         self.publishers.pop(key, None)
+        self.last_active = time.monotonic()
 
     # Rule 1 -------------------------------------------------------------------------------------
 
@@ -195,6 +190,7 @@ class NonPersistentTopic:
         return created
 
     def remove_subscription(self, name: str) -> None:
+        self.last_active = time.monotonic()
         removed = self.subscriptions.pop(name, None)
         if removed is not None:
             self._out_removed[0] += removed.out.total

@@ -49,14 +49,16 @@ class Consumer:
     out: Rate = field(default_factory=Rate)  # messages sent to this consumer (stats, PIP-2)
 
 
-class Subscription:
-    def __init__(self, topic: "PersistentTopic", name: str, sub_type: int, start_at: int):
+class ConsumerGroup:
+    """What every subscription shares, persistent or not: its consumers and the type's attach rule.
+
+    Exclusive and Failover dispatch to one consumer (the first attached, ``exclusive_like``);
+    Exclusive refuses a second consumer, the others take any number.
+    """
+
+    def __init__(self, topic, name: str, sub_type: int):
         self.topic, self.name, self.sub_type = topic, name, sub_type
-        self.read_position = start_at
         self.consumers: list[Consumer] = []
-        self.acked: set[int] = set()
-        self.redeliver: deque[tuple[int, int]] = deque()  # (entry_id, redelivery_count)
-        self._round_robin = 0
 
     @property
     def exclusive_like(self) -> bool:
@@ -68,6 +70,15 @@ class Subscription:
             return "Exclusive consumer is already connected"
         self.consumers.append(consumer)
         return None
+
+
+class Subscription(ConsumerGroup):
+    def __init__(self, topic: "PersistentTopic", name: str, sub_type: int, start_at: int):
+        super().__init__(topic, name, sub_type)
+        self.read_position = start_at
+        self.acked: set[int] = set()
+        self.redeliver: deque[tuple[int, int]] = deque()  # (entry_id, redelivery_count)
+        self._round_robin = 0
 
     def remove_consumer(self, consumer: Consumer) -> None:
         if consumer in self.consumers:

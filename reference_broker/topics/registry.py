@@ -2,11 +2,18 @@
 
 Rule 1: the domain of the name picks the kind: ``persistent://`` loads a PersistentTopic (a log),
         ``non-persistent://`` a NonPersistentTopic (PIP-2: nothing stored).
+Rule 2: a non-persistent topic with no producer and no subscription for ``max_idle`` seconds is
+        unloaded by ``collect_inactive`` (Pulsar's inactive-topic check, run every
+        ``brokerDeleteInactiveTopicsFrequencySeconds`` while ``brokerDeleteInactiveTopicsEnabled``):
+        it stops being listed and its stats are gone, as on Pulsar. Until then it keeps its
+        counters (testAccumulativeStats). Persistent topics are never collected: their log lives
+        in this process only, and the metadata says they exist.
 """
 
 from __future__ import annotations
 
-from typing import Union
+import time
+from typing import Optional, Union
 
 from model.names import TopicName
 
@@ -36,3 +43,12 @@ class TopicRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._topics)
+
+    def collect_inactive(self, max_idle: float, now: Optional[float] = None) -> list[str]:
+        """Rule 2: unloads the non-persistent topics idle for ``max_idle`` seconds; returns their names."""
+        now = time.monotonic() if now is None else now
+        idle = [name for name, topic in self._topics.items()
+                if isinstance(topic, NonPersistentTopic) and topic.is_idle() and now - topic.last_active >= max_idle]
+        for name in idle:
+            del self._topics[name]
+        return idle

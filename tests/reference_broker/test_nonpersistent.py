@@ -338,3 +338,48 @@ def test_rate_window_is_sixty_seconds_sliding():
     assert rate.rate() > 0
     now[0] += 1.0
     assert rate.rate() == 0.0 and rate.total == 6
+
+
+# -- inactive topics (topics/registry.py Rule 2) ------------------------------------------------------
+
+
+def test_registry_collects_only_idle_non_persistent_topics_after_a_whole_period():
+    from model.names import TopicName
+    from reference_broker.topics.registry import TopicRegistry
+
+    registry = TopicRegistry()
+    idle = registry.get_or_load(TopicName.parse("non-persistent://public/default/idle"))
+    used = registry.get_or_load(TopicName.parse("non-persistent://public/default/used"))
+    registry.get_or_load(TopicName.parse("persistent://public/default/kept"))
+    used.add_producer((1, 1), "p")
+    start = idle.last_active
+    assert registry.collect_inactive(max_idle=60, now=start + 59) == []  # not a whole period yet
+    assert registry.collect_inactive(max_idle=60, now=start + 60) == ["non-persistent://public/default/idle"]
+    used.remove_producer((1, 1))  # idle from now on: a period starts again
+    assert registry.collect_inactive(max_idle=60, now=used.last_active + 30) == []
+    assert registry.collect_inactive(max_idle=60, now=used.last_active + 60) == ["non-persistent://public/default/used"]
+    assert registry.names() == ["persistent://public/default/kept"]
+
+
+@pytest.mark.slow
+def test_an_unused_non_persistent_topic_stops_being_listed_and_its_stats_are_gone():
+    import time
+
+    with running_broker("--set", "brokerDeleteInactiveTopicsFrequencySeconds=1") as urls:
+        client = pulsar.Client(urls[0], operation_timeout_seconds=5, logger=QUIET)
+        try:
+            topic = "non-persistent://public/default/np-gc"
+            producer = client.create_producer(topic)
+            listing = urls[1] + "/admin/v2/non-persistent/public/default"
+            assert topic in httpx.get(listing, timeout=5).json()
+            time.sleep(2.2)  # a producer keeps it loaded through whole periods
+            assert topic in httpx.get(listing, timeout=5).json()
+            producer.close()
+            deadline = time.monotonic() + 5  # bounded: at most two periods after the close
+            while topic in httpx.get(listing, timeout=5).json() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert topic not in httpx.get(listing, timeout=5).json()
+            stats = httpx.get(urls[1] + "/admin/v2/non-persistent/public/default/np-gc/stats", timeout=5)
+            assert stats.status_code == 404
+        finally:
+            client.close()

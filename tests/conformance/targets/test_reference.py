@@ -93,6 +93,14 @@ def test_real_reference_broker_starts_detects_and_stops(tmp_path):
         assert target.era == ERA_PIP344
         target.configure({"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": "2"})
         target.configure({})
+        pid, generation = target.process.pid, target.generation
+        # Non-dynamic keys at their defaults, as every PIP-2 case names them: no restart.
+        target.configure({"maxConcurrentNonPersistentMessagePerConnection": "1000", "enablePersistentTopics": "True"})
+        assert (target.process.pid, target.generation) == (pid, generation)
+        target.configure({"maxConcurrentNonPersistentMessagePerConnection": "0"})  # a real change: restart
+        assert target.generation == generation + 1 and "--set" in target.argv()
+        target.configure({"maxConcurrentNonPersistentMessagePerConnection": "1000"})  # back to the default
+        assert target.generation == generation + 2
         pid = target.process.pid
     finally:
         target.stop()
