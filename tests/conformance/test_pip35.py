@@ -54,7 +54,7 @@ def test_without_flag_10_every_case_but_the_flag_row_is_unsupported_before_any_s
     runs = [session.run_case(case) for case in CASES]
     flag = [r for r in runs if r.case.row_id == "pip35-flag-001"]
     others = [r for r in runs if r.case.row_id != "pip35-flag-001"]
-    assert len(others) == 36 and all(r.verdict.verdict == v.UNSUPPORTED and r.verdict.reason == FLAG_REASON
+    assert len(others) == len(CASES) - len(flag) > 30 and all(r.verdict.verdict == v.UNSUPPORTED and r.verdict.reason == FLAG_REASON
                                      for r in others)
     assert [r.verdict.verdict for r in flag] == [v.FAILED]  # it runs, and the flag is missing
     # only the flag row reached the target: its namespace, then its handshake
