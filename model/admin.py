@@ -14,7 +14,9 @@ Rule 4: listings read what exists: ``ListTopics`` gives non-partitioned topics a
         metadata; both as full names, compared as sets.
 Rule 5: a namespace or tenant missing answers per resource: topic resources go through
         validateGlobalNamespaceOwnership (texts.namespace_missing, per era), namespace resources
-        through getNamespacePoliciesAsync (404 "Namespace does not exist").
+        through getNamespacePoliciesAsync (404 "Namespace does not exist"). Two calls check
+        something else first: DELETE .../partitions refuses a partition name (412) before it
+        reads the namespace, and the binary listing in mode PERSISTENT never reads it.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ def set_broker_config(state: State, op: SetBrokerConfig):
     """POST /admin/v2/brokers/configuration/{key}/{value}."""
     if op.key not in DYNAMIC_KEYS:
         # BrokersBase#persistDynamicConfigurationAsync: an unknown key passes the value validator and
-        # then fails isDynamicConfiguration, so unknown and non-dynamic keys answer alike.
-        return state, RestError(412, "Can't update non-dynamic configuration")
+        # then fails isDynamicConfiguration, so unknown and non-dynamic keys answer alike (no spec
+        # row: spec/schema.py keeps SetBrokerConfig out of rows; tests/model/test_admin.py pins it).
+        return state, texts.NON_DYNAMIC_CONFIGURATION
     return state.with_config(state.config.with_value(op.key, op.value)), DONE
 
 
@@ -65,7 +68,7 @@ def create_namespace(state: State, op: CreateNamespace):
         return state, RestError(404, "Tenant does not exist")
     # NamespacesBase#internalCreateNamespace validates the Policies body before it checks that the
     # namespace exists, so a bad body answers 412 even for an existing namespace [I].
-    policies = _policies_from_body(dict(op.policies))
+    policies = _policies_from_body(dict(op.policies), state.era)
     if isinstance(policies, RestError):
         return state, policies
     if namespace in state.namespaces:
@@ -73,7 +76,7 @@ def create_namespace(state: State, op: CreateNamespace):
     return state.with_namespace(namespace, policies), DONE
 
 
-def _policies_from_body(body: dict):
+def _policies_from_body(body: dict, era: str):
     unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY}
     if unknown:
         raise ModelUsageError(
@@ -83,7 +86,7 @@ def _policies_from_body(body: dict):
     if body.get("autoTopicCreationOverride") is not None:
         override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
         # Creating a namespace with an invalid override is refused like setting one [I].
-        error = _override_error(override, maximum=0)
+        error = _override_error(override, maximum=0, era=era)
         if error is not None:
             return error
     count = buckets.count_from_body(body)  # PIP-157, model/buckets.py Rule 1
@@ -108,20 +111,18 @@ def set_auto_topic_creation(state: State, op: SetAutoTopicCreation):
     if not state.namespace_exists(namespace):
         return state, texts.NAMESPACE_DOES_NOT_EXIST
     override = AutoTopicCreationOverride(op.allow_auto_topic_creation, op.topic_type, op.default_num_partitions)
-    error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic)
+    error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic, state.era)
     if error is not None:
         return state, error
     return state.with_override(namespace, override), DONE
 
 
-def _override_error(override: AutoTopicCreationOverride, maximum: int):
+def _override_error(override: AutoTopicCreationOverride, maximum: int, era: str):
     detail = validate_override(override)
     if detail is not None:
-        # NamespacesBase#internalSetAutoTopicCreationAsync: PRECONDITION_FAILED, "Invalid configuration
-        # for autoTopicCreationOverride. the detail is " + errorInfo (the same reason string is asserted
-        # by pulsar-client-go's namespace admin tests). facts §1.5: "400 (new) or 412 (old)"; the
-        # PIP-344-era sources read for this model use 412 [I for the newest master].
-        return RestError(412, f"Invalid configuration for autoTopicCreationOverride. the detail is {detail}")
+        # facts §1.5: "400 (new) or 412 (old) "Invalid configuration for autoTopicCreationOverride""
+        # (texts.invalid_override; rows pip344-admin-override-invalid-*).
+        return texts.invalid_override(era, detail)
     if (override.topicType == PARTITIONED and maximum > 0
             and override.defaultNumPartitions is not None and override.defaultNumPartitions > maximum):
         return RestError(406, texts.partitions_above_max(maximum))
@@ -139,11 +140,15 @@ def remove_auto_topic_creation(state: State, op: RemoveAutoTopicCreation):
 def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     """PUT /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions with body N."""
     topic = parse_topic(op.topic)
+    # PersistentTopics#createPartitionedTopic runs validateNamespaceName, then
+    # validateGlobalNamespaceOwnership (which reads the namespace policies: 404 for a missing
+    # namespace), then validatePartitionedTopicName: the namespace answers first (Rule 1; row
+    # pip344-admin-create-suffix-002).
     if not state.namespace_exists(topic.namespace_name):
         return state, texts.namespace_missing(state.era, topic.namespace_name)
     if PARTITION_SUFFIX in topic.local_name:
         # AdminResource#validatePartitionedTopicName
-        return state, RestError(412, "Partitioned Topic Name should not contain '-partition-'")
+        return state, texts.PARTITION_NAME_REFUSED
     if op.partitions <= 0:
         return state, texts.PARTITIONS_NOT_POSITIVE
     maximum = state.config.maxNumPartitionsPerPartitionedTopic
@@ -187,10 +192,15 @@ def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
 def delete_partitioned_topic(state: State, op: DeletePartitionedTopic):
     """DELETE /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions: metadata and partitions go."""
     topic = parse_topic(op.topic)
+    if topic.is_partition:
+        # PersistentTopics#deletePartitionedTopic: validateTopicName, then "if
+        # (topicName.isPartitioned())" PRECONDITION_FAILED, before anything reads the namespace.
+        return state, texts.PARTITION_NAME_REFUSED
     if not state.namespace_exists(topic.namespace_name):
         return state, texts.namespace_missing(state.era, topic.namespace_name)
     if state.partition_count(topic) == 0:
-        return state, texts.partitioned_topic_not_found(topic)
+        # rows pip344-admin-delete-absent-001/002 (texts.delete_absent_partitioned_topic)
+        return state, texts.delete_absent_partitioned_topic(state.era, topic, state.topic_exists(topic))
     return state.without_partitioned_topic(topic), DONE
 
 
@@ -202,9 +212,13 @@ def list_topics(state: State, op: ListTopics):
     if not state.namespace_exists(namespace):
         if op.api == "rest":
             return state, texts.NAMESPACE_DOES_NOT_EXIST
-        # The binary listing reads the managed-ledger folder of the namespace, which is simply
-        # empty; nothing checks the namespace first [I].
-        return state, TopicList(frozenset())
+        # Binary (NamespaceService#getListOfTopics): mode PERSISTENT reads the children of
+        # /managed-ledgers/{ns}/persistent, and MetadataStore#getChildren answers "an empty list"
+        # for an absent path, so nothing checks the namespace; mode NON_PERSISTENT first runs
+        # checkLocalOrGetPeerReplicationCluster, which fails (rows pip344-list-binary-missing-*).
+        if op.domain == "persistent":
+            return state, TopicList(frozenset())
+        return state, texts.binary_list_namespace_missing(state.era, namespace)
     return state, TopicList(frozenset(str(t) for t in state.topics_in(namespace, op.domain)))
 
 

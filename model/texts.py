@@ -31,9 +31,27 @@ def lookup_topic_not_found(topic: TopicName) -> RestError:
 
 
 def partitioned_topic_not_found(topic: TopicName) -> RestError:
-    # AdminResource#getPartitionedTopicNotFoundErrorMessage: "Partitioned Topic %s not found";
-    # used by DELETE .../partitions for an absent partitioned topic [I].
+    # AdminResource#getPartitionedTopicNotFoundErrorMessage: "Partitioned Topic %s not found".
     return RestError(404, f"Partitioned Topic {topic} not found")
+
+
+def delete_absent_partitioned_topic(era: str, topic: TopicName, non_partitioned_exists: bool) -> RestError:
+    """DELETE .../{topic}/partitions when no partitioned metadata exists (row pip344-admin-delete-absent-*).
+
+    PIP-344 era: PersistentTopicsBase#internalDeletePartitionedTopic (apache/pulsar PR #23002,
+    released in 3.0.6, 3.2.4, 3.3.1) checks the non-partitioned topic when the metadata reads 0
+    partitions: 409 "%s is a non-partitioned topic. Instead of calling delete-partitioned-topic
+    please call delete." when it exists, else 404 "Topic %s not found." (note the full stop).
+    Before that PR the delete went on, failed on the absent metadata node and answered 404
+    getPartitionedTopicNotFoundErrorMessage (apache/pulsar issue #22771, on 3.2.3:
+    "Partitioned Topic persistent://public/default/topic not found").
+    """
+    if era == "pip344":
+        if non_partitioned_exists:
+            return RestError(409, f"{topic} is a non-partitioned topic. Instead of calling "
+                                  "delete-partitioned-topic please call delete.")
+        return RestError(404, f"Topic {topic} not found.")
+    return partitioned_topic_not_found(topic)
 
 
 def namespace_missing(era: str, namespace: NamespaceName) -> RestError:
@@ -52,6 +70,27 @@ def namespace_missing(era: str, namespace: NamespaceName) -> RestError:
 # -- REST, namespace resources (AdminResource#getNamespacePoliciesAsync) ----------------------------
 
 NAMESPACE_DOES_NOT_EXIST = RestError(404, "Namespace does not exist")  # facts §1.5 errors list
+
+
+def invalid_override(era: str, detail: str) -> RestError:
+    """An autoTopicCreationOverride that AutoTopicCreationOverrideImpl.validateOverride refuses.
+
+    The reason is NamespacesBase's "Invalid configuration for autoTopicCreationOverride. the detail
+    is " + errorInfo (asserted word for word by pulsar-client-go's namespace admin tests). facts
+    §1.5: "400 (new) or 412 (old)"; the spec gives 400 to the pip344 era and 412
+    (PRECONDITION_FAILED, the NamespacesBase versions read for this model) to pre-pip344. Rows
+    pip344-admin-override-invalid-*.
+    """
+    reason = f"Invalid configuration for autoTopicCreationOverride. the detail is {detail}"
+    return RestError(400 if era == "pip344" else 412, reason)
+
+
+# -- REST, broker resources (BrokersBase#persistDynamicConfigurationAsync) ------------------------
+
+# An unknown key passes BrokerService#validateDynamicConfiguration (it only runs a validator of a
+# known dynamic key) and then fails isDynamicConfiguration, so unknown and non-dynamic keys answer
+# alike: PRECONDITION_FAILED, "Can't update non-dynamic configuration".
+NON_DYNAMIC_CONFIGURATION = RestError(412, "Can't update non-dynamic configuration")
 
 # -- binary PARTITIONED_METADATA ----------------------------------------------------------------
 
@@ -75,6 +114,20 @@ def binary_lookup_namespace_missing(era: str, namespace: NamespaceName) -> Serve
     return ServerError("TopicNotFound", namespace_missing(era, namespace).reason)
 
 
+def binary_list_namespace_missing(era: str, namespace: NamespaceName) -> ServerError:
+    """GET_TOPICS_OF_NAMESPACE in mode NON_PERSISTENT (or ALL) for a missing namespace.
+
+    NamespaceService#getListOfNonPersistentTopics first runs PulsarWebResource
+    #checkLocalOrGetPeerReplicationCluster, which fails with RestException(404, "Namespace not
+    found") (older: "Policies not found for <t/ns> namespace"); ServerCnx#handleGetTopicsOfNamespace
+    answers "getClientErrorCode(new ServerMetadataException(ex)), ex.getMessage()": MetadataError,
+    and the message of the CompletionException wrapping the RestException, which Java spells
+    "<cause class>: <cause message>" [I]. Rows pip344-list-binary-missing-*.
+    """
+    return ServerError("MetadataError",
+                       f"org.apache.pulsar.broker.web.RestException: {namespace_missing(era, namespace).reason}")
+
+
 def binary_from_rest_status(status: int, message: str) -> ServerError:
     """ServerCnx's mapping of a failed metadata creation (facts §1.3 step 5): "RestException 404 →
     TopicNotFound; RestException with another code < 500 → MetadataError; anything else →
@@ -87,6 +140,10 @@ def binary_from_rest_status(status: int, message: str) -> ServerError:
 
 
 # -- creation limits ----------------------------------------------------------------------------
+
+# AdminResource#validatePartitionedTopicName (create: any local name containing "-partition-") and
+# PersistentTopics#deletePartitionedTopic (delete: a partition name): PRECONDITION_FAILED.
+PARTITION_NAME_REFUSED = RestError(412, "Partitioned Topic Name should not contain '-partition-'")
 
 # AdminResource#internalCreatePartitionedTopic (406, both texts) and its maxTopicsPerNamespace
 # check (412, "Exceed maximum number of topics in namespace.").

@@ -152,6 +152,7 @@ _KEYS = (
 )
 
 CONFIG_KEYS: dict[str, ConfigKey] = {key.name: key for key in _KEYS}
+NON_DYNAMIC_UPDATE = "Can't update non-dynamic configuration"  # BrokersBase, verbatim
 DYNAMIC_KEYS: tuple[str, ...] = tuple(key.name for key in _KEYS if key.dynamic)
 
 
@@ -202,13 +203,15 @@ class BrokerConfig:
     # --- dynamic configuration (facts §1.5; Rule 4) --------------------------------------------
 
     def update_dynamic(self, name: str, text: str) -> None:
-        # BrokersBase: 412 "Can't update non-dynamic configuration" (also for unknown keys) and
-        # 412 "Invalid dynamic-config value"; we keep Pulsar's words and add what is allowed.
+        # BrokersBase#persistDynamicConfigurationAsync: an unknown key passes
+        # BrokerService#validateDynamicConfiguration (it only runs a known key's validator) and then
+        # fails isDynamicConfiguration, so unknown and non-dynamic keys both answer 412 "Can't update
+        # non-dynamic configuration", word for word (README, "Spec decisions"). A bad value of a
+        # dynamic key: Pulsar's 412 " Invalid dynamic-config value"; we keep its words and add what
+        # is allowed (Pulsar refuses only values its validators reject; no row covers this).
         key = CONFIG_KEYS.get(name)
         if key is None or not key.dynamic:
-            raise ConfigError(
-                f"Can't update non-dynamic configuration {name}; dynamic keys: {', '.join(DYNAMIC_KEYS)}"
-            )
+            raise ConfigError(NON_DYNAMIC_UPDATE)
         try:
             value = key.parse(text)
         except ConfigError:

@@ -35,6 +35,7 @@ from reference_broker.core_namespaces import parse_namespace
 from reference_broker.errors import (
     AlreadyExists,
     InvalidTopicName,
+    NamespaceNotFound,
     NotAllowed,
     PartitionedTopicNotFound,
     ServiceNotReady,
@@ -183,8 +184,10 @@ class TopicOps:
     def create_partitioned_topic(self, topic: TopicName | str, partitions: int) -> None:
         """PUT .../{topic}/partitions: metadata, plus one managed ledger per partition (persistent)."""
         topic = parse_topic(topic)
-        self._refuse_partition_suffix(topic)
+        # PersistentTopics#createPartitionedTopic: validateGlobalNamespaceOwnership (404 for a
+        # missing namespace) runs before validatePartitionedTopicName (row pip344-admin-create-suffix-002).
         self._namespace_for_topic(topic)
+        self._refuse_partition_suffix(topic)
         # internalCreatePartitionedTopic: both refusals are 406 NOT_ACCEPTABLE.
         if partitions <= 0:
             raise NotAllowed("Number of partitions should be more than 0", http_status=406)
@@ -221,11 +224,19 @@ class TopicOps:
     def delete_partitioned_topic(self, topic: TopicName | str) -> None:
         """DELETE .../{topic}/partitions: the partitions and then the metadata."""
         topic = parse_topic(topic)
-        self._refuse_partition_suffix(topic)
+        if topic.is_partition:
+            # PersistentTopics#deletePartitionedTopic: "if (topicName.isPartitioned())" 412, before
+            # the namespace is read; a name that merely contains the suffix may be deleted.
+            raise InvalidTopicName("Partitioned Topic Name should not contain '-partition-'")
         self._namespace_for_topic(topic)
         partitions = self._partitions_of(topic)
         if partitions <= 0:
-            raise PartitionedTopicNotFound("Partitioned topic does not exist")  # swagger 404 text, facts §1.2
+            # PersistentTopicsBase#internalDeletePartitionedTopic (apache/pulsar PR #23002, 3.0.6+):
+            # with no metadata it checks the non-partitioned topic (rows pip344-admin-delete-absent-*).
+            if self._non_partitioned_exists(topic):
+                raise AlreadyExists(f"{topic} is a non-partitioned topic. Instead of calling "
+                                    "delete-partitioned-topic please call delete.")
+            raise PartitionedTopicNotFound(f"Topic {topic} not found.")
         for index in range(partitions):
             self._drop_non_partitioned(topic.partition(index))
         self.store.delete_recursive(layout.partitioned_topic_path(topic))
@@ -283,14 +294,34 @@ class TopicOps:
             raise InvalidTopicName(f"Invalid topic domain {domain!r}: expected persistent or non-persistent")
         return domain
 
-    def list_topics(self, namespace: NamespaceName | str, domain: str) -> list[str]:
-        """Non-partitioned topics and partitions of one domain, as full names, sorted."""
+    def list_topics(self, namespace: NamespaceName | str, domain: str, *, check_namespace: bool = True) -> list[str]:
+        """Non-partitioned topics and partitions of one domain, as full names, sorted.
+
+        ``check_namespace=False`` reads the folder without asking whether the namespace exists
+        (the binary listing in mode PERSISTENT, ``topics_of_namespace``)."""
         ns, domain = parse_namespace(namespace), self._domain(domain)
-        self.get_policies(ns)
+        if check_namespace:
+            self.get_policies(ns)
         if domain == "persistent":
             children = self._ledger_children(ns, domain)  # Rule 5: across all buckets
             return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)
         return sorted(str(t) for t in self._active_non_persistent if t.namespace_name == ns)
+
+    def topics_of_namespace(self, namespace: NamespaceName | str, domains: tuple[str, ...]) -> list[str]:
+        """Binary GET_TOPICS_OF_NAMESPACE (rows pip344-list-binary-missing-*).
+
+        NamespaceService#getListOfTopics: mode PERSISTENT is TopicResources#listPersistentTopicsAsync,
+        the children of /managed-ledgers/{ns}/persistent, and MetadataStore#getChildren: "If the
+        path itself does not exist, it will return an empty list" -- no namespace check. Mode
+        NON_PERSISTENT (and ALL, which adds it) first runs checkLocalOrGetPeerReplicationCluster:
+        RestException(404, "Namespace not found"), which ServerCnx answers as MetadataError with the
+        wrapping CompletionException's message [I].
+        """
+        ns = parse_namespace(namespace)
+        if "non-persistent" in domains and self._policies_or_none(ns) is None:
+            raise NamespaceNotFound("Namespace not found", server_error="MetadataError",
+                                    binary_message="org.apache.pulsar.broker.web.RestException: Namespace not found")
+        return [t for domain in domains for t in self.list_topics(ns, domain, check_namespace=False)]
 
     def list_partitioned_topics(self, namespace: NamespaceName | str, domain: str) -> list[str]:
         ns, domain = parse_namespace(namespace), self._domain(domain)

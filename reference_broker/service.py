@@ -120,7 +120,7 @@ class ServerCnx:
         try:
             namespace = NamespaceName.parse(event.namespace)
             domains = {0: ("persistent",), 1: ("non-persistent",), 2: ("persistent", "non-persistent")}[event.mode]
-            topics = [t for domain in domains for t in self.core.list_topics(namespace, domain)]
+            topics = self.core.topics_of_namespace(namespace, domains)  # mode PERSISTENT: no namespace check
         except InvalidName as exc:
             return self._error(event.request_id, "InvalidTopicName", str(exc))
         except BrokerError as exc:

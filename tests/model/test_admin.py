@@ -7,7 +7,7 @@ from model.ops import (
     DeletePartitionedTopic, GetPartitionedMetadata, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
     SetAutoTopicCreation, SetBrokerConfig,
 )
-from model.outcomes import Done, Partitions, RestError, TopicList
+from model.outcomes import Done, Partitions, RestError, ServerError, TopicList
 
 from tests.model.helpers import NS, answer, broker, name
 
@@ -61,10 +61,10 @@ def test_delete_non_empty_namespace():
     (SetAutoTopicCreation(NS, True, "partitioned", 2), DONE),
     (SetAutoTopicCreation(NS, False, "whatever"), DONE),
     (SetAutoTopicCreation(NS, True, "partitioned"), RestError(
-        412, "Invalid configuration for autoTopicCreationOverride. the detail is "
+        400, "Invalid configuration for autoTopicCreationOverride. the detail is "
              "[defaultNumPartitions] cannot be null when the type is partitioned.")),
     (SetAutoTopicCreation(NS, True, "sometimes"), RestError(
-        412, "Invalid configuration for autoTopicCreationOverride. the detail is Unknown topic type [sometimes]")),
+        400, "Invalid configuration for autoTopicCreationOverride. the detail is Unknown topic type [sometimes]")),
     (SetAutoTopicCreation(NS, True, "partitioned", 5), RestError(406, "Number of partitions should be less than or equal to 4")),
     (SetAutoTopicCreation("public/gone", True, "non-partitioned"), RestError(404, "Namespace does not exist")),
     (RemoveAutoTopicCreation("public/gone"), RestError(404, "Namespace does not exist")),
@@ -72,6 +72,18 @@ def test_delete_non_empty_namespace():
 def test_override_validation(op, outcome):
     state = broker({"maxNumPartitionsPerPartitionedTopic": "4"})
     assert answer(state, op) == outcome
+
+
+@pytest.mark.parametrize("era, status", [("pip344", 400), ("pre-pip344", 412)])
+def test_invalid_override_status_per_era(era, status):
+    """facts §1.5: "400 (new) or 412 (old)", also for an invalid override in a CreateNamespace body."""
+    invalid = SetAutoTopicCreation(NS, True, "non-partitioned", 2)
+    reason = ("Invalid configuration for autoTopicCreationOverride. the detail is "
+              "[defaultNumPartitions] is not allowed to be set when the type is non-partition.")
+    assert answer(broker(era=era), invalid) == RestError(status, reason)
+    body = (("autoTopicCreationOverride", {"allowAutoTopicCreation": True, "topicType": "partitioned",
+                                           "defaultNumPartitions": 0}),)
+    assert answer(initial_state(era=era), CreateNamespace(NS, body)).status == status
 
 
 def test_remove_override_restores_broker_config():
@@ -94,11 +106,26 @@ def test_remove_override_restores_broker_config():
     (CreateNonPartitionedTopic(name("p")), RestError(409, "This topic already exists")),
     (CreateNonPartitionedTopic(name("n")), RestError(409, "This topic already exists")),
     (CreateNonPartitionedTopic("persistent://public/gone/t"), RestError(404, "Namespace not found")),
-    (DeletePartitionedTopic(name("n")), RestError(404, "Partitioned Topic persistent://public/ns1/n not found")),
+    (CreatePartitionedTopic("persistent://public/gone/t-partition-0", 2), RestError(404, "Namespace not found")),
+    (DeletePartitionedTopic(name("n")), RestError(
+        409, "persistent://public/ns1/n is a non-partitioned topic. Instead of calling delete-partitioned-topic "
+             "please call delete.")),
+    (DeletePartitionedTopic(name("zz")), RestError(404, "Topic persistent://public/ns1/zz not found.")),
+    (DeletePartitionedTopic("persistent://public/gone/t-partition-0"),
+     RestError(412, "Partitioned Topic Name should not contain '-partition-'")),
+    (DeletePartitionedTopic("persistent://public/gone/t"), RestError(404, "Namespace not found")),
 ])
 def test_topic_creation_errors(op, outcome):
     state = broker({"maxNumPartitionsPerPartitionedTopic": "8"}, topics={"p": 3, "n": 0})
     assert apply(state, op) == (state, outcome)
+
+
+@pytest.mark.parametrize("local", ["n", "zz"])
+def test_delete_of_absent_partitioned_topic_before_pip344(local):
+    """Before apache/pulsar PR #23002 (3.0.6, 3.2.4, 3.3.1) the delete failed on the absent metadata."""
+    state = broker(era="pre-pip344", topics={"n": 0})
+    assert answer(state, DeletePartitionedTopic(name(local))) == RestError(
+        404, f"Partitioned Topic persistent://public/ns1/{local} not found")
 
 
 def test_topic_creation_after_metadata_only_auto_creation_conflicts():
@@ -137,6 +164,11 @@ def test_lists_per_api_and_domain():
     assert answer(state, ListPartitionedTopics(NS)) == TopicList(frozenset({name("p")}))
     assert answer(state, ListTopics("public/gone", "rest")) == RestError(404, "Namespace does not exist")
     assert answer(state, ListTopics("public/gone", "binary")) == TopicList(frozenset())
+    assert answer(state, ListTopics("public/gone", "binary", "non-persistent")) == ServerError(
+        "MetadataError", "org.apache.pulsar.broker.web.RestException: Namespace not found")
+    old = broker(era="pre-pip344")
+    assert answer(old, ListTopics("public/gone", "binary", "non-persistent")) == ServerError(
+        "MetadataError", "org.apache.pulsar.broker.web.RestException: Policies not found for public/gone namespace")
     assert answer(state, ListPartitionedTopics("public/gone")) == RestError(404, "Namespace does not exist")
     with pytest.raises(ModelUsageError):
         apply(state, ListTopics(NS, "client"))

@@ -212,7 +212,18 @@ def test_create_and_delete_partitioned_topic(admin):
     for bad in ({"json": "3"}, {"json": 2.5}, {"json": True}, {}, BAD_JSON):
         assert reason(admin.put(f"{P}/q/partitions", **bad), 400).startswith("Invalid request")
     assert admin.delete(f"{P}/p/partitions").status_code == 204
-    assert reason(admin.delete(f"{P}/p/partitions"), 404) == "Partitioned topic does not exist"
+    assert reason(admin.delete(f"{P}/p/partitions"), 404) == "Topic persistent://public/default/p not found."
+    # PersistentTopics#createPartitionedTopic reads the namespace before validatePartitionedTopicName
+    assert reason(admin.put("/admin/v2/persistent/public/nosuch/q-partition-0/partitions", json=1), 404) == (
+        "Namespace not found")
+    # DELETE .../partitions: a partition name is refused first; a non-partitioned topic is a conflict
+    assert reason(admin.delete("/admin/v2/persistent/public/nosuch/q-partition-0/partitions"), 412) == (
+        "Partitioned Topic Name should not contain '-partition-'")
+    assert admin.put(f"{P}/np").status_code == 204
+    assert reason(admin.delete(f"{P}/np/partitions"), 409) == (
+        "persistent://public/default/np is a non-partitioned topic. Instead of calling delete-partitioned-topic "
+        "please call delete.")
+    assert admin.delete(f"{P}/np").status_code == 204
     assert admin.get(P).json() == []
 
 
@@ -281,8 +292,8 @@ def test_dynamic_configuration(admin):
 
 
 @pytest.mark.parametrize("key,value,prefix", [
-    ("clusterName", "x", "Can't update non-dynamic configuration clusterName"),
-    ("noSuchKey", "1", "Can't update non-dynamic configuration noSuchKey"),
+    ("clusterName", "x", "Can't update non-dynamic configuration"),
+    ("noSuchKey", "1", "Can't update non-dynamic configuration"),
     ("allowAutoTopicCreation", "maybe", "Invalid dynamic-config value 'maybe' for allowAutoTopicCreation"),
     ("allowAutoTopicCreationType", "PARTITIONED", "Invalid dynamic-config value"),
 ])

@@ -177,7 +177,7 @@ def test_update_dynamic_and_reset():
 def test_update_of_non_dynamic_or_unknown_key_is_refused(key):
     with pytest.raises(ConfigError, match="Can't update non-dynamic configuration") as info:
         BrokerConfig().update_dynamic(key, "x")
-    assert key in info.value.reason and "allowAutoTopicCreation" in info.value.reason
+    assert info.value.reason == "Can't update non-dynamic configuration"  # BrokersBase, word for word
     with pytest.raises(ConfigError, match="Can't delete non-dynamic configuration"):
         BrokerConfig().reset_dynamic(key)
 

@@ -418,6 +418,8 @@ def test_create_partitioned_topic_creates_metadata_and_persistent_partitions(cor
     ("existing-np", 2, AlreadyExists, 409, "This topic already exists"),
     ("existing-p", 2, AlreadyExists, 409, "This topic already exists"),
     ("persistent://public/nosuch/a", 2, NamespaceNotFound, 404, "Namespace not found"),
+    # PersistentTopics#createPartitionedTopic: validateGlobalNamespaceOwnership, then the name
+    ("persistent://public/nosuch/a-partition-0", 2, NamespaceNotFound, 404, "Namespace not found"),
 ])
 def test_create_partitioned_topic_refusals(name, partitions, error, status, reason):
     core = make_core(maxNumPartitionsPerPartitionedTopic=4)
@@ -443,8 +445,18 @@ def test_delete_partitioned_topic(core):
     assert core.list_topics(NS, "persistent") == [] and core.list_partitioned_topics(NS, "persistent") == []
     assert [str(t) for t in deleted] == ["persistent://public/default/p-partition-0",
                                          "persistent://public/default/p-partition-1"]
-    with pytest.raises(PartitionedTopicNotFound, match="Partitioned topic does not exist"):
+    # PersistentTopicsBase#internalDeletePartitionedTopic (PR #23002): "Topic %s not found." / 409
+    with pytest.raises(PartitionedTopicNotFound) as info:
         core.delete_partitioned_topic("p")
+    assert (info.value.http_status, info.value.reason) == (404, "Topic persistent://public/default/p not found.")
+    core.create_non_partitioned_topic("np")
+    with pytest.raises(AlreadyExists, match="np is a non-partitioned topic. Instead of calling "):
+        core.delete_partitioned_topic("np")
+    # a partition name is refused before the namespace is read; a name merely containing the suffix is not
+    with pytest.raises(InvalidTopicName, match="should not contain '-partition-'"):
+        core.delete_partitioned_topic("persistent://public/nosuch/p-partition-0")
+    with pytest.raises(PartitionedTopicNotFound):
+        core.delete_partitioned_topic("a-partition-x")
 
 
 def test_create_and_delete_non_partitioned_topic(core):
@@ -470,6 +482,21 @@ def test_listing_needs_namespace_and_domain(core):
         core.list_topics("public/nosuch", "persistent")
     with pytest.raises(InvalidTopicName):
         core.list_topics(NS, "volatile")
+
+
+def test_binary_listing_of_a_missing_namespace(core):
+    """GET_TOPICS_OF_NAMESPACE: mode PERSISTENT reads the ledger folder (empty), NON_PERSISTENT and
+    ALL run checkLocalOrGetPeerReplicationCluster first (MetadataError)."""
+    assert core.topics_of_namespace("public/nosuch", ("persistent",)) == []
+    for domains in (("non-persistent",), ("persistent", "non-persistent")):
+        with pytest.raises(NamespaceNotFound) as info:
+            core.topics_of_namespace("public/nosuch", domains)
+        assert (info.value.server_error, info.value.binary_message) == (
+            "MetadataError", "org.apache.pulsar.broker.web.RestException: Namespace not found")
+    core.create_partitioned_topic("p", 1)
+    core.create_non_partitioned_topic("non-persistent://public/default/np")
+    assert core.topics_of_namespace(NS, ("persistent", "non-persistent")) == [
+        "persistent://public/default/p-partition-0", "non-persistent://public/default/np"]
 
 
 # --- attach (producer / consumer) ----------------------------------------------------------------
