@@ -253,6 +253,10 @@ def pub_sub(state: State, op: PubSub):
         return state, refusal
     for target in targets:
         previous = state.live.get(target)
+        if previous is not None and target.persistent:
+            # Its log holds the earlier PubSub's messages, named m0, m1, ... like this one's, and
+            # any of its consumers still attached compete for the same subscriptions.
+            raise ModelUsageError(f"{target}: a second PubSub on a persistent topic is not modelled; use another topic")
         if previous is not None and previous.attached:
             raise ModelUsageError(f"{target}: an earlier PubSub's producers and consumers are still attached; "
                                   "set close_after on it or use another topic")
@@ -273,7 +277,10 @@ def pub_sub(state: State, op: PubSub):
     receipts, subs, counters = _simulate(state, op, persistent)
     delivered = tuple((name, payload_ranges(subs[name].delivered)) for name in sorted(subs))
     outcome = PubSubResult(run_length(receipts), delivered, True)
-    if not persistent:
+    if persistent:
+        for target in targets:  # only marks the topic used (above); persistent stats are not modelled
+            state = state.with_live(target, LiveStats(known=False, attached=not op.close_after))
+    else:
         state = _record_live(state, op, targets, subs, counters)
     return state, outcome
 

@@ -110,6 +110,15 @@ def test_what_the_sources_do_not_settle_is_refused(consumers, why):
         outcome(PubSub(NP, consumers, (1,)))
 
 
+@pytest.mark.parametrize("close_after", [False, True])
+def test_a_second_pub_sub_on_a_persistent_topic_is_refused(close_after):
+    """Its log holds the first one's m0.. and, attached, its consumers hold the subscriptions."""
+    first, _ = apply(state(), PubSub(P, (("s", "Exclusive", 5),), (1,), close_after=close_after))
+    with pytest.raises(ModelUsageError, match="second PubSub on a persistent topic"):
+        apply(first, PubSub(P, (("a", "Exclusive", 5),), (1,), initial_position="Earliest"))
+    apply(first, PubSub(f"persistent://{NS}/u", (("s", "Exclusive", 5),), (1,)))  # another topic is fine
+
+
 def test_client_bursts_beyond_the_limit_need_the_bounds_view():
     op = PubSub(NP, (("s", "Exclusive", 20),), (10,), api="client")
     with pytest.raises(ModelUsageError, match="timing decides"):
