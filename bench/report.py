@@ -1,6 +1,6 @@
-"""Reports bench: N synthetic result rows, then the Spark job over them, timed; DuckDB on the same data.
+"""Reports bench: N synthetic result rows, then the Spark job over them, timed cold and incremental; DuckDB.
 
-    .venv/bin/python bench/report.py [--rows N] [--master local[2]] [--data DIR] [--keep] [--no-duckdb]
+    .venv/bin/python bench/report.py [--rows N] [--master local[2]] [--data DIR] [--keep] [--reuse] [--no-duckdb]
 
 What it does:
 1. writes N result rows (conformance/results.py schema v1) as one ``<run_id>.jsonl`` file per run, like
@@ -10,11 +10,17 @@ What it does:
    line, as real records), and ``--corrupt`` truncated lines. Not timed.
 2. times ``python -m reports --results DATA --master M --out OUT --no-allure`` as a subprocess: the whole
    job, JVM start-up included (JSONL -> partitioned Parquet -> matrix, history, flaky, diff, percentiles,
-   CSV, HTML, Markdown).
-3. times the same computation in DuckDB (``duckdb_job``: same input files, same partitioned Parquet
+   CSV, HTML, Markdown), into an empty OUT: the *cold* figure (``spark_*``), split into the ingestion
+   (``spark_ingest_*``: JSONL -> dataset) and the tables (``spark_tables_*``: dataset -> per-target
+   summaries -> tables); the rest is the JVM's start (``session_s``) and the pages (``pages_s``).
+3. writes one more run (a file in a folder of its own, so that ``--reuse`` finds DATA unchanged) and times
+   the job again over DATA and it, into the same OUT: the *incremental* figure (``incremental_*``), where
+   only the new file is ingested and the tables are made from the whole dataset again.
+4. times the same computation in DuckDB (``duckdb_job``: same input files, same partitioned Parquet
    output, same aggregates), for scale.
-Prints one JSON line with the figures: wall seconds, CPU seconds (user + system, all threads: on a machine
-shared with other work the wall time grows, the CPU time much less), and the load average around the run.
+Prints one JSON line with the figures: wall seconds, CPU seconds (user + system, all threads, the JVM's
+Python workers included: on a machine shared with other work the wall time grows, the CPU time much less),
+and the load average around the run.
 """
 
 from __future__ import annotations
@@ -148,10 +154,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_spark(data: Path, out: Path, master: str, memory: str) -> dict:
+def time_spark(data: list[Path], out: Path, master: str, memory: str, prefix: str = "spark") -> dict:
     """Wall and CPU seconds of the whole job as a subprocess (JVM start-up included), and its stage timings."""
-    command = [sys.executable, "-m", "reports", "--results", str(data), "--master", master, "--out", str(out),
-               "--no-allure", "--quiet", "--driver-memory", memory]
+    command = [sys.executable, "-m", "reports", *[arg for folder in data for arg in ("--results", str(folder))],
+               "--master", master, "--out", str(out), "--no-allure", "--quiet", "--driver-memory", memory]
     cpu, started = _children_cpu(), time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600)
     elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu
@@ -160,9 +166,25 @@ def time_spark(data: Path, out: Path, master: str, memory: str) -> dict:
     stages = next((line.split("timings ", 1)[1] for line in done.stderr.splitlines() if "timings " in line), "{}")
     stages = ast.literal_eval(stages)
     print(done.stdout.strip().splitlines()[-1], file=sys.stderr)
-    # The JVM is pyspark's child, not reaped by us: its CPU comes from the job's own figure.
-    return {"spark_s": round(elapsed, 1), "spark_cpu_s": round(cpu + stages.pop("driver_jvm_cpu_s", 0.0), 1),
-            "spark_stages": stages}
+    # The JVM is pyspark's child, not reaped by us: its CPU (and its Python workers') is the job's own figure.
+    figures = {f"{prefix}_s": round(elapsed, 1), f"{prefix}_cpu_s": round(cpu + stages.pop("spark_cpu_s", 0.0), 1)}
+    # The split: ingestion (JSONL -> dataset) and tables (dataset -> summaries -> tables); the rest of the
+    # wall time is the JVM's start, the pages and the interpreter's.
+    for part, steps in (("ingest", ("dataset",)), ("tables", ("summaries", "tables"))):
+        figures[f"{prefix}_{part}_s"] = round(sum(stages.get(f"{step}_s", 0.0) for step in steps), 1)
+        if all(f"{step}_cpu_s" in stages for step in steps):
+            figures[f"{prefix}_{part}_cpu_s"] = round(sum(stages[f"{step}_cpu_s"] for step in steps), 1)
+    figures[f"{prefix}_stages"] = stages
+    return figures
+
+
+def one_more_run(data: Path, into: Path, *, cases: int = 600, targets: int = 4) -> Path:
+    """A run after the last one in ``data`` (same cases and targets), written to ``into``; its file."""
+    runs = len(list(data.glob("*.jsonl")))
+    into.mkdir(parents=True, exist_ok=True)
+    per_run = cases * targets
+    _write_runs((str(into), runs, runs + 1, cases, targets, (runs + 1) * per_run, 99, 0))
+    return next(into.glob("*.jsonl"))
 
 
 def _duckdb_cpu(run) -> tuple[float, float]:
@@ -256,7 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: data {json.dumps(written)}", file=sys.stderr, flush=True)
         load_before = os.getloadavg()[0]
         figures = {"rows": args.rows, **written, "spark_master": args.master, "cpus": os.cpu_count(),
-                   **time_spark(data, work / "spark-out", args.master, args.driver_memory)}
+                   **time_spark([data], work / "spark-out", args.master, args.driver_memory)}
+        one_more_run(data, work / "new-run", cases=args.cases, targets=args.targets)
+        figures.update(time_spark([data, work / "new-run"], work / "spark-out", args.master, args.driver_memory,
+                                  prefix="incremental"))
         if not args.no_duckdb:
             (work / "duckdb-out").mkdir()
             elapsed, cpu = _duckdb_cpu(lambda: duckdb_job(data, work / "duckdb-out"))

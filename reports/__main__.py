@@ -1,9 +1,10 @@
 """``python -m reports``: the reports stage over every conformance run's results.
 
   python -m reports [--results DIR ...] [--master local[2]|spark://HOST:7077] [--out reports/out]
-                    [--allure-results DIR | --no-allure] [--driver-memory 4g]
+                    [--allure-results DIR | --no-allure] [--driver-memory 4g] [--rebuild]
 
-Writes under --out: dataset/ (Parquet, partitioned by run_date and target), tables/ (Parquet), csv/,
+Writes under --out: dataset/ (Parquet, partitioned by run_date and target; kept between reports and brought
+up to date: only new or changed result files are read, see reports/ingest.py), tables/ (Parquet), csv/,
 matrix.png, summary.html, summary.md (also printed), report.json and, unless --no-allure, allure-report/
 index.html (one file). Exit codes: 0 done (bad lines are reported, not fatal); 2 no usable input, a Spark
 or Allure failure.
@@ -34,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--allure-cli", type=Path, help="the allure CLI (default node_modules/.bin/allure)")
     parser.add_argument("--driver-memory", default=None, help="spark.driver.memory, e.g. 4g (local masters)")
     parser.add_argument("--executor-memory", default=None, help="spark.executor.memory on a cluster")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="ingest every result file again (default: only the files new or changed since the "
+                             "last report)")
     parser.add_argument("--quiet", action="store_true", help="do not print the Markdown summary")
     return parser
 
@@ -60,11 +64,14 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         if own_session:
             spark = aggregate.spark_session(args.master, driver_memory=args.driver_memory,
                                             executor_memory=args.executor_memory)
+        session_s = time.perf_counter() - started  # the JVM's start, when this call starts it
         aggregate.clear_outputs(out)
-        result = aggregate.run_job(spark, files, out)
-        cpu = aggregate.driver_cpu_seconds(spark)
+        result = aggregate.run_job(spark, files, out, rebuild=args.rebuild)
+        result.timings["session_s"] = round(session_s, 2)
+        cpu = aggregate.spark_cpu_seconds(spark)
         if cpu is not None and args.master.startswith("local"):
-            result.timings["driver_jvm_cpu_s"] = round(cpu, 1)
+            # The JVM and its Python workers: the driver Python's own CPU is its process's, not in here.
+            result.timings["spark_cpu_s"] = round(cpu, 1)
     except aggregate.ReportError as exc:
         print(f"reports: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -88,7 +95,9 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         except allure_report.AllureError as exc:
             print(f"reports: error: {exc}", file=sys.stderr)
             code = EXIT_ERROR
+    paging = time.perf_counter()
     pages = matrix.write_summaries(result, out, allure_href=allure_href)
+    result.timings["pages_s"] = round(time.perf_counter() - paging, 2)
     if not args.quiet:
         print(pages["markdown"].read_text(encoding="utf-8"))
     print(f"reports: timings {result.timings}", file=sys.stderr)

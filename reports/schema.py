@@ -1,4 +1,4 @@
-"""The result record as the reports stage sees it: fields, Spark types, verdict groups, Allure mapping.
+"""The result record as the reports stage sees it: fields, types, the dataset's columns, verdict groups, Allure.
 
 The field list is conformance/results.py's (an earlier stage); everything here is derived from it, and
 ``SPARK_TYPES`` must name exactly those fields (checked at import, so a schema change breaks loudly here
@@ -6,28 +6,37 @@ rather than silently in a report).
 
 Rule 1: a line is a *valid record* when it parses as one JSON object whose values fit SPARK_TYPES, has
         ``schema_version`` equal to ``SCHEMA_VERSION``, a known ``verdict``, non-empty ``run_id``,
-        ``case_id``, ``target`` and ``timestamp``, and a finite ``duration_s`` (or none). Any other non-blank line is a *bad line*: counted and reported with its file and
-        line number, never fatal (``BAD_REASONS`` names why).
+        ``case_id``, ``target`` and ``timestamp``, and a finite ``duration_s`` (or none). Any other
+        non-blank line is a *bad line*: counted and reported with its file and line number, never fatal
+        (``BAD_REASONS`` names why). ``line_problem`` is the rule in Python; reports/ingest.py applies it
+        with Arrow compute on the files pyarrow parses and takes this function's reason for every line
+        it refuses, so both give the same verdict and reason.
 Rule 2: pass rate = passed / (passed + failed). ``unsupported``, ``indefinite`` and ``broken`` are
         counted in their own columns and are never in the denominator (conformance/verdicts.py Rule 3).
 Rule 3: ``run_date`` (the dataset's partition key) is the UTC date of the run: taken from the run id
         (``20260722T101500Z-...``, results.new_run_id) when it has that form, else from the record's
         timestamp.
+Rule 4: a *dataset record* (the Parquet dataset's row) is a valid record without ``OUTCOME_FIELDS``
+        (``expected``/``actual``: outcome objects of varying shape, left in the result file) plus
+        ``DERIVED``: ``run_date`` (Rule 3), ``result_file`` (the file's absolute path) and ``line`` (the
+        record's 1-based line in it), so the full record is one ``sed -n '<line>p' <result_file>`` away.
+        ``run_date`` and ``target`` are the partition keys: folder names, not columns of the files.
 """
 
 from __future__ import annotations
 
 from conformance.results import FIELDS, SCHEMA_VERSION, VERDICTS
 
-__all__ = ["FIELDS", "SCHEMA_VERSION", "VERDICTS", "SPARK_TYPES", "spark_schema", "ALLURE_STATUS"]
+__all__ = ["FIELDS", "SCHEMA_VERSION", "VERDICTS", "SPARK_TYPES", "DATASET_TYPES", "spark_schema", "ALLURE_STATUS",
+           "line_problem", "parse_line"]
 
 PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN = "passed", "failed", "unsupported", "indefinite", "broken"
 assert set(VERDICTS) == {PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN}, VERDICTS
 # Rule 2: the two verdicts a pass rate is made of; a regression or a fix is a move between them (diff).
 OUTCOMES = (PASSED, FAILED)
 
-# Spark SQL DDL type of every field. ``expected``/``actual`` are outcome objects of varying shape: kept as
-# their JSON text (Spark's JSON reader turns an object read as string into its JSON text).
+# Spark SQL DDL type of every field. ``expected``/``actual`` are outcome objects of varying shape: any JSON
+# value fits "string" (Rule 1), but they are not in the dataset (Rule 4).
 SPARK_TYPES: dict[str, str] = {
     "schema_version": "bigint",
     "run_id": "string",
@@ -63,8 +72,10 @@ BAD_REASONS = {
     "duration": "duration_s is not a finite number",
 }
 
-# Columns the job adds to every record of the Parquet dataset.
-DERIVED = {"run_date": "string", "ts": "timestamp", "result_file": "string"}
+# Rule 4: the dataset's columns.
+OUTCOME_FIELDS = ("expected", "actual")
+DATASET_TYPES: dict[str, str] = {name: kind for name, kind in SPARK_TYPES.items() if name not in OUTCOME_FIELDS}
+DERIVED = {"run_date": "string", "result_file": "string", "line": "bigint"}
 PARTITIONS = ("run_date", "target")
 
 
@@ -89,39 +100,47 @@ ALLURE_STATUS = {
 
 
 def line_problem(text: str):
-    """Rule 1 for one line, in Python: None for a valid record or a blank line, else a BAD_REASONS text.
+    """Rule 1 for one line, in Python: None for a valid record or a blank line, else a BAD_REASONS text."""
+    return parse_line(text)[1]
 
-    The Spark job applies the same rule as column expressions (aggregate._bad_condition); this one
-    locates bad lines by number once Spark has named their files.
+
+def parse_line(text: str):
+    """Rule 1 for one line: ``(record dict, None)`` for a valid record, ``(None, BAD_REASONS text)`` for a bad
+    line, ``(None, None)`` for a blank line.
+
+    Shipped to Spark executors by value (reports/ingest.py Rule 1): it must use only the standard library
+    and this module's plain values.
     """
     import json
     import math
 
     if not text.strip():
-        return None
+        return None, None
     try:
         data = json.loads(text)
     except ValueError:
-        return BAD_REASONS["json"]
+        return None, BAD_REASONS["json"]
     if not isinstance(data, dict) or not _types_ok(data):
-        return BAD_REASONS["json"]
+        return None, BAD_REASONS["json"]
     if data.get("schema_version") != SCHEMA_VERSION or isinstance(data.get("schema_version"), bool):
-        return BAD_REASONS["schema_version"]
+        return None, BAD_REASONS["schema_version"]
     if data.get("verdict") not in VERDICTS:
-        return BAD_REASONS["verdict"]
+        return None, BAD_REASONS["verdict"]
     if any(data.get(name) in (None, "") for name in REQUIRED):
-        return BAD_REASONS["missing"]
+        return None, BAD_REASONS["missing"]
     duration = data.get("duration_s")
     if isinstance(duration, str) or (isinstance(duration, float) and not math.isfinite(duration)):
-        return BAD_REASONS["duration"]  # Spark reads "NaN"/"Infinity" strings as doubles: refused on both sides
-    return None
+        # Spark's JSON reader took "NaN"/"Infinity" strings as doubles; they were refused then, and still are.
+        return None, BAD_REASONS["duration"]
+    return data, None
 
 
-NON_NUMERIC = ("NaN", "Infinity", "INF")  # strings Spark's JSON reader takes as doubles
+NON_NUMERIC = ("NaN", "Infinity", "INF")  # strings Spark's JSON reader took as doubles
 
 
 def _types_ok(data: dict) -> bool:
-    """The values Spark's JSON reader cannot convert to SPARK_TYPES (it then marks the line corrupt)."""
+    """False for a value that does not fit SPARK_TYPES (the rule Spark's JSON reader applied when it read the
+    results: such a line was corrupt)."""
     for name, kind in SPARK_TYPES.items():
         value = data.get(name)
         if value is None or kind == "string":

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
+from pathlib import Path
 
 import pytest
 
-from reports.aggregate import ReportError, find_result_files, locate_bad_lines, run_job, wilson, write_dataset
+from reports.aggregate import ReportError, find_result_files, run_job, wilson
+from reports.ingest import ingest
 from reports.schema import BAD_REASONS
 from tests.reports import fixtures
 
@@ -116,7 +119,15 @@ def test_outputs_parquet_partitioned_and_csv(fixed_job, spark):
                           "run_date=2026-07-02/target=lite", "run_date=2026-07-02/target=reference"]
     dataset = spark.read.parquet(str(out / "dataset"))
     assert dataset.count() == expected["records"]
-    assert {"run_date", "target", "result_file", "expected", "source"} <= set(dataset.columns)
+    assert {"run_date", "target", "result_file", "line", "source"} <= set(dataset.columns)
+    assert not {"expected", "actual"} & set(dataset.columns)  # outcome objects stay in the result files
+    # ``line`` is the record's line in ``result_file``: that line is the full record, expected/actual included.
+    for row in dataset.collect():
+        lines = Path(row["result_file"]).read_text(encoding="utf-8").split("\n")
+        record = json.loads(lines[row["line"] - 1])
+        assert {k: record[k] for k in ("run_id", "target", "case_id", "verdict", "duration_s")} == {
+            k: row[k] for k in ("run_id", "target", "case_id", "verdict", "duration_s")}
+        assert set(record["expected"]) == {"kind", "partitions"}
     for name in result.tables:
         assert spark.read.parquet(str(out / "tables" / f"{name}.parquet")).count() == len(result.tables[name]), name
         with open(out / "csv" / f"{name}.csv", encoding="utf-8") as handle:
@@ -132,10 +143,8 @@ def test_no_valid_record_is_a_clear_error(spark, tmp_path):
         run_job(spark, [tmp_path / "results"], tmp_path / "out")
 
 
-def test_spark_and_the_line_locator_agree_on_odd_lines(spark, tmp_path):
-    """Every line Spark refuses is located by number, and no other: the two rule sets match."""
-    import json
-
+def test_the_ingestion_and_the_line_rules_agree_on_odd_lines(spark, tmp_path):
+    """Every line the ingestion refuses is named by number with line_problem's reason, and no other."""
     from reports.schema import line_problem
 
     good = fixtures.record(0, "reference", "c1").to_json()
@@ -149,9 +158,9 @@ def test_spark_and_the_line_locator_agree_on_odd_lines(spark, tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "odd.jsonl").write_text("\n".join([good, *odd]) + "\n", encoding="utf-8")
     files = find_result_files([tmp_path / "results"])
-    bad_count, bad_files = write_dataset(spark, files, tmp_path / "dataset")
-    python_bad = [n for n, line in enumerate([good, *odd], start=1) if line_problem(line)]
-    assert [b.line for b in locate_bad_lines(bad_files)] == python_bad
-    assert bad_count == len(python_bad)
+    result = ingest(spark, files, tmp_path / "dataset")
+    python_bad = [(n, line_problem(line)) for n, line in enumerate([good, *odd], start=1) if line_problem(line)]
+    assert [(line, reason) for line, reason, _ in result.entries[str(files[0])].bad] == python_bad
+    assert result.bad_count == len(python_bad)
     records = spark.read.parquet(str(tmp_path / "dataset")).count()
-    assert records == 1 + len(odd) - len(python_bad) - 2  # two blank lines are not records
+    assert records == result.records == 1 + len(odd) - len(python_bad) - 2  # two blank lines are not records
