@@ -166,3 +166,21 @@ def test_fuzz_against_the_reference_broker_runs_sequences(tmp_path):
     # Divergences it finds are the reference's or the model's to fix; the machinery must run clean.
     assert report.sequences >= 5 and report.steps > 20 and not report.broken and not report.indefinite
     assert report.duration_s < 8 + 2 * 2 + 15
+
+
+def test_another_minimal_sequence_of_a_saved_finding_is_not_saved_again(tmp_path):
+    from conformance import generated
+
+    def doc(local, actual=False):
+        steps = [{"op": "CreateNamespace", "namespace": "{ns}", "policies": []},
+                 {"op": "Lookup", "api": "binary", "topic": f"persistent://{{ns}}/{local}"}]
+        return generated.to_document(
+            target="lite", target_version="1", seed=1, era="pip344", steps=steps,
+            expected=[{"kind": "LookupAnswer", "response": "Connect", "authoritative": True}],
+            actual=[{"kind": "LookupAnswer", "response": "Connect", "authoritative": actual}],
+            signature="Lookup[binary]: expected LookupAnswer:Connect, got LookupAnswer:Connect", found_at="now")
+
+    first = generated.save(doc("t"), tmp_path)
+    assert generated.save(doc("u"), tmp_path) == first  # same divergence, another topic: kept once
+    other = generated.save(doc("u", actual=None), tmp_path)  # another actual outcome: a new finding
+    assert other != first and sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, other.name])
