@@ -75,12 +75,12 @@ class Event:
 
     TYPE: int = -1
     FIELD: str = ""
+    MESSAGE: type = type(None)  # the protobuf class of FIELD, set per subclass below
     __slots__ = ("pb", "metadata", "payload", "checksum_valid")
 
     def __init__(self, _pb=None, *, metadata: Optional[pb.MessageMetadata] = None,
                  payload: Optional[bytes] = None, checksum_valid: Optional[bool] = None, **fields):
-        message_class = type(getattr(pb.BaseCommand(), self.FIELD))
-        self.pb = _pb if _pb is not None else message_class(**fields)
+        self.pb = _pb if _pb is not None else self.MESSAGE(**fields)
         self.metadata = metadata
         self.payload = payload
         self.checksum_valid = checksum_valid
@@ -125,7 +125,8 @@ class InvalidCommand:
 
 EVENT_CLASSES: dict[int, type[Event]] = {}
 for _type, (_name, _field) in _COMMANDS.items():
-    EVENT_CLASSES[_type] = type(_name, (Event,), {"TYPE": _type, "FIELD": _field, "__slots__": ()})
+    EVENT_CLASSES[_type] = type(_name, (Event,), {"TYPE": _type, "FIELD": _field, "__slots__": (),
+                                                  "MESSAGE": type(getattr(pb.BaseCommand(), _field))})
     globals()[_name] = EVENT_CLASSES[_type]
 
 # Names for linters and readers; the classes themselves are made from the table above.

@@ -123,14 +123,18 @@ def _parse_frame(frame: bytes) -> RawFrame:
         raise RemoteProtocolError(
             f"commandSize {command_size} exceeds the frame's remaining {len(frame) - 4} bytes", "UnknownError")
     body = frame[4:4 + command_size]
-    result = RawFrame(command=None, size=len(frame) + 4, raw_type=_peek_type(body))
+    result = RawFrame(command=None, size=len(frame) + 4)
     try:
         command = pb.BaseCommand.FromString(body)
     except DecodeError as exc:
+        result.raw_type = _peek_type(body)
         result.problem = f"Malformed BaseCommand protobuf: {exc}"
         return result
     result.command = command
-    if not command.HasField("type"):
+    if command.HasField("type"):
+        result.raw_type = command.type
+    else:  # absent, or a number proto2 keeps among the unknown fields: read it from the bytes
+        result.raw_type = _peek_type(body)
         result.problem = (f"Unknown command type {result.raw_type}" if result.raw_type is not None
                           else "BaseCommand without a type")
         return result
