@@ -29,6 +29,12 @@ Rule 5: a broker that has not joined (a ``BrokerCore`` used without a server, as
         is a cluster of one: it owns every bundle and answers with its own URLs.
 Rule 6: every store failure becomes ``MetadataStoreError`` for the topic(s) being resolved; the
         caller turns it into a per-topic answer and the broker keeps serving.
+Rule 7: on ZooKeeper, an expired session deletes the registration while the process lives on;
+        the other brokers then see this one dead and take its bundles. When the store reports a
+        new session (metadata/zookeeper.py Rule 5) the broker registers again, with the same
+        session id (so ownership nodes still naming it are valid again), and forgets the owners it
+        had cached, so each bundle is read again from the store: a bundle another broker took
+        meanwhile is answered as that broker's (Redirect), never served by both.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 import time
 import urllib.parse
 import uuid
@@ -197,6 +204,10 @@ class ClusterNode:
         self._owners: dict[str, BrokerInfo] = {}  # bundle name -> owner, trusted while that owner is live
         self._ephemeral = False
         self._heartbeat: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        base = base_store(core.store)
+        if hasattr(base, "on_new_session"):
+            base.on_new_session(self._session_renewed)  # Rule 7
 
     # -- membership (Rules 1, 4) -----------------------------------------------------------------
 
@@ -218,12 +229,28 @@ class ClusterNode:
                 return
             self.leave()
         info = BrokerInfo(broker_id_for(web_url), uuid.uuid4().hex, broker_url, web_url)
-        store, base = self.core.store, base_store(self.core.store)
-        can_ephemeral = hasattr(base, "create_ephemeral")
-        self._ephemeral = can_ephemeral or isinstance(base, MemoryMetadataStore)
+        base = base_store(self.core.store)
+        self._ephemeral = hasattr(base, "create_ephemeral") or isinstance(base, MemoryMetadataStore)
+        path = self._write_registration(info)
+        self.info = info
+        self._owners.clear()
+        self.view.invalidate()
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+        if not self._ephemeral:
+            try:
+                self._heartbeat = asyncio.get_running_loop().create_task(self._beat(path))
+            except RuntimeError:
+                self._heartbeat = None  # no loop (a core used synchronously): liveness by the last write
+        log.info("broker %s joined the cluster (session %s)", info.broker_id, info.session)
+
+    def _write_registration(self, info: BrokerInfo) -> str:
+        store = self.core.store
         path = layout.broker_registration_path(info.broker_id)
         value = layout.encode_json(info.registration(time.time(), self._ephemeral))
-        if can_ephemeral:
+        if hasattr(base_store(store), "create_ephemeral"):
             try:  # a node of an earlier session would vanish with that session: replace it now
                 store.delete(path)
             except NoNode:
@@ -231,15 +258,29 @@ class ClusterNode:
             store.create_ephemeral(path, value)
         else:
             store.put(path, value)
-        self.info = info
-        self._owners.clear()
-        self.view.invalidate()
-        if not self._ephemeral:
-            try:
-                self._heartbeat = asyncio.get_running_loop().create_task(self._beat(path))
-            except RuntimeError:
-                self._heartbeat = None  # no loop (a core used synchronously): liveness by the last write
-        log.info("broker %s joined the cluster (session %s)", info.broker_id, info.session)
+        return path
+
+    def _session_renewed(self) -> None:
+        """Rule 7, called on the store's thread: register again on the broker's own thread."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._register_again)
+        else:
+            threading.Thread(target=self._register_again, name="cluster-reregister", daemon=True).start()
+
+    def _register_again(self) -> None:
+        info = self.info
+        if info is None:
+            return  # left the cluster meanwhile
+        try:
+            self._write_registration(info)
+        except (MetadataStoreError, NodeExists) as exc:
+            log.warning("broker %s could not register again after a new session: %s", info.broker_id, exc)
+            return
+        finally:
+            self._owners.clear()
+            self.view.invalidate()
+        log.warning("broker %s registered again after its metadata session expired", info.broker_id)
 
     @property
     def session_timeout(self) -> float:

@@ -14,6 +14,10 @@ Rule 3: every call is bounded: connect by ``connect_timeout`` (a clear error nam
         every request by ``request_timeout``. A lost connection or timeout becomes
         ``MetadataStoreError`` naming the address; nothing is retried behind the caller's back, so
         a ``create`` is never replayed into a spurious NodeExists.
+Rule 5: a session that ZooKeeper expired takes this store's ephemeral nodes with it; kazoo then
+        opens a new session by itself. ``on_new_session(callback)`` calls ``callback()`` each time
+        that happens (on kazoo's thread, which must not wait on ZooKeeper: hand the work off), so
+        the owner of an ephemeral node can create it again (reference_broker/cluster.py Rule 7).
 Rule 4: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), so a listing a Java
         client would refuse (facts §4.3 "Packet len<N> is out of range!") still works here.
         ``get_children_reply_bytes`` computes what that Java client would measure; the store
@@ -22,6 +26,7 @@ Rule 4: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), 
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from typing import Iterable
@@ -39,7 +44,7 @@ from reference_broker.metadata.store import (
 )
 
 try:  # kazoo is a declared dependency; the message below is for a broken install only
-    from kazoo.client import KazooClient
+    from kazoo.client import KazooClient, KazooState
     from kazoo.exceptions import (
         BadVersionError,
         KazooException,
@@ -50,6 +55,8 @@ try:  # kazoo is a declared dependency; the message below is for a broken instal
     from kazoo.retry import KazooRetry
 except ImportError:  # pragma: no cover
     KazooClient = None  # type: ignore[assignment,misc]
+
+log = logging.getLogger("reference_broker.metadata.zookeeper")
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -141,6 +148,25 @@ class ZooKeeperMetadataStore(MetadataStore):
         if self.chroot:
             self._wait("ensure the chroot", self.chroot, self._client.ensure_path_async(self.chroot))
             self._client.chroot = self.chroot  # from now on every path is under the chroot (Rule 2)
+        self._session_callbacks: list = []
+        self._session_lost = False
+        self._client.add_listener(self._state_changed)
+
+    # --- sessions (Rule 5) ------------------------------------------------------------------------
+
+    def on_new_session(self, callback) -> None:
+        self._session_callbacks.append(callback)
+
+    def _state_changed(self, state) -> None:
+        if state == KazooState.LOST:
+            self._session_lost = True
+        elif state == KazooState.CONNECTED and self._session_lost:
+            self._session_lost = False
+            for callback in list(self._session_callbacks):
+                try:
+                    callback()
+                except Exception:  # noqa: BLE001 - one listener's failure must not stop kazoo's thread
+                    log.exception("new-session callback failed")
 
     # --- plumbing (Rule 3) ------------------------------------------------------------------------
 

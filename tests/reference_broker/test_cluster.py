@@ -8,6 +8,7 @@ real ZooKeeper).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import zlib
@@ -415,3 +416,55 @@ def test_separate_processes_on_zookeeper_use_ephemeral_registrations(zookeeper_s
         for process, _, _ in started:
             broker_process.stop(process)
 
+
+
+# -- Rule 7: a ZooKeeper session that expires ---------------------------------------------------------
+
+
+def _wait_for(condition, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@pytest.mark.slow
+def test_a_broker_whose_zookeeper_session_expired_registers_again(zookeeper_server):  # noqa: F811
+    from kazoo.client import KazooClient
+
+    from reference_broker.metadata import layout, open_store
+
+    url = zookeeper_server.unique_url()
+    store_a, store_b = open_store(url), open_store(url)  # two processes' worth: two sessions
+    try:
+        (a,), (b,) = core_cluster(1, store=store_a), core_cluster(1, store=store_b, first=1)
+        path = layout.broker_registration_path(a.cluster.info.broker_id)
+        registered = lambda: (store_b.get(path) or (b"",))[0] and \
+            json.loads(store_b.get(path)[0])["session"] == a.cluster.info.session  # noqa: E731
+        assert registered()
+        session_id, password = store_a._client.client_id
+        twin = KazooClient(hosts=store_a.hosts, client_id=(session_id, password))
+        twin.start(timeout=10)
+        twin.stop()  # closing a session with a's id and password ends a's session: its ephemeral node goes
+        twin.close()
+        assert _wait_for(lambda: store_b.get(path) is None or not registered(), 10)
+        assert _wait_for(registered, 15), "the broker did not register again after its session expired"
+    finally:
+        store_a.close()
+        store_b.close()
+
+
+def test_after_a_new_session_cached_owners_are_read_again_from_the_store():
+    """A bundle taken by another broker while this one was dead is answered as that broker's."""
+    a, b = core_cluster(2)
+    bundle = a.cluster.bundle_of(TopicName.parse("persistent://public/default/t-rule7"))
+    owner = a.cluster.owner_of(bundle)
+    other = b if owner.broker_id == a.cluster.info.broker_id else a
+    mine = a if other is b else b
+    path = layout.bundle_ownership_path(bundle.namespace, bundle.range_name)
+    mine.store.put(path, layout.encode_json(other.cluster.info.ownership()))  # taken meanwhile
+    assert mine.cluster.owner_of(bundle).broker_id == mine.cluster.info.broker_id  # still the cached answer
+    mine.cluster._session_renewed()  # what the store calls on a new session (no loop here: a thread)
+    assert _wait_for(lambda: mine.cluster.owner_of(bundle).broker_id == other.cluster.info.broker_id, 5)
