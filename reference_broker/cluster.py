@@ -34,7 +34,9 @@ Rule 7: on ZooKeeper, an expired session deletes the registration while the proc
         new session (metadata/zookeeper.py Rule 5) the broker registers again, with the same
         session id (so ownership nodes still naming it are valid again), and forgets the owners it
         had cached, so each bundle is read again from the store: a bundle another broker took
-        meanwhile is answered as that broker's (Redirect), never served by both.
+        meanwhile is answered as that broker's (Redirect), never served by both, and the server
+        closes its producers and consumers on that bundle's topics (CLOSE_PRODUCER /
+        CLOSE_CONSUMER, as Pulsar does when it unloads a bundle) so their clients look up again.
 """
 
 from __future__ import annotations
@@ -205,6 +207,9 @@ class ClusterNode:
         self._ephemeral = False
         self._heartbeat: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Called after registering again (Rule 7), on the broker's thread: the server closes the
+        # producers and consumers of topics whose bundle another broker took meanwhile.
+        self.after_new_session: list = []
         base = base_store(core.store)
         if hasattr(base, "on_new_session"):
             base.on_new_session(self._session_renewed)  # Rule 7
@@ -281,6 +286,11 @@ class ClusterNode:
             self._owners.clear()
             self.view.invalidate()
         log.warning("broker %s registered again after its metadata session expired", info.broker_id)
+        for listener in list(self.after_new_session):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - the registration stands whatever a listener does
+                log.exception("after-new-session listener failed")
 
     @property
     def session_timeout(self) -> float:

@@ -31,7 +31,10 @@ import socket
 import time
 from typing import Optional
 
+from model.names import TopicName
+
 from . import __version__
+from .errors import BrokerError
 from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
@@ -232,6 +235,7 @@ class BrokerServer:
         self._flush_all_scheduled = False
         # A topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
+        core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)  # cluster.py Rule 7
         self.connections: set[BrokerProtocol] = set()
         self.cluster_name = core.config.get("clusterName")
         self.server_version = f"Pulsar Server{__version__}"
@@ -268,6 +272,29 @@ class BrokerServer:
         self.core.set_service_urls(broker_url=self.broker_url, web_url=self.web_url)
         await self._start_web(web_socket)
         self._schedule_inactive_check()
+
+    def unload_topics_owned_elsewhere(self) -> list[str]:
+        """cluster.py Rule 7: topics loaded here whose bundle another broker owns now are unloaded,
+        their producers and consumers closed so the clients look them up again."""
+        unloaded = []
+        for name in self.topics.names():
+            topic = TopicName.parse(name)
+            try:
+                owner = self.core.cluster.owner_of(self.core.cluster.bundle_of(topic))
+            except BrokerError as exc:
+                log.warning("cannot tell who owns %s now: %s", name, exc)
+                continue
+            if self.core.cluster.is_self(owner):
+                continue
+            for protocol in list(self.connections):
+                if protocol.cnx is not None:
+                    protocol.cnx.close_topic_users(name)
+            self.topics.unload(name)
+            if not topic.persistent:
+                self.core.mark_non_persistent_inactive(topic)
+            unloaded.append(name)
+            log.warning("unloaded %s: its bundle is owned by %s now", name, owner.broker_id)
+        return unloaded
 
     def _schedule_inactive_check(self) -> None:
         every = self.core.config.get("brokerDeleteInactiveTopicsFrequencySeconds")

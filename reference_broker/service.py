@@ -361,6 +361,25 @@ class ServerCnx:
     def _error(self, request_id: int, error: str, message: str) -> None:
         self.send(ev.Error(request_id=request_id, error=_server_error(error), message=message))
 
+    def close_topic_users(self, topic_name: str) -> int:
+        """Close this connection's producers and consumers on ``topic_name``, telling the client with
+        CLOSE_PRODUCER / CLOSE_CONSUMER (request_id -1, as Pulsar's broker-initiated closes), so it
+        looks the topic up again. Returns how many were closed."""
+        closed = 0
+        for producer_id, (topic, live) in list(self.producers.items()):
+            if str(topic) == topic_name:
+                del self.producers[producer_id]
+                live.remove_producer((self.id, producer_id))
+                self.send(ev.CloseProducer(producer_id=producer_id, request_id=U64_MINUS_ONE))
+                closed += 1
+        for consumer_id, (subscription, consumer) in list(self.consumers.items()):
+            if subscription.topic.name == topic_name:
+                del self.consumers[consumer_id]
+                subscription.remove_consumer(consumer)
+                self.send(ev.CloseConsumer(consumer_id=consumer_id, request_id=U64_MINUS_ONE))
+                closed += 1
+        return closed
+
     def connection_lost(self) -> None:
         for producer_id, (topic, live) in list(self.producers.items()):
             live.remove_producer((self.id, producer_id))

@@ -468,3 +468,32 @@ def test_after_a_new_session_cached_owners_are_read_again_from_the_store():
     assert mine.cluster.owner_of(bundle).broker_id == mine.cluster.info.broker_id  # still the cached answer
     mine.cluster._session_renewed()  # what the store calls on a new session (no loop here: a thread)
     assert _wait_for(lambda: mine.cluster.owner_of(bundle).broker_id == other.cluster.info.broker_id, 5)
+
+
+def test_after_a_new_session_producers_on_a_bundle_taken_meanwhile_are_closed():
+    """Rule 7 on a live server: CLOSE_PRODUCER (request_id -1) to the client, then the bundle is not served."""
+    from .wire_client import raw_connect, read_event
+
+    with InProcessCluster(2) as cluster:
+        first, second = cluster.servers
+        core = first.core
+        mine = next(t for t in (f"persistent://public/default/r7-{i}" for i in range(64))
+                    if cluster.run(lambda t=t: core.cluster.is_self(
+                        core.cluster.owner_of(core.cluster.bundle_of(TopicName.parse(t))))))
+        sock, conn = raw_connect(first.broker_url)
+        try:
+            sock.sendall(conn.send(ev.Producer(topic=mine, producer_id=5, request_id=1)))
+            assert isinstance(read_event(sock, conn), ev.ProducerSuccess)
+            bundle = cluster.run(lambda: core.cluster.bundle_of(TopicName.parse(mine)))
+            path = layout.bundle_ownership_path(bundle.namespace, bundle.range_name)
+            cluster.run(lambda: core.store.put(path, layout.encode_json(second.core.cluster.info.ownership())))
+            core.cluster._session_renewed()  # what the ZooKeeper store calls on a new session
+            closed = read_event(sock, conn)
+            assert isinstance(closed, ev.CloseProducer)
+            assert (closed.producer_id, closed.request_id) == (5, 2**64 - 1)
+            sock.sendall(conn.send(ev.Producer(topic=mine, producer_id=6, request_id=2)))
+            refused = read_event(sock, conn)
+            assert isinstance(refused, ev.Error) and refused.error == pb.ServiceNotReady
+            assert mine not in first.topics.names()
+        finally:
+            sock.close()
