@@ -228,7 +228,9 @@ def target_variables(properties: dict[str, str], targets: Iterable[str]) -> dict
 def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] = (), cli: Optional[Path] = None,
            timeout: float = GENERATE_TIMEOUT_S, report_name: str = "Pulsar conformance") -> Path:
     """Stages, configures and runs ``allure generate``; returns the single-file ``index.html``."""
-    allure_results, out_dir = Path(allure_results), Path(out_dir)
+    # Absolute: `allure generate` runs with the staging folder as its cwd, where a relative --out
+    # (`make report` passes reports/out) would point somewhere else.
+    allure_results, out_dir = Path(allure_results).resolve(), Path(out_dir).resolve()
     if not allure_results.is_dir() or not any(allure_results.glob("*-result.json")):
         raise AllureError(f"no Allure results in {allure_results}: `python -m conformance run` writes them "
                           "(allure-pytest); pass --allure-results DIR or --no-allure")

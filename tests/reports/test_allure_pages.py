@@ -10,6 +10,7 @@ import contextlib
 import datetime
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -99,8 +100,14 @@ def e2e(tmp_path_factory, spark):
     _one_run(out, 1, work)
     # The CLI in-process on the shared local[2] session (test_cluster runs it as a subprocess).
     stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = main(["--out", str(out), "--master", "local[2]"], spark=spark)
+    # A relative --out, as `make report` passes it (reports/out): every path must survive the CLI's cwd.
+    here = os.getcwd()
+    os.chdir(work)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(["--out", "out", "--master", "local[2]"], spark=spark)
+    finally:
+        os.chdir(here)
     done = subprocess.CompletedProcess(["python", "-m", "reports"], code, stdout.getvalue(), stderr.getvalue())
     return {"out": out, "cli": done, "first_results": first_results}
 
