@@ -546,7 +546,8 @@ def run_job(spark, result_paths: Iterable[Path], out_dir: Path, *, rebuild: bool
 
     clock = _Clock(spark)
     files = find_result_files(result_paths)
-    out_dir = Path(out_dir)
+    # Absolute (Rule 1): executors resolve a relative path against their own working directory.
+    out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     dataset = out_dir / "dataset"
     ingested = ingest.ingest(spark, files, dataset, rebuild=rebuild)

@@ -108,6 +108,7 @@ def e2e(tmp_path_factory, spark):
             code = main(["--out", "out", "--master", "local[2]"], spark=spark)
     finally:
         os.chdir(here)
+    assert not (Path(here) / "out" / "dataset").exists(), "a relative --out was resolved against another cwd"
     done = subprocess.CompletedProcess(["python", "-m", "reports"], code, stdout.getvalue(), stderr.getvalue())
     return {"out": out, "cli": done, "first_results": first_results}
 
