@@ -141,7 +141,10 @@ class State:
         """Delete the metadata and every partition of ``topic``."""
         count = self.partition_count(topic)
         partitions = {topic.partition(i) for i in range(count)}
-        return replace(self, partitioned=self.partitioned.remove(topic), topics=self.topics - partitions)
+        live = self.live
+        for gone in partitions & set(live):  # a deleted topic is unloaded: a new one starts its stats at zero
+            live = live.remove(gone)
+        return replace(self, partitioned=self.partitioned.remove(topic), topics=self.topics - partitions, live=live)
 
 
 def parse_topic(text: str) -> TopicName:

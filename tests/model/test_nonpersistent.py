@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state, run
 from model.ops import (
-    BadCommand, CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, GetInternalStats,
+    BadCommand, CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, DeletePartitionedTopic,
+    GetInternalStats,
     GetPartitionedStats, GetTopicStats, ListTopics, Lookup, PubSub,
 )
 from model.outcomes import (
@@ -171,6 +172,14 @@ def test_partitioned_stats_sum_partitions():
     s, _ = run(state(), [CreatePartitionedTopic(NP, 2), PubSub(f"{NP}-partition-0", (("s", "Exclusive", 9),), (3,)),
                          PubSub(f"{NP}-partition-1", (("s", "Exclusive", 9),), (2,))])
     assert apply(s, GetPartitionedStats(NP))[1] == PartitionedStatsView((), 2, 5, 5)
+
+
+def test_a_deleted_and_recreated_partitioned_topic_starts_its_stats_at_zero():
+    part = f"{NP}-partition-0"
+    s, _ = run(state(), [CreatePartitionedTopic(NP, 1), PubSub(part, (("s", "Exclusive", 9),), (3,), close_after=True),
+                         DeletePartitionedTopic(NP), CreatePartitionedTopic(NP, 1),
+                         PubSub(part, (("s", "Exclusive", 9),), (2,), close_after=True)])
+    assert apply(s, GetPartitionedStats(NP))[1] == PartitionedStatsView((), 1, 2, 2)
 
 
 @pytest.mark.parametrize("op, why", [
