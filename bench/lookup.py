@@ -16,7 +16,6 @@ bench/lookup_cpu.py gives the reference broker's own CPU per lookup in process, 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import statistics
 import sys
@@ -28,20 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
+from bench.common import percentile, quiet_logger  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 TOPIC = "persistent://public/default/bench-lookup"
-
-
-def quiet_logger() -> logging.Logger:
-    logger = logging.getLogger("bench-lookup")
-    logger.setLevel(logging.CRITICAL)
-    return logger
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def process_cpu_seconds(pid: int | None) -> float | None:
@@ -57,7 +46,7 @@ def process_cpu_seconds(pid: int | None) -> float | None:
 
 def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int | None) -> dict[str, float]:
     client = pulsar.Client(service_url, operation_timeout_seconds=10, connection_timeout_ms=5000,
-                           logger=quiet_logger(), concurrent_lookup_requests=50000)
+                           logger=quiet_logger("bench-lookup"), concurrent_lookup_requests=50000)
     try:
         client.create_producer(TOPIC).close()  # the topic exists before any lookup is timed
         for _ in range(100):  # warm up the connection and both sides' code paths

@@ -27,7 +27,6 @@ Every wait is bounded; both brokers are stopped at the end. Prints a table and t
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import secrets
 import sys
@@ -39,24 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
+from bench.common import percentile, quiet_logger  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
 
 
-def quiet_logger() -> logging.Logger:
-    logger = logging.getLogger("bench-nonpersistent")
-    logger.setLevel(logging.CRITICAL)
-    return logger
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def client_for(url: str) -> pulsar.Client:
-    return pulsar.Client(url, operation_timeout_seconds=30, connection_timeout_ms=5000, logger=quiet_logger(),
+    return pulsar.Client(url, operation_timeout_seconds=30, connection_timeout_ms=5000, logger=quiet_logger("bench-nonpersistent"),
                          io_threads=1, message_listener_threads=1)
 
 

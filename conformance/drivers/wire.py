@@ -231,17 +231,8 @@ class WireDriver(WirePip2, WireBatch):
     def _request(self, event, request_id: int, answers: tuple[type, ...], what: str):
         """Send ``event`` and return the first answer of ``answers`` (or ERROR) for request_id."""
         self._socket.send(event)
-        deadline = time.monotonic() + self.timeout
-        waiting_for = f"answer to {event.type_name} (request_id={request_id})"
-        while True:
-            got = self._socket.next_event(deadline, waiting_for)
-            if _request_id_of(got) != request_id:
-                self._unsolicited(got)
-                continue
-            if isinstance(got, (events.Error, *answers)):
-                return got
-            raise ProtocolViolation(f"{what}: expected {' or '.join(a.__name__ for a in answers)} "
-                                    f"for request_id={request_id}, got {got!r}")
+        return await_answer(self._socket, request_id, answers, what, self.timeout,
+                            f"answer to {event.type_name} (request_id={request_id})")
 
     # -- one handler per operation -----------------------------------------------------------
 
@@ -316,6 +307,22 @@ class WireDriver(WirePip2, WireBatch):
             if isinstance(got, (events.ProducerSuccess, events.Error)) and _request_id_of(got) == request_id:
                 return got
             self._unsolicited(got)
+
+
+def await_answer(sock, request_id: int, answers: tuple[type, ...], what: str, timeout: float, waiting_for: str):
+    """The first of ``answers`` (or ERROR) for ``request_id`` read from ``sock`` within ``timeout``;
+    other frames are passed over, a PING answered; an answer of another kind is a ProtocolViolation."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = sock.next_event(deadline, waiting_for)
+        if _request_id_of(got) != request_id:
+            if isinstance(got, events.Ping):
+                sock.send(events.Pong())
+            continue
+        if isinstance(got, (events.Error, *answers)):
+            return got
+        raise ProtocolViolation(f"{what}: expected {' or '.join(a.__name__ for a in answers)} "
+                                f"for request_id={request_id}, got {got!r}")
 
 
 def _request_id_of(event) -> Optional[int]:

@@ -111,21 +111,11 @@ class WireBatch:
         self._batch_links = {}
 
     def _exchange(self, link: _Link, event, request_id: int, answers: tuple, what: str):
-        from conformance.drivers.wire import _request_id_of
+        from conformance.drivers.wire import await_answer
 
         link.sock.send(event)
-        deadline = time.monotonic() + self.timeout
-        waiting_for = f"answer to {what} (request_id={request_id}) from {link.url}"
-        while True:
-            got = link.sock.next_event(deadline, waiting_for)
-            if _request_id_of(got) != request_id:
-                if isinstance(got, events.Ping):
-                    link.sock.send(events.Pong())
-                continue
-            if isinstance(got, (events.Error, *answers)):
-                return got
-            raise ProtocolViolation(f"{what}: expected {' or '.join(a.__name__ for a in answers)} for "
-                                    f"request_id={request_id}, got {got!r}")
+        return await_answer(link.sock, request_id, answers, what, self.timeout,
+                            f"answer to {what} (request_id={request_id}) from {link.url}")
 
     # -- requests ------------------------------------------------------------------------------
 

@@ -224,6 +224,18 @@ class Target:
         """The value a key goes back to when no case sets it (Pulsar's default)."""
         return pulsar_config.default_of(key)
 
+    def _relaunch(self, settings) -> None:
+        """Launch the stopped broker again with new static ``settings``; a failure is this target's
+        start error from then on (its cases become unsupported with it)."""
+        self.versions.clear()
+        try:
+            self._launch()
+            self.detect()
+        except Exception as exc:
+            self.start_error = f"restart with {settings} failed: {exc}"
+            self.stop()
+            raise
+
     def _without_defaults(self, values: dict[str, str]) -> dict[str, str]:
         """``values`` less the keys set to their baseline: what a process started with ``values``
         does differently from one started with none."""
@@ -237,14 +249,7 @@ class Target:
             self.stop()
             self.static = static
             self._dirty.clear()
-            self.versions.clear()
-            try:
-                self._launch()
-                self.detect()
-            except Exception as exc:
-                self.start_error = f"restart with {static} failed: {exc}"
-                self.stop()
-                raise
+            self._relaunch(static)
         self._configure_over_rest({k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)})
 
     def _configure_over_rest(self, wanted: dict[str, str]) -> None:

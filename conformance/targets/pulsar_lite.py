@@ -168,14 +168,7 @@ class PulsarLiteTarget(Target):
             return
         self._stop_process_only()
         self.toml = toml
-        self.versions.clear()
-        try:
-            self._launch()
-            self.detect()
-        except Exception as exc:
-            self.start_error = f"restart with {toml} failed: {exc}"
-            self.stop()
-            raise
+        self._relaunch(toml)
 
     def describe(self) -> dict[str, str]:
         info = super().describe()

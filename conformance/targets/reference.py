@@ -50,12 +50,16 @@ class ReferenceTarget(Target):
         return argv
 
     def _launch(self) -> None:
+        self.service_url, self.admin_url = self._start_process("reference broker", ready_urls)
+        self.generation += 1
+
+    def _start_process(self, what: str, ready):
+        """Start ``argv()`` logging to ``<log_dir>/<name>.log``; returns what ``ready`` read from its output."""
         log = self.log_dir / f"{self.name}.log" if self.log_dir else None
         if log:
             log.parent.mkdir(parents=True, exist_ok=True)
-        self.process = ManagedProcess(self.argv(), name=f"reference broker ({self.name})", log_path=log)
-        self.service_url, self.admin_url = self.process.start(ready_urls, self.start_timeout)
-        self.generation += 1
+        self.process = ManagedProcess(self.argv(), name=f"{what} ({self.name})", log_path=log)
+        return self.process.start(ready, self.start_timeout)
 
     def stop(self) -> None:
         if self.process is not None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from conformance.targets.process import ManagedProcess
 from conformance.targets.reference import ReferenceTarget
 
 BROKERS = 3
@@ -59,11 +58,7 @@ class ReferenceClusterTarget(ReferenceTarget):
         return [*super().argv(), "--brokers", str(self.brokers)]
 
     def _launch(self) -> None:
-        log = self.log_dir / f"{self.name}.log" if self.log_dir else None
-        if log:
-            log.parent.mkdir(parents=True, exist_ok=True)
-        self.process = ManagedProcess(self.argv(), name=f"reference cluster ({self.name})", log_path=log)
-        self.service_urls, self.admin_urls = self.process.start(cluster_ready_urls, self.start_timeout)
+        self.service_urls, self.admin_urls = self._start_process("reference cluster", cluster_ready_urls)
         if len(self.service_urls) != self.brokers or len(self.admin_urls) != self.brokers:
             self.stop()
             raise RuntimeError(f"reference cluster printed {len(self.service_urls)} service and "

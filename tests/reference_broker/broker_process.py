@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import signal
@@ -10,6 +11,10 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+# The official client logs every reconnect; broker tests provoke them on purpose.
+QUIET = logging.getLogger("pulsar-quiet")
+QUIET.setLevel(logging.CRITICAL)
 
 ROOT = Path(__file__).resolve().parents[2]
 

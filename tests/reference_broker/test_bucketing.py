@@ -306,8 +306,6 @@ def test_restart_keeps_namespaces_bucket_counts_and_topics(stores):
 
 @pytest.mark.slow
 def test_cli_on_zookeeper_end_to_end(zookeeper_server):  # noqa: F811
-    import logging
-
     import pulsar
 
     from conformance.drivers.wire import WireDriver
@@ -325,9 +323,9 @@ def test_cli_on_zookeeper_end_to_end(zookeeper_server):  # noqa: F811
         assert call("PUT", "/admin/v2/namespaces/public/zb", json={"numberOfTopicBuckets": 3}).status_code == 204
         assert call("PUT", "/admin/v2/persistent/public/zb/ptopic/partitions", json=4).status_code == 204
         assert call("PUT", "/admin/v2/persistent/public/zb/nptopic1").status_code == 204
-        quiet = logging.getLogger("pulsar-quiet")
-        quiet.setLevel(logging.CRITICAL)
-        client = pulsar.Client(broker_url, operation_timeout_seconds=10, logger=quiet)
+        from .broker_process import QUIET
+
+        client = pulsar.Client(broker_url, operation_timeout_seconds=10, logger=QUIET)
         try:  # auto-created by a producer of the official client
             client.create_producer("persistent://public/zb/nptopic2").close()
         finally:

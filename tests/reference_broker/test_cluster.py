@@ -9,7 +9,6 @@ real ZooKeeper).
 from __future__ import annotations
 
 import json
-import logging
 import time
 import zlib
 
@@ -31,11 +30,10 @@ from reference_broker.protocol import events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 
 from . import broker_process
+from .broker_process import QUIET
 from .cluster_helpers import FakeCnx, InProcessCluster, core_cluster
 from .zookeeper_server import zookeeper_server  # noqa: F401  (fixture)
 
-QUIET = logging.getLogger("pulsar-quiet")
-QUIET.setLevel(logging.CRITICAL)
 NS = NamespaceName("public", "default")
 LOOKUP = pb.CommandLookupTopicResponse
 
@@ -434,22 +432,28 @@ def _wait_for(condition, seconds: float = 15.0) -> bool:
 def test_a_broker_whose_zookeeper_session_expired_registers_again(zookeeper_server):  # noqa: F811
     from kazoo.client import KazooClient
 
-    from reference_broker.metadata import layout, open_store
+    from reference_broker.metadata import open_store
 
     url = zookeeper_server.unique_url()
     store_a, store_b = open_store(url), open_store(url)  # two processes' worth: two sessions
     try:
         (a,), (b,) = core_cluster(1, store=store_a), core_cluster(1, store=store_b, first=1)
         path = layout.broker_registration_path(a.cluster.info.broker_id)
-        registered = lambda: (store_b.get(path) or (b"",))[0] and \
-            json.loads(store_b.get(path)[0])["session"] == a.cluster.info.session  # noqa: E731
+
+        def registered() -> bool:  # seen by the other session, with a's own session id
+            found = store_b.get(path)
+            return found is not None and json.loads(found[0])["session"] == a.cluster.info.session
+
         assert registered()
         session_id, password = store_a._client.client_id
         twin = KazooClient(hosts=store_a.hosts, client_id=(session_id, password))
         twin.start(timeout=10)
         twin.stop()  # closing a session with a's id and password ends a's session: its ephemeral node goes
         twin.close()
-        assert _wait_for(lambda: store_b.get(path) is None or not registered(), 10)
+        # Bounded waits, not on the node's absence (the broker may register again before we look):
+        # first a's store is on a new session, then the node is back.
+        assert _wait_for(lambda: (store_a._client.client_id or (session_id,))[0] != session_id, 15), \
+            "the session did not expire"
         assert _wait_for(registered, 15), "the broker did not register again after its session expired"
     finally:
         store_a.close()

@@ -5,7 +5,6 @@ Rule of these tests: every wait is bounded, and a drop is provoked by constructi
 small limit, few permits), never by racing threads.
 """
 
-import logging
 import socket
 
 import httpx
@@ -17,11 +16,9 @@ from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.topics import Consumer, NonPersistentTopic
 from reference_broker.topics.rates import RATE_WINDOW_S, Rate
 
-from .broker_process import running_broker
+from .broker_process import QUIET, running_broker
 from .wire_client import raw_connect, read_event, still_serving as _still_serving
 
-QUIET = logging.getLogger("pulsar-quiet-np")
-QUIET.setLevel(logging.CRITICAL)
 U64 = 2**64 - 1
 NS = "public/default"
 
@@ -59,22 +56,9 @@ def admin(broker, path, **params):
 
 
 @pytest.fixture(scope="module")
-def broker():
-    with running_broker() as urls:
-        yield urls
-
-
-@pytest.fixture(scope="module")
 def limit0():
     with running_broker("--set", "maxConcurrentNonPersistentMessagePerConnection=0") as urls:
         yield urls
-
-
-@pytest.fixture
-def client(broker):
-    client = pulsar.Client(broker[0], operation_timeout_seconds=5, connection_timeout_ms=3000, logger=QUIET)
-    yield client
-    client.close()
 
 
 def drain(consumer, timeout_ms=300):

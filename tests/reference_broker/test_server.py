@@ -4,7 +4,6 @@ Rule of these tests: a bad connection gets an error (or is closed) and every oth
 being served; the broker process never dies on input.
 """
 
-import logging
 import socket
 import struct
 
@@ -15,26 +14,11 @@ import pytest
 from reference_broker.protocol import NEED_DATA, CLOSED, Connection, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 
-from .broker_process import running_broker
+from .broker_process import QUIET
 from .wire_client import raw_connect, read_event, still_serving as _still_serving
 
 pytestmark = pytest.mark.slow
 
-QUIET = logging.getLogger("pulsar-quiet")
-QUIET.setLevel(logging.CRITICAL)
-
-
-@pytest.fixture(scope="module")
-def broker():
-    with running_broker() as urls:
-        yield urls
-
-
-@pytest.fixture
-def client(broker):
-    client = pulsar.Client(broker[0], operation_timeout_seconds=5, connection_timeout_ms=3000, logger=QUIET)
-    yield client
-    client.close()
 
 
 def admin(broker, method, path, **kwargs):
