@@ -42,6 +42,7 @@ from bench.common import percentile, quiet_logger  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
+WARM_UP = 100  # messages sent before the latency samples
 
 
 def client_for(url: str) -> pulsar.Client:
@@ -105,7 +106,7 @@ def latency(url: str, domain: str, messages: int, size: int) -> dict[str, float]
         arrived: dict[int, float] = {}
 
         def consume() -> None:
-            while len(arrived) < messages:
+            while len(arrived) < WARM_UP + messages:  # the warm-up messages arrive too
                 try:
                     message = consumer.receive(timeout_millis=5000)
                 except pulsar.Timeout:
@@ -116,7 +117,7 @@ def latency(url: str, domain: str, messages: int, size: int) -> dict[str, float]
 
         reader = threading.Thread(target=consume, daemon=True)
         reader.start()
-        for i in range(100):  # warm up both connections and both sides' code paths
+        for i in range(WARM_UP):  # warm up both connections and both sides' code paths
             producer.send(b"%010d" % (10**9 + i))
         sent, acked = {}, {}
         for i in range(messages):
