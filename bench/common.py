@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
+from typing import Optional
 
 
 def quiet_logger(name: str) -> logging.Logger:
@@ -16,3 +19,20 @@ def percentile(samples: list[float], fraction: float) -> float:
     """The nearest-rank sample at ``fraction`` (0.5 = p50) of ``samples``."""
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def process_cpu_seconds(pid: Optional[int]) -> Optional[float]:
+    """User + system CPU seconds of a process so far, every thread (Linux /proc), or None."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def target_pid(target) -> Optional[int]:
+    """The broker process of a started conformance target, when it runs as a local process."""
+    process = getattr(target, "process", None)
+    return getattr(process, "pid", None) if process is not None else None

@@ -11,6 +11,8 @@ ratio. Every wait is bounded; both brokers are stopped at the end.
     .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3]
 
 bench/lookup_cpu.py gives the reference broker's own CPU per lookup in process, a figure load barely moves.
+``--floor`` adds a third row, bench/lookup_floor.py: the project's codec on uvloop answering every lookup
+with no broker logic, the cost of Python and uvloop alone.
 """
 
 from __future__ import annotations
@@ -27,28 +29,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import percentile, quiet_logger  # noqa: E402
+from bench.common import percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
+from conformance.targets.process import ManagedProcess  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 TOPIC = "persistent://public/default/bench-lookup"
 
 
-def process_cpu_seconds(pid: int | None) -> float | None:
-    """User + system CPU seconds of a broker process so far (Linux /proc), or None."""
-    if pid is None:
-        return None
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int | None) -> dict[str, float]:
+def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int | None,
+            create_topic: bool = True) -> dict[str, float]:
     client = pulsar.Client(service_url, operation_timeout_seconds=10, connection_timeout_ms=5000,
                            logger=quiet_logger("bench-lookup"), concurrent_lookup_requests=50000)
     try:
-        client.create_producer(TOPIC).close()  # the topic exists before any lookup is timed
+        if create_topic:  # the topic exists before any lookup is timed (the floor has no topics)
+            client.create_producer(TOPIC).close()
         for _ in range(100):  # warm up the connection and both sides' code paths
             client.get_topic_partitions(TOPIC)
         latencies = []
@@ -86,6 +80,22 @@ def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int
         client.close()
 
 
+class FloorServer:
+    """bench/lookup_floor.py in a child process: the Python floor row (--floor)."""
+
+    def __init__(self) -> None:
+        self.process = ManagedProcess([sys.executable, str(Path(__file__).with_name("lookup_floor.py"))],
+                                      name="lookup floor")
+        self.service_url = ""
+
+    def start(self) -> None:
+        line = self.process.start(lambda lines: next((l for l in lines if l.startswith("READY ")), None), 30)
+        self.service_url = line.split()[1]
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
 def median_of(rounds: list[dict[str, float]], key: str) -> float | None:
     values = [r[key] for r in rounds if r.get(key) is not None]
     return statistics.median(values) if values else None
@@ -99,10 +109,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3,
                         help="measurements per target, alternating targets so load drift hits both alike")
     parser.add_argument("--targets", default="reference,pulsar-lite")
+    parser.add_argument("--floor", action="store_true",
+                        help="add the python-floor row: the project's codec on uvloop answering with no broker "
+                             "logic (bench/lookup_floor.py), the least any Python broker here could cost")
     args = parser.parse_args()
 
-    names = args.targets.split(",")
-    targets = {name: make_target(name) for name in names}
+    names = args.targets.split(",") + (["python-floor"] if args.floor else [])
+    targets = {name: FloorServer() if name == "python-floor" else make_target(name) for name in names}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     load_before = os.getloadavg()[0]
     try:
@@ -112,8 +125,8 @@ def main() -> int:
             order = names if index % 2 == 0 else list(reversed(names))
             for name in order:
                 target = targets[name]
-                pid = target.process.pid if getattr(target, "process", None) is not None else None
-                rounds[name].append(measure(target.service_url, args.calls, args.threads, args.seconds, pid))
+                rounds[name].append(measure(target.service_url, args.calls, args.threads, args.seconds,
+                                            target_pid(target), create_topic=name != "python-floor"))
     finally:
         for target in targets.values():
             target.stop()
@@ -121,13 +134,13 @@ def main() -> int:
     print(f"partition-metadata lookups, official client, {args.calls} sequential calls, "
           f"{args.threads} threads for {args.seconds:.0f} s; median of {args.rounds} alternating rounds; "
           f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
-    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'threaded/s':>12}{'broker CPU us/lookup':>22}")
+    print(f"{'target':<15}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'threaded/s':>12}{'broker CPU us/lookup':>22}")
     results = {}
     for name in names:
         figures = {key: median_of(rounds[name], key) for key in rounds[name][0]}
         results[name] = figures
         cpu = figures["broker_cpu_us"]
-        print(f"{name:<14}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}"
+        print(f"{name:<15}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}"
               f"{figures['sequential_per_s']:>10.0f}{figures['threaded_per_s']:>12.0f}"
               f"{'-' if cpu is None else f'{cpu:.1f}':>22}")
     if {"reference", "pulsar-lite"} <= results.keys():
@@ -138,6 +151,13 @@ def main() -> int:
               f"(rounds: {', '.join(f'{x:.2f}' for x in per_round)}), "
               f"threaded {ref['threaded_per_s'] / lite['threaded_per_s']:.2f}x, "
               f"p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (>1 = reference faster)")
+    if "python-floor" in results:
+        floor = results["python-floor"]
+        for name in ("reference", "pulsar-lite"):
+            if name in results:
+                print(f"ratio {name}/python-floor: sequential "
+                      f"{results[name]['sequential_per_s'] / floor['sequential_per_s']:.2f}x, "
+                      f"threaded {results[name]['threaded_per_s'] / floor['threaded_per_s']:.2f}x")
     return 0
 
 

@@ -1,7 +1,7 @@
 """PIP-2 bench: non-persistent publish->deliver throughput (reference vs pulsar-lite) and latency.
 
     .venv/bin/python bench/nonpersistent.py [--messages 50000] [--batched-messages 500000]
-                                            [--size 64] [--latency-messages 2000] [--repeat 3]
+                                            [--size 64] [--latency-messages 2000] [--repeat 5]
 
 Both brokers are started the way the harness starts them (conformance.targets), on loopback, run
 side by side, and get the same workload with the official client (pulsar-client, C++ core), in
@@ -16,7 +16,12 @@ rounds that alternate the targets so that a busy machine slows both alike:
    receipt costs more than the broker: measured 5k/s vs 50k/s batched). The consumer takes
    messages with ``batch_receive``. The figure is messages delivered per second, from the first
    send to the last delivery; ``lost`` = sent - delivered (publish or dispatch drops; there should
-   be none). The best of ``--repeat`` rounds is kept; every round is printed.
+   be none). Round i of one target is paired with round i of the other (they ran back to back);
+   the ratio is the median of those paired ratios, and each target's median and best rate and
+   every round are printed. Also per round: the broker process's CPU per 1,000 delivered messages
+   (/proc, every thread) and the bench process's CPU in cores (both clients live in it): with the
+   clients near their limit and the broker at a few per cent, the figure is the clients' speed,
+   and the per-round ratios show how much of a difference is noise.
 2. Latency on the reference broker, persistent vs non-persistent: ``--latency-messages`` sends one
    at a time (each ``send`` waits for its receipt), the consumer on another client stamps arrival;
    publish latency = send -> receipt, end-to-end = send -> delivery; p50 and p99.
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import statistics
 import sys
 import threading
 import time
@@ -38,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import percentile, quiet_logger  # noqa: E402
+from bench.common import percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
@@ -50,7 +56,7 @@ def client_for(url: str) -> pulsar.Client:
                          io_threads=1, message_listener_threads=1)
 
 
-def throughput(url: str, messages: int, size: int, batched: bool) -> dict[str, float]:
+def throughput(url: str, messages: int, size: int, batched: bool, pid: int | None) -> dict[str, float]:
     topic = f"non-persistent://public/default/bench-{secrets.token_hex(4)}"
     consumer_client, producer_client = client_for(url), client_for(url)
     try:
@@ -83,6 +89,7 @@ def throughput(url: str, messages: int, size: int, batched: bool) -> dict[str, f
 
         reader = threading.Thread(target=consume, daemon=True)
         reader.start()
+        broker_cpu, client_cpu = process_cpu_seconds(pid), process_cpu_seconds(os.getpid())
         began = time.perf_counter()
         for _ in range(messages):
             producer.send_async(payload, None)
@@ -90,8 +97,12 @@ def throughput(url: str, messages: int, size: int, batched: bool) -> dict[str, f
         if not done.wait(BOUND_S):
             raise RuntimeError(f"the consumer did not finish within {BOUND_S:.0f} s")
         elapsed = last[0] - began
+        broker_cpu = None if broker_cpu is None else process_cpu_seconds(pid) - broker_cpu
+        client_cpu = process_cpu_seconds(os.getpid()) - client_cpu
+        per_thousand = 1e6 * 1000 / max(1, received[0])  # CPU microseconds per 1,000 delivered messages
         return {"delivered_per_s": received[0] / elapsed, "delivered": received[0], "lost": messages - received[0],
-                "seconds": elapsed}
+                "seconds": elapsed, "client_cpu_share": client_cpu / elapsed,
+                "broker_cpu_us_per_1000": None if broker_cpu is None else broker_cpu * per_thousand}
     finally:
         producer_client.close()
         consumer_client.close()
@@ -142,7 +153,7 @@ def main() -> int:
     parser.add_argument("--batched-messages", type=int, default=500_000)
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--latency-messages", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--targets", default="reference,pulsar-lite")
     args = parser.parse_args()
 
@@ -150,35 +161,48 @@ def main() -> int:
     targets = {name: make_target(name) for name in names}
     runs: dict[str, dict[str, list]] = {name: {"unbatched": [], "batched": []} for name in names}
     latencies: dict[str, dict] = {}
+    load_before = os.getloadavg()[0]
     try:
         for target in targets.values():
             target.start()
-        # Rounds alternate the targets, so a noisy neighbour slows both alike; the best run counts.
-        for _ in range(args.repeat):
+        # Rounds alternate the targets (and their order), so a noisy neighbour slows both alike; round i of
+        # one target is paired with round i of the other for the per-round ratios.
+        for index in range(args.repeat):
+            order = names if index % 2 == 0 else list(reversed(names))
             for mode, count, batched in (("unbatched", args.messages, False), ("batched", args.batched_messages, True)):
-                for name, target in targets.items():
-                    runs[name][mode].append(throughput(target.service_url, count, args.size, batched))
+                for name in order:
+                    target = targets[name]
+                    runs[name][mode].append(throughput(target.service_url, count, args.size, batched,
+                                                       target_pid(target)))
         if "reference" in targets:
             for domain in ("persistent", "non-persistent"):
                 latencies[domain] = latency(targets["reference"].service_url, domain, args.latency_messages, args.size)
     finally:
         for target in targets.values():
             target.stop()
-    rates = {name: {mode: max(r, key=lambda x: x["delivered_per_s"]) for mode, r in modes.items()}
-             for name, modes in runs.items()}
 
     print(f"non-persistent publish->deliver, official client, {args.size}-byte payloads, "
-          f"best of {args.repeat} alternating rounds")
-    print(f"{'target':<14}{'mode':<11}{'delivered':>10}{'delivered/s':>13}{'lost':>7}   all rounds")
-    for name, modes in rates.items():
-        for mode, figures in modes.items():
-            every = ", ".join(f"{r['delivered_per_s']:,.0f}" for r in runs[name][mode])
-            print(f"{name:<14}{mode:<11}{figures['delivered']:>10}{figures['delivered_per_s']:>13,.0f}"
-                  f"{figures['lost']:>7}   {every}")
-    if {"reference", "pulsar-lite"} <= rates.keys():
+          f"{args.repeat} alternating rounds; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(f"{'target':<14}{'mode':<11}{'delivered/s':>12}{'best':>10}{'lost':>6}{'broker CPU':>12}{'client CPU':>12}"
+          "   all rounds")
+    print(f"{'':<14}{'':<11}{'(median)':>12}{'':>10}{'':>6}{'us/1000 msg':>12}{'cores':>12}")
+    for name, modes in runs.items():
+        for mode, rounds in modes.items():
+            rate = statistics.median(r["delivered_per_s"] for r in rounds)
+            best = max(r["delivered_per_s"] for r in rounds)
+            cpu = [r["broker_cpu_us_per_1000"] for r in rounds if r["broker_cpu_us_per_1000"] is not None]
+            cpu_text = f"{statistics.median(cpu):,.0f}" if cpu else "-"
+            client = statistics.median(r["client_cpu_share"] for r in rounds)
+            every = ", ".join(f"{r['delivered_per_s']:,.0f}" for r in rounds)
+            print(f"{name:<14}{mode:<11}{rate:>12,.0f}{best:>10,.0f}{sum(r['lost'] for r in rounds):>6}"
+                  f"{cpu_text:>12}{client:>12.2f}   {every}")
+    if {"reference", "pulsar-lite"} <= runs.keys():
         for mode in ("unbatched", "batched"):
-            ratio = rates["reference"][mode]["delivered_per_s"] / rates["pulsar-lite"][mode]["delivered_per_s"]
-            print(f"ratio reference/pulsar-lite {mode}: {ratio:.2f}x")
+            ref, lite = runs["reference"][mode], runs["pulsar-lite"][mode]
+            paired = [r["delivered_per_s"] / l["delivered_per_s"] for r, l in zip(ref, lite)]
+            best = max(r["delivered_per_s"] for r in ref) / max(r["delivered_per_s"] for r in lite)
+            print(f"ratio reference/pulsar-lite {mode}: median of paired rounds {statistics.median(paired):.2f}x "
+                  f"(rounds: {', '.join(f'{x:.2f}' for x in paired)}), best of each {best:.2f}x")
     if latencies:
         print(f"\nreference broker latency, {args.latency_messages} sequential sends, "
               "publish = send->receipt, e2e = send->delivery")

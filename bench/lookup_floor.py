@@ -1,0 +1,91 @@
+"""The Python floor of a partition-metadata round trip: the project's codec on uvloop, no broker.
+
+bench/lookup.py compares the reference broker with pulsar-lite (a native binary). This server is
+the third row that tells how much of the difference is the broker's own work and how much is the
+runtime: it speaks just enough of the binary protocol for the official client's
+``get_topic_partitions`` (CONNECT -> CONNECTED, PARTITIONED_METADATA -> 0 partitions, PING -> PONG),
+through the same sans-IO ``Connection`` and the same uvloop as the reference broker, one write per
+read, with no topic, namespace, store or policy logic at all. Whatever the reference broker costs
+above this row is its own; what this row costs above pulsar-lite is Python and uvloop.
+
+    .venv/bin/python bench/lookup_floor.py        # prints READY pulsar://127.0.0.1:PORT, serves until SIGTERM
+
+A measuring instrument only: it answers every other command with an ERROR and is never a target.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reference_broker.protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role  # noqa: E402
+from reference_broker.protocol import events as ev  # noqa: E402
+from reference_broker.protocol import pulsar_api_pb2 as pb  # noqa: E402
+
+SUCCESS = pb.CommandPartitionedTopicMetadataResponse.Success
+
+
+class FloorProtocol(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.conn = Connection(Role.SERVER)
+        self.transport = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        out = []
+        while True:
+            try:
+                event = self.conn.next_event()
+            except RemoteProtocolError:
+                self.transport.close()
+                return
+            if event is NEED_DATA or event is CLOSED:
+                break
+            out.append(self.conn.send(self.answer(event)))
+        if out:
+            self.transport.write(b"".join(out))
+
+    def answer(self, event) -> ev.Event:
+        if isinstance(event, ev.PartitionedMetadata):
+            return ev.PartitionedMetadataResponse(request_id=event.request_id, partitions=0, response=SUCCESS)
+        if isinstance(event, ev.Connect):
+            return self.conn.connected_event("lookup-floor", 5 * 1024 * 1024, {})
+        if isinstance(event, ev.Ping):
+            return ev.Pong()
+        request_id = getattr(getattr(event, "pb", None), "request_id", 2**64 - 1)
+        return ev.Error(request_id=request_id, error=pb.NotAllowedError,
+                        message=f"lookup floor answers only PARTITIONED_METADATA, not {type(event).__name__}")
+
+
+async def serve() -> None:
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(FloorProtocol, "127.0.0.1", 0)
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    gc.collect()
+    gc.freeze()  # as the reference broker does after start-up
+    print(f"READY pulsar://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+
+
+def main() -> int:
+    import uvloop
+
+    uvloop.run(serve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
