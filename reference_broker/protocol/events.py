@@ -15,6 +15,7 @@ whether its checksum matched in ``checksum_valid`` (None when it carried none).
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Optional
 
 from google.protobuf import text_format
@@ -86,7 +87,7 @@ class Event:
         self.checksum_valid = checksum_valid
 
     def __getattr__(self, name):
-        # Only reached for names not in __slots__: delegate to the protobuf message.
+        # Fields have properties (below); anything else the protobuf message has is reached here.
         return getattr(object.__getattribute__(self, "pb"), name)
 
     def has(self, field: str) -> bool:
@@ -123,10 +124,20 @@ class InvalidCommand:
         return f"InvalidCommand({self.reason!r}, raw_type={self.raw_type}, request_id={self.request_id})"
 
 
+def _field_properties(message: type) -> dict[str, property]:
+    """One read-only property per protobuf field: ``event.request_id`` then costs an attribute
+    lookup, not the failed lookup, AttributeError and ``__getattr__`` call it took (a SEND reads
+    eight fields on its way through the broker). Names Event itself defines (``metadata`` on
+    PRODUCER and SUBSCRIBE is also a field) keep Event's meaning, as ``__getattr__`` gave them."""
+    return {field.name: property(attrgetter(f"pb.{field.name}"))
+            for field in message.DESCRIPTOR.fields if not hasattr(Event, field.name)}
+
+
 EVENT_CLASSES: dict[int, type[Event]] = {}
 for _type, (_name, _field) in _COMMANDS.items():
+    _message = type(getattr(pb.BaseCommand(), _field))
     EVENT_CLASSES[_type] = type(_name, (Event,), {"TYPE": _type, "FIELD": _field, "__slots__": (),
-                                                  "MESSAGE": type(getattr(pb.BaseCommand(), _field))})
+                                                  "MESSAGE": _message, **_field_properties(_message)})
     globals()[_name] = EVENT_CLASSES[_type]
 
 # Names for linters and readers; the classes themselves are made from the table above.
