@@ -20,7 +20,8 @@ What it does:
    output, same aggregates), for scale.
 Prints one JSON line with the figures: wall seconds, CPU seconds (user + system, all threads, the JVM's
 Python workers included: on a machine shared with other work the wall time grows, the CPU time much less),
-and the load average around the run.
+the load average around the run, and ``input_cached``, the share of the input in the page cache before the
+cold run (files read from disk cost kernel time and wall time).
 """
 
 from __future__ import annotations
@@ -178,6 +179,22 @@ def time_spark(data: list[Path], out: Path, master: str, memory: str, prefix: st
     return figures
 
 
+def cached_fraction(files: list[Path]) -> float | None:
+    """How much of ``files`` is in the page cache (``fincore``; None without it). A cold report over files the
+    kernel must read from disk costs more CPU (kernel time) and wall time than one over cached files: on this
+    project's machine the kernel pages out cache that has been idle for a while, so the bench says which."""
+    if not files or shutil.which("fincore") is None:
+        return None
+    cached = 0
+    for start in range(0, len(files), 1000):
+        done = subprocess.run(["fincore", "--bytes", "--noheadings", "--raw", "--output", "RES",
+                               *map(str, files[start:start + 1000])], capture_output=True, text=True)
+        if done.returncode != 0:
+            return None
+        cached += sum(int(line) for line in done.stdout.split())
+    return round(cached / max(1, sum(p.stat().st_size for p in files)), 2)
+
+
 def one_more_run(data: Path, into: Path, *, cases: int = 600, targets: int = 4) -> Path:
     """A run after the last one in ``data`` (same cases and targets), written to ``into``; its file."""
     runs = len(list(data.glob("*.jsonl")))
@@ -278,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: data {json.dumps(written)}", file=sys.stderr, flush=True)
         load_before = os.getloadavg()[0]
         figures = {"rows": args.rows, **written, "spark_master": args.master, "cpus": os.cpu_count(),
+                   "input_cached": cached_fraction(sorted(data.glob("*.jsonl"))),
                    **time_spark([data], work / "spark-out", args.master, args.driver_memory)}
         one_more_run(data, work / "new-run", cases=args.cases, targets=args.targets)
         figures.update(time_spark([data, work / "new-run"], work / "spark-out", args.master, args.driver_memory,

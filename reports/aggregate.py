@@ -2,7 +2,8 @@
 
 Rule 1: the same code runs on ``local[N]`` and on any ``spark://`` master; only ``--master`` differs.
         The work over records runs on executors as two Spark jobs whose tasks use pyarrow: the ingestion
-        (reports/ingest.py) and the per-target summaries (``summarize``). Their task functions are shipped
+        (reports/ingest.py), which also reduces each bundle of result files to summary partials, and the
+        per-target summaries (``summarize``), which merge those partials. Their task functions are shipped
         by value and need only pyarrow, so executors need no project code. Inputs and outputs are paths
         the driver and every executor can reach (the local filesystem of a one-machine cluster, or a shared
         mount).
@@ -33,6 +34,7 @@ Rule 4: the tables, made on the driver from the per-target summaries (``compute_
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -45,6 +47,7 @@ from typing import Iterable, Optional
 from urllib.parse import urlparse
 
 from reports import schema as S
+from reports.ingest import part_path, partial_path  # shipped by value with the tasks (ingest.py Rule 1)
 
 DEFAULT_MASTER = "local[2]"
 Z95 = 1.959963984540054
@@ -195,22 +198,13 @@ def spark_cpu_seconds(spark) -> Optional[float]:
         return None
 
 
-# -- per-target summaries: the row-level work, in pyarrow tasks on executors (Rule 4) --------------
+# -- per-target summaries: from the ingestion's partials, in pyarrow tasks on executors (Rule 4) ----
 
-SUMMARY_COLUMNS = ("run_id", "timestamp", "target_version", "case_id", "driver", "pip", "grade", "verdict",
-                   "duration_s")
 QUANTILES = (0.5, 0.99)
 QUANTILE_COLUMNS = ("p50_s", "p99_s")
 RECENT_COLUMNS = ("run_id", "case_id", "driver", "pip", "grade", "verdict")
-DICTIONARY_COLUMNS = ("run_id", "target_version", "case_id", "driver", "pip", "grade", "verdict")
+VERSION_KEYS = ("target_version", "case_id", "driver")
 UNSUPPORTED = S.UNSUPPORTED
-
-
-def _unescape(value: str) -> str:
-    """A partition folder's value as Spark reads it back (ExternalCatalogUtils.unescapePathName)."""
-    import re
-
-    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), value)
 
 
 def _nearest_rank(count: int, quantile: float) -> int:
@@ -220,30 +214,51 @@ def _nearest_rank(count: int, quantile: float) -> int:
     return max(0, math.ceil(quantile * count) - 1)
 
 
-def _quantiles(values, counts) -> list[list]:
-    """Per group of ``values`` (sorted within groups, groups laid end to end, ``counts`` long each): the
-    QUANTILES, or Nones for an empty group."""
+def _order_statistics(values) -> list:
+    """The QUANTILES of ``values`` (unsorted, no nulls) by nearest rank, or Nones when there are none. Arrow's
+    ``quantile`` with ``lower`` takes the value at index floor(q * (n - 1)) by selection, not by sorting: q is
+    chosen so that this index is the nearest rank's (half an index away from any rounding)."""
+    import pyarrow.compute as pc
+
+    count = len(values)
+    if count == 0:
+        return [None] * len(QUANTILES)
+    ranks = [_nearest_rank(count, q) for q in QUANTILES]
+    at = [min(1.0, (rank + 0.5) / (count - 1)) if count > 1 else 0.0 for rank in ranks]
+    return pc.quantile(values, q=at, interpolation="lower").to_pylist()
+
+
+def _partial(dataset: str, bundle: str, kind: str, target: str):
+    """One bundle's partial (reports/ingest.py Rule 5), its rows of ``target`` only (None when it has none)."""
+    import json as _json
+    import os as _os
+
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    picks, start = [], 0
-    for count in counts:
-        picks.extend(start + _nearest_rank(count, q) if count else None for q in QUANTILES)
-        start += count
-    taken = values.take(pa.array(picks, pa.int64())).to_pylist() if picks else []
-    return [taken[i:i + len(QUANTILES)] for i in range(0, len(taken), len(QUANTILES))]
+    with pa.memory_map(_os.path.join(dataset, partial_path(bundle, kind))) as source:
+        reader = pa.ipc.open_file(source)
+        if kind == "durations":  # one batch per target, named in the schema's metadata: mapped, not filtered
+            names = _json.loads(reader.schema.metadata[b"targets"])
+            if target not in names:
+                return None
+            return reader.get_batch(names.index(target)).replace_schema_metadata(None)
+        table = reader.read_all()
+    return table.filter(pc.equal(table["target"], target))
 
 
-def summarize_target(dataset: str, folder: str, parts: list[str]) -> dict:
-    """Every record of one target (its ``parts``, relative to ``dataset``) reduced to what the tables need:
-    ``runs`` (per run: first/last timestamp, counts per verdict, latest version, and ``recency``: 1 for the
-    target's latest run by start, then by run id), ``recent`` (the records of its two latest runs),
-    ``per_version`` (per target version x case x driver: counts, first/last seen, last verdict),
-    ``durations_case`` and ``durations_target`` (samples and exact nearest-rank p50/p99).
+def summarize_target(dataset: str, target: str, bundles: list[str]) -> dict:
+    """Every record of one target reduced to what the tables need, from the partials of the ``bundles``
+    holding its records (reports/ingest.py Rule 5): ``runs`` (per run: first/last timestamp, counts per
+    verdict, latest version, and ``recency``: 1 for the target's latest run by start, then by run id),
+    ``recent`` (the records of its two latest runs, the only ones read from the dataset), ``per_version``
+    (per target version x case x driver: counts, first/last seen, last verdict) and ``durations_case`` and
+    ``durations_target`` (samples and exact nearest-rank p50/p99).
 
     A Spark task, one per target: the percentiles need all of a target's durations in one place, and the
     latest runs are per target. Shipped by value like the ingestion's task, needing only pyarrow
-    (reports/ingest.py Rule 1). Its memory is ~80 bytes per record of the target: the repeated strings
-    (ids, names, verdicts) are read as dictionaries and handled as their int32 indices.
+    (reports/ingest.py Rule 1). "First" and "last" are by (timestamp, result_file, line): the record that
+    came first or last, a tie of timestamps broken by the file's path and then the line.
     """
     import os as _os
 
@@ -251,108 +266,114 @@ def summarize_target(dataset: str, folder: str, parts: list[str]) -> dict:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    target = _unescape(folder.split("=", 1)[1])
-    tables = []
-    for relative in parts:
-        # pre_buffer off: its read-ahead threads cost more than they save on files of a few hundred rows.
-        table = pq.ParquetFile(_os.path.join(dataset, relative), pre_buffer=False,
-                               read_dictionary=list(DICTIONARY_COLUMNS)).read(columns=list(SUMMARY_COLUMNS),
-                                                                               use_threads=False)
-        run_date = pa.array([_unescape(relative.split("/", 1)[0].split("=", 1)[1])], pa.string())
-        tables.append(table.append_column("run_date", pa.DictionaryArray.from_arrays(
-            pa.repeat(pa.scalar(0, pa.int32()), table.num_rows), run_date)))
-    # One dictionary per column for the whole target: from here on, a string column is its indices.
-    records = pa.concat_tables(tables).unify_dictionaries().combine_chunks()
-    del tables
-    dictionary = {name: records[name].chunk(0).dictionary for name in (*DICTIONARY_COLUMNS, "run_date")}
-    code = {name: records[name].chunk(0).indices for name in (*DICTIONARY_COLUMNS, "run_date")}
-    stamps, durations = records["timestamp"], records["duration_s"]
-    verdict = pc.take(pc.index_in(dictionary["verdict"], value_set=pa.array(VERDICT_COLUMNS)), code["verdict"])
-    flags = {name: pc.equal(verdict, number) for number, name in enumerate(VERDICT_COLUMNS)}
-    counts = [(name, "sum") for name in VERDICT_COLUMNS]
-    keep_nulls = pc.ScalarAggregateOptions(skip_nulls=False)  # Spark's first(): a null is a value too
+    def read(kind: str, **extra):
+        tables = []
+        for bundle in bundles:
+            table = _partial(dataset, bundle, kind, target)
+            for name, value in extra.items():
+                table = table.append_column(name, pa.repeat(pa.scalar(value(bundle)), table.num_rows))
+            tables.append(table)
+        return pa.concat_tables(tables)
 
-    def strings(column: str, indices) -> list:
-        return dictionary[column].take(indices).to_pylist()
-
-    # runs: per (run_id, run_date); the latest version of each from its distinct versions (few per run).
-    runs_table = pa.table({"run_id": code["run_id"], "run_date": code["run_date"], "timestamp": stamps,
-                           **flags}).group_by(["run_id", "run_date"], use_threads=False).aggregate(
-        [("timestamp", "min"), ("timestamp", "max"), ([], "count_all"), *counts])
-    versions: dict = {}
-    for run, day, version in zip(*pa.table({"r": code["run_id"], "d": code["run_date"],
-                                            "v": code["target_version"]}).group_by(
-            ["r", "d", "v"], use_threads=False).aggregate([]).to_pydict().values()):
-        if version is not None:
-            versions.setdefault((run, day), []).append(dictionary["target_version"][version].as_py())
+    # runs: a run may span bundles (a run id in two files): sums, minima and maxima again.
+    runs_table = read("runs", bundle=lambda b: b).group_by(["run_id", "run_date"], use_threads=False).aggregate(
+        [("started", "min"), ("finished", "max"), ("records", "sum"), *[(v, "sum") for v in VERDICT_COLUMNS],
+         ("target_version", "max"), ("bundle", "distinct")])
     runs = [{"run_id": run_id, "run_date": run_date, "started": started, "finished": finished, "records": n,
-             **dict(zip(VERDICT_COLUMNS, by_verdict)), "target_version": max(versions.get((run, day), [None]))}
-            for run_id, run_date, started, finished, n, *by_verdict, run, day in zip(
-                strings("run_id", runs_table["run_id"]), strings("run_date", runs_table["run_date"]),
-                *[runs_table[c].to_pylist() for c in ("timestamp_min", "timestamp_max", "count_all")],
-                *[runs_table[f"{v}_sum"].to_pylist() for v in VERDICT_COLUMNS],
-                runs_table["run_id"].to_pylist(), runs_table["run_date"].to_pylist())]
+             **dict(zip(VERDICT_COLUMNS, by_verdict)), "target_version": version, "bundles": sorted(held)}
+            for run_id, run_date, started, finished, n, *by_verdict, version, held in zip(
+                *[runs_table[c].to_pylist() for c in ("run_id", "run_date", "started_min", "finished_max",
+                                                      "records_sum", *[f"{v}_sum" for v in VERDICT_COLUMNS],
+                                                      "target_version_max", "bundle_distinct")])]
     # Latest first: by start, then by run id, both descending (Python's str order is UTF-8 byte order, as
     # Spark's); ``recency`` numbers them from 1.
     runs.sort(key=lambda run: (run["started"], run["run_id"]), reverse=True)
     for number, run in enumerate(runs, start=1):
         run["recency"] = number
+    # recent: the two latest runs' records, from the parts of the bundles that hold them, in file and line order.
     recent = []
     for run in runs[:2]:
-        index = pc.index(dictionary["run_id"], run["run_id"]).as_py()
-        rows = pa.table({name: records[name] for name in RECENT_COLUMNS}).filter(pc.equal(code["run_id"], index))
-        recent.extend({**row, "recency": run["recency"]} for row in rows.to_pylist())
+        tables = []
+        for bundle in run["bundles"]:
+            table = pq.ParquetFile(_os.path.join(dataset, part_path(bundle, run["run_date"], target)),
+                                   pre_buffer=False).read(columns=[*RECENT_COLUMNS, "result_file", "line"],
+                                                          use_threads=False)
+            tables.append(table.filter(pc.equal(table["run_id"], run["run_id"])))
+        rows = pa.concat_tables(tables)
+        rows = rows.take(pc.sort_indices(rows, sort_keys=[("result_file", "ascending"), ("line", "ascending")]))
+        recent.extend({**row, "recency": run["recency"]} for row in rows.select(list(RECENT_COLUMNS)).to_pylist())
+    for run in runs:
+        del run["bundles"]
 
-    # per_version, in timestamp order (a stable sort) so that "last" is the latest record's verdict: max_by.
-    # "first" and "last" work on indices (Arrow has no such kernel for dictionaries), named back after.
-    by_time = pa.table({"v": code["target_version"], "c": code["case_id"], "d": code["driver"],
-                        "pip": code["pip"], "grade": code["grade"], "verdict": verdict, "timestamp": stamps,
-                        **flags}).take(pc.sort_indices(stamps))
-    grouped = by_time.group_by(["v", "c", "d"], use_threads=False).aggregate(
-        [("pip", "first", keep_nulls), ("grade", "first", keep_nulls), ([], "count_all"), *counts,
-         ("timestamp", "min"), ("timestamp", "max"), ("verdict", "last", keep_nulls)])
-    del by_time
+    # per_version: the bundles' rows of a key merged. Sorted by the key, then by when the first (last) record
+    # came, "first" ("last") of each group is the earliest (latest) record's; both group in key order. Rows
+    # in the order their first record came, as one group_by over all records in that order would list them.
+    versions = read("versions")
+    keys = [(name, "ascending") for name in VERSION_KEYS]
+    by_first = versions.take(pc.sort_indices(versions, sort_keys=[
+        *keys, ("first_seen", "ascending"), ("first_file", "ascending"), ("first_line", "ascending")]))
+    keep_nulls = pc.ScalarAggregateOptions(skip_nulls=False)
+    merged = by_first.group_by(list(VERSION_KEYS), use_threads=False).aggregate(
+        [("pip", "first", keep_nulls), ("grade", "first", keep_nulls), ("runs", "sum"),
+         *[(v, "sum") for v in VERDICT_COLUMNS], ("first_seen", "min"), ("last_seen", "max"),
+         ("first_file", "first"), ("first_line", "first")])
+    by_last = versions.take(pc.sort_indices(versions, sort_keys=[
+        *keys, ("last_seen", "ascending"), ("last_file", "ascending"), ("last_line", "ascending")]))
+    last = by_last.group_by(list(VERSION_KEYS), use_threads=False).aggregate([("last_verdict", "last", keep_nulls)])
+    merged = merged.append_column("last_verdict", last["last_verdict_last"])
+    merged = merged.take(pc.sort_indices(merged, sort_keys=[
+        ("first_seen_min", "ascending"), ("first_file_first", "ascending"), ("first_line_first", "ascending")]))
     per_version = pa.table({
-        "target_version": dictionary["target_version"].take(grouped["v"]),
-        "case_id": dictionary["case_id"].take(grouped["c"]), "driver": dictionary["driver"].take(grouped["d"]),
-        "pip": dictionary["pip"].take(grouped["pip_first"]), "grade": dictionary["grade"].take(grouped["grade_first"]),
-        "runs": grouped["count_all"], **{v: grouped[f"{v}_sum"] for v in VERDICT_COLUMNS},
-        "first_seen": grouped["timestamp_min"], "last_seen": grouped["timestamp_max"],
-        "last_verdict": pa.array(VERDICT_COLUMNS).take(grouped["verdict_last"])}).to_pylist()
+        **{name: merged[name] for name in VERSION_KEYS}, "pip": merged["pip_first"], "grade": merged["grade_first"],
+        "runs": merged["runs_sum"], **{v: merged[f"{v}_sum"] for v in VERDICT_COLUMNS},
+        "first_seen": merged["first_seen_min"], "last_seen": merged["last_seen_max"],
+        "last_verdict": merged["last_verdict"]}).to_pylist()
 
-    # Executed cases only (unsupported ones never ran); samples count them all, percentiles skip a null.
-    executed = pc.not_equal(verdict, VERDICT_COLUMNS.index(UNSUPPORTED))
-    cases, durations = code["case_id"].filter(executed), durations.filter(executed)
-    samples = pa.table({"c": cases}).group_by(["c"], use_threads=False).aggregate([([], "count_all")])
-    samples = dict(zip(strings("case_id", samples["c"]), samples["count_all"].to_pylist()))
-    timed = pc.is_valid(durations)
-    cases, durations = cases.filter(timed), durations.filter(timed)
-    order = pc.sort_indices(pa.table({"c": cases, "d": durations}), sort_keys=[("c", "ascending"), ("d", "ascending")])
-    by_case = pa.table({"c": cases.take(order)}).group_by(["c"], use_threads=False).aggregate([([], "count_all")])
-    per_case = dict(zip(strings("case_id", by_case["c"]),
-                        _quantiles(durations.take(order), by_case["count_all"].to_pylist())))
+    # Executed cases only (unsupported ones never ran): samples count them all (the versions' runs less their
+    # unsupported), the percentiles rank the durations that are not null.
+    samples: dict = {}
+    for row in per_version:
+        executed = row["runs"] - row[UNSUPPORTED]
+        if executed:
+            samples[row["case_id"]] = samples.get(row["case_id"], 0) + executed
+    # Per case: the durations grouped by case (a sort of small integers), then each case's order statistics
+    # by selection; the same over all of the target's durations.
+    batches = [batch for batch in (_partial(dataset, bundle, "durations", target) for bundle in bundles)
+               if batch is not None and batch.num_rows]
+    timed = pa.Table.from_batches(batches).unify_dictionaries().combine_chunks() if batches else None
+    per_case = {}
+    durations = pa.array([], pa.float64())
+    if timed is not None:
+        cases, durations = timed["case_id"].chunk(0), timed["duration_s"].chunk(0)
+        order = pc.sort_indices(cases.indices)
+        grouped, start = durations.take(order), 0
+        runs_of = pc.run_end_encode(cases.indices.take(order))
+        for end, case in zip(runs_of.run_ends.to_pylist(), runs_of.values.to_pylist()):
+            per_case[cases.dictionary[case].as_py()] = _order_statistics(grouped.slice(start, end - start))
+            start = end
     nothing = [None] * len(QUANTILES)
     durations_case = [{"case_id": case, "samples": n, **dict(zip(QUANTILE_COLUMNS, per_case.get(case, nothing)))}
                       for case, n in samples.items()]
-    all_sorted = durations.take(pc.sort_indices(durations))
     durations_target = [{"samples": sum(samples.values()),
-                         **dict(zip(QUANTILE_COLUMNS, _quantiles(all_sorted, [len(durations)])[0]))}]
+                         **dict(zip(QUANTILE_COLUMNS, _order_statistics(durations)))}]
     return {"target": target, "runs": runs, "recent": recent, "per_version": per_version,
             "durations_case": durations_case, "durations_target": durations_target if samples else []}
 
 
-def summarize(spark, dataset: Path, parts: Iterable[str]) -> list[dict]:
-    """Rule 4's first step: ``summarize_target`` for every target folder of the dataset, as a Spark job."""
+def summarize(spark, dataset: Path, entries: dict) -> list[dict]:
+    """Rule 4's first step: ``summarize_target`` for every target of the dataset, as a Spark job. ``entries``:
+    the ingestion's manifest entries (reports/ingest.py), which say which bundles hold which target."""
     from reports import ingest
 
-    by_target: dict[str, list[str]] = {}
-    for relative in parts:
-        by_target.setdefault(relative.split("/")[1], []).append(relative)
+    by_target: dict[str, set] = {}
+    for entry in entries.values():
+        for relative in entry.parts:
+            by_target.setdefault(ingest.unescape(relative.split("/")[1].split("=", 1)[1]), set()).add(entry.bundle)
     ingest.ship_by_value(sys.modules[__name__])
     sc = spark.sparkContext
     sc.setJobDescription(f"summarize {len(by_target)} target(s) with pyarrow")
     root = str(dataset)
-    items = sorted(by_target.items(), key=lambda item: -len(item[1]))  # largest first: they finish last
+    items = sorted(((target, sorted(bundles)) for target, bundles in by_target.items()), key=lambda item: -len(item[1]))
     done = sc.parallelize(items, len(items)).map(lambda item: summarize_target(root, *item)).collect()
     sc.setJobDescription(None)
     return done
@@ -371,11 +392,17 @@ def _round6(value: float) -> float:
 def _rates(row: dict) -> dict:
     """``row`` with ``pass_rate``, ``wilson_low`` and ``wilson_high`` (95%, rounded to 6 places) from its
     ``passed`` and ``failed`` counts (schema.py Rule 2); None when nothing was passed or failed."""
-    n = row["passed"] + row["failed"]
+    return {**row, **_rate_values(row["passed"], row["failed"])}
+
+
+@functools.lru_cache(maxsize=65536)
+def _rate_values(passed: int, failed: int) -> dict:
+    """``_rates`` of one (passed, failed) pair; cached: tens of thousands of rows share a few hundred pairs."""
+    n = passed + failed
     if n == 0:
-        return {**row, "pass_rate": None, "wilson_low": None, "wilson_high": None}
-    low, high = wilson(row["passed"], n)
-    return {**row, "pass_rate": _round6(row["passed"] / n), "wilson_low": _round6(low), "wilson_high": _round6(high)}
+        return {"pass_rate": None, "wilson_low": None, "wilson_high": None}
+    low, high = wilson(passed, n)
+    return {"pass_rate": _round6(passed / n), "wilson_low": _round6(low), "wilson_high": _round6(high)}
 
 
 def _ordered(rows: list[dict], *keys: str, descending: str = "") -> list[dict]:
@@ -424,18 +451,21 @@ def _arrow(name: str, rows: list[dict]):
 def compute_tables(summaries: list[dict]) -> dict:
     """Rule 4: every table as a pyarrow Table, rows in the order of the table's definition below.
 
-    Two steps. The row-level work (every record of the dataset) is ``summarize``, a Spark job: one pyarrow
-    task per target reads the target's part files once, only the columns the tables use, and reduces them
-    to its runs, the records of its two latest runs, per-version counts and duration percentiles. The
-    tables are then made here, on the driver, from those summaries: thousands of rows, not millions.
-    (Measured at 1M records: Spark SQL over the dataset took 37 s, against 1.1 s for both steps now: its
-    Parquet reader paid ~1.7 ms for each of the 1,667 part files, 16,668 at 10M, and it aggregated the
-    string minima and maxima by sorting every record. Spark SQL over the summaries alone still cost 7-9 s
-    of a fresh JVM's warm-up, against 0.2 s here.)
+    Three steps. The row-level work (every record) is done by the ingestion's tasks while a bundle's
+    records are in memory: each bundle reduced to its partials (reports/ingest.py Rule 5). ``summarize``, a
+    Spark job, merges them: one pyarrow task per target reads the target's partials and the records of its
+    two latest runs, and reduces them to its runs, those records, per-version counts and duration
+    percentiles. The tables are then made here, on the driver, from those summaries: thousands of rows,
+    not millions. (Measured at 10M records: reading the dataset's part files back for the summaries cost
+    ~25 CPU-s, the partials ~4 CPU-s to make and ~2 to merge. At 1M records Spark SQL over the dataset took
+    37 s, against 1.1 s for a pyarrow pass over it: its Parquet reader paid ~1.7 ms for each part file,
+    and it aggregated the string minima and maxima by sorting every record. Spark SQL over the summaries
+    alone still cost 7-9 s of a fresh JVM's warm-up, against 0.2 s here.)
 
     The definitions are those of the Spark SQL the tables were first made with: pass rate and Wilson bounds
     in doubles rounded half up to 6 places, ``first`` and ``max_by`` as Spark's, nulls first in ascending
-    order. p50_s and p99_s are exact: the nearest-rank value (the smallest duration with at least 50% / 99%
+    order; "first" and "last" of a group are its earliest and latest record by (timestamp, result_file,
+    line). p50_s and p99_s are exact: the nearest-rank value (the smallest duration with at least 50% / 99%
     of the case's or target's durations at or below it), which is what percentile_approx returned while its
     summary was exact (up to ~10,000 samples); beyond that it was off by up to 1/10,000 of the ranks. Null
     durations are not ranked but are counted in ``samples``.
@@ -563,7 +593,7 @@ def run_job(spark, result_paths: Iterable[Path], out_dir: Path, *, rebuild: bool
                           f"e.g. {bad_lines[0].where() + ': ' + bad_lines[0].reason if bad_lines else 'none'}); "
                           "check that the files are conformance results of schema_version "
                           f"{S.SCHEMA_VERSION}")
-    summaries = summarize(spark, dataset, (part for entry in ingested.entries.values() for part in entry.parts))
+    summaries = summarize(spark, dataset, ingested.entries)
     clock.lap(result.timings, "summaries")
     tables = compute_tables(summaries)
     csv_dir = out_dir / "csv"

@@ -114,7 +114,7 @@ def test_bad_lines_are_counted_with_file_and_line_and_not_fatal(fixed_job):
 
 def test_outputs_parquet_partitioned_and_csv(fixed_job, spark):
     result, expected, out = fixed_job
-    partitions = sorted(p.relative_to(out / "dataset").as_posix() for p in (out / "dataset").glob("*/*"))
+    partitions = sorted(p.relative_to(out / "dataset").as_posix() for p in (out / "dataset").glob("run_date=*/*"))
     assert partitions == ["run_date=2026-07-01/target=lite", "run_date=2026-07-01/target=reference",
                           "run_date=2026-07-02/target=lite", "run_date=2026-07-02/target=reference"]
     dataset = spark.read.parquet(str(out / "dataset"))

@@ -237,7 +237,7 @@ def test_percentiles_are_exact_beyond_what_percentile_approx_kept_exact(tmp_path
     path.write_text("".join(json.dumps({**base, "duration_s": d, "timestamp": f"2026-07-01T10:00:{i % 60:02d}"})
                             + "\n" for i, d in enumerate(durations)), encoding="utf-8")
     entry = ingest.ingest_file(str(path), "x", str(tmp_path / "dataset"))["entry"]
-    summary = summarize_target(str(tmp_path / "dataset"), entry["parts"][0].split("/")[1], entry["parts"])
+    summary = summarize_target(str(tmp_path / "dataset"), base["target"], [entry["bundle"]])
     ordered = sorted(durations)
     nearest = [ordered[max(0, math.ceil(q * len(ordered)) - 1)] for q in (0.5, 0.99)]
     row = summary["durations_target"][0]
@@ -253,28 +253,30 @@ def test_the_tasks_run_where_the_project_cannot_be_imported(tmp_path):
     from pyspark import cloudpickle
 
     import reports.aggregate as aggregate
-    from reports.ingest import ingest_partition
+    from reports.ingest import run_item
 
     fixtures.write_results(tmp_path)
     source = sorted((tmp_path / "results").glob("*.jsonl"))[0]
     ingest.ship_by_value(aggregate)  # as aggregate.summarize does before its job
     dataset = str(tmp_path / "dataset")
-    # The same closures as ingest.ingest and aggregate.summarize hand to Spark.
-    task = cloudpickle.dumps((lambda items: list(ingest_partition(items, dataset)),
-                              lambda folder, parts: summarize_target(dataset, folder, parts),
-                              [(str(source), ingest.file_id(str(source)))]))
+    # The same closures as ingest.ingest and aggregate.summarize hand to Spark: an ingestion, a summary, a prune.
+    task = cloudpickle.dumps((lambda item: run_item(item, dataset),
+                              lambda target, bundles: summarize_target(dataset, target, bundles),
+                              ("ingest", ingest.file_id(str(source)), [str(source)])))
     (tmp_path / "task.pickle").write_bytes(task)
     script = (
         "import sys, pickle, json\n"
         "sys.path = [p for p in sys.path if p not in ('', %r)]\n"
         "for name in ('reports', 'conformance', 'tests'): sys.modules[name] = None  # any import of them fails\n"
-        "run, summarize, items = pickle.loads(open(%r, 'rb').read())\n"
-        "done = run(items)\n"
-        "parts = done[0]['entry']['parts']\n"
-        "summary = summarize(parts[0].split('/')[1], [p for p in parts if p.split('/')[1] == parts[0].split('/')[1]])\n"
-        "print(json.dumps({'records': done[0]['entry']['records'], 'runs': len(summary['runs'])}))\n"
+        "run, summarize, item = pickle.loads(open(%r, 'rb').read())\n"
+        "done = run(item)['files']\n"
+        "summary = summarize('reference', [done[0]['entry']['bundle']])\n"
+        "entry = done[0]['entry']\n"
+        "pruned = run(('prune', entry['bundle'], entry['parts'], [done[0]['file']]))['pruned']\n"
+        "print(json.dumps({'records': entry['records'], 'runs': len(summary['runs']),\n"
+        "                  'recent': len(summary['recent']), 'pruned': pruned['deleted'] == entry['parts']}))\n"
     ) % (str(ROOT), str(tmp_path / "task.pickle"))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.splitlines()[-1]) == {"records": 10, "runs": 1}
+    assert json.loads(done.stdout.splitlines()[-1]) == {"records": 10, "runs": 1, "recent": 5, "pruned": True}
