@@ -148,7 +148,8 @@ def main() -> int:
         per_round = [r["sequential_per_s"] / l["sequential_per_s"]
                      for r, l in zip(rounds["reference"], rounds["pulsar-lite"])]
         print(f"ratio reference/pulsar-lite: sequential {ref['sequential_per_s'] / lite['sequential_per_s']:.2f}x "
-              f"(rounds: {', '.join(f'{x:.2f}' for x in per_round)}), "
+              f"(rounds: {', '.join(f'{x:.2f}' for x in per_round)}; median of paired rounds "
+              f"{statistics.median(per_round):.2f}x), "
               f"threaded {ref['threaded_per_s'] / lite['threaded_per_s']:.2f}x, "
               f"p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (>1 = reference faster)")
     if "python-floor" in results:
