@@ -243,12 +243,9 @@ class ClusterNode:
         try:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._loop = None
-        if not self._ephemeral:
-            try:
-                self._heartbeat = asyncio.get_running_loop().create_task(self._beat(path))
-            except RuntimeError:
-                self._heartbeat = None  # no loop (a core used synchronously): liveness by the last write
+            self._loop = None  # a core used synchronously: no heartbeat, liveness by the last write
+        self._heartbeat = (self._loop.create_task(self._beat(path))
+                           if self._loop is not None and not self._ephemeral else None)
         log.info("broker %s joined the cluster (session %s)", info.broker_id, info.session)
 
     def _write_registration(self, info: BrokerInfo) -> str:

@@ -225,8 +225,7 @@ class WireDriver(WirePip2, WireBatch):
             self._unsolicited(event)
 
     def _unsolicited(self, event) -> None:
-        if isinstance(event, events.Ping):
-            self._socket.send(events.Pong())
+        pass_over(self._socket, event)
 
     def _request(self, event, request_id: int, answers: tuple[type, ...], what: str):
         """Send ``event`` and return the first answer of ``answers`` (or ERROR) for request_id."""
@@ -316,13 +315,18 @@ def await_answer(sock, request_id: int, answers: tuple[type, ...], what: str, ti
     while True:
         got = sock.next_event(deadline, waiting_for)
         if _request_id_of(got) != request_id:
-            if isinstance(got, events.Ping):
-                sock.send(events.Pong())
+            pass_over(sock, got)
             continue
         if isinstance(got, (events.Error, *answers)):
             return got
         raise ProtocolViolation(f"{what}: expected {' or '.join(a.__name__ for a in answers)} "
                                 f"for request_id={request_id}, got {got!r}")
+
+
+def pass_over(sock, event) -> None:
+    """A frame nobody waits for: a PING is answered (the broker would close an idle link), the rest dropped."""
+    if isinstance(event, events.Ping):
+        sock.send(events.Pong())
 
 
 def _request_id_of(event) -> Optional[int]:
