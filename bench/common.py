@@ -23,13 +23,20 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 def process_cpu_seconds(pid: Optional[int]) -> Optional[float]:
     """User + system CPU seconds of a process so far, every thread (Linux /proc), or None."""
+    times = process_cpu_times(pid)
+    return None if times is None else sum(times)
+
+
+def process_cpu_times(pid: Optional[int]) -> Optional[tuple[float, float]]:
+    """(user, system) CPU seconds of a process so far, every thread (Linux /proc), or None."""
     if pid is None:
         return None
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def target_pid(target) -> Optional[int]:

@@ -3,10 +3,13 @@
 Both brokers are started the way the harness starts them (conformance.targets), on loopback, and
 get the same workload: one existing non-partitioned topic, then ``--calls`` sequential
 ``client.get_topic_partitions(topic)`` calls (one PARTITIONED_METADATA round trip each on a warm
-connection; the client is told to skip its own caching by using a fresh topic object each time is
-not possible, so the broker sees every call) for latency, and ``--threads`` threads sharing one
-client for throughput. Prints p50/p99 latency, calls per second and the reference/pulsar-lite
-ratio. Every wait is bounded; both brokers are stopped at the end.
+connection: the client keeps no answer, so the broker sees every call) for latency, and
+``--threads`` threads sharing one client for throughput. Then ``--calls // 5`` sequential lookups of names never asked before
+(``fresh seq/s``: topics that do not exist, answered 0 under the default auto-creation rules and
+never created), which no broker can answer from memory: the reference broker replays an answer it
+gave to the same request while nothing it depends on has changed (core.py Rule 5), so the first
+figure is a client re-asking and this one a broker deciding. Prints p50/p99 latency, calls per
+second and the reference/pulsar-lite ratios. Every wait is bounded; both brokers are stopped at the end.
 
     .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3]
 
@@ -37,7 +40,7 @@ TOPIC = "persistent://public/default/bench-lookup"
 
 
 def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int | None,
-            create_topic: bool = True) -> dict[str, float]:
+            create_topic: bool = True, fresh_prefix: str = "fresh") -> dict[str, float]:
     client = pulsar.Client(service_url, operation_timeout_seconds=10, connection_timeout_ms=5000,
                            logger=quiet_logger("bench-lookup"), concurrent_lookup_requests=50000)
     try:
@@ -52,6 +55,11 @@ def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int
             client.get_topic_partitions(TOPIC)
             latencies.append(time.perf_counter() - start)
         cpu_after = process_cpu_seconds(pid)
+        fresh_calls = max(1, calls // 5)
+        fresh_began = time.perf_counter()
+        for index in range(fresh_calls):
+            client.get_topic_partitions(f"{TOPIC}-{fresh_prefix}-{index}")
+        fresh_per_s = fresh_calls / (time.perf_counter() - fresh_began)
         done = [0] * threads
         stop_at = time.perf_counter() + seconds
 
@@ -73,6 +81,7 @@ def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int
             "p99_ms": percentile(latencies, 0.99) * 1000,
             "mean_ms": statistics.fmean(latencies) * 1000,
             "sequential_per_s": calls / sum(latencies),
+            "fresh_per_s": fresh_per_s,
             "threaded_per_s": sum(done) / elapsed,
             "broker_cpu_us": cpu_us,
         }
@@ -83,9 +92,9 @@ def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int
 class FloorServer:
     """bench/lookup_floor.py in a child process: the Python floor row (--floor)."""
 
-    def __init__(self) -> None:
-        self.process = ManagedProcess([sys.executable, str(Path(__file__).with_name("lookup_floor.py"))],
-                                      name="lookup floor")
+    def __init__(self, mode: str = "codec") -> None:
+        self.process = ManagedProcess([sys.executable, str(Path(__file__).with_name("lookup_floor.py")),
+                                       "--mode", mode], name=f"lookup floor ({mode})")
         self.service_url = ""
 
     def start(self) -> None:
@@ -126,7 +135,8 @@ def main() -> int:
             for name in order:
                 target = targets[name]
                 rounds[name].append(measure(target.service_url, args.calls, args.threads, args.seconds,
-                                            target_pid(target), create_topic=name != "python-floor"))
+                                            target_pid(target), create_topic=name != "python-floor",
+                                            fresh_prefix=f"fresh-{index}"))
     finally:
         for target in targets.values():
             target.stop()
@@ -134,14 +144,15 @@ def main() -> int:
     print(f"partition-metadata lookups, official client, {args.calls} sequential calls, "
           f"{args.threads} threads for {args.seconds:.0f} s; median of {args.rounds} alternating rounds; "
           f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
-    print(f"{'target':<15}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'threaded/s':>12}{'broker CPU us/lookup':>22}")
+    print(f"{'target':<15}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'fresh seq/s':>13}{'threaded/s':>12}"
+          f"{'broker CPU us/lookup':>22}")
     results = {}
     for name in names:
         figures = {key: median_of(rounds[name], key) for key in rounds[name][0]}
         results[name] = figures
         cpu = figures["broker_cpu_us"]
         print(f"{name:<15}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}"
-              f"{figures['sequential_per_s']:>10.0f}{figures['threaded_per_s']:>12.0f}"
+              f"{figures['sequential_per_s']:>10.0f}{figures['fresh_per_s']:>13.0f}{figures['threaded_per_s']:>12.0f}"
               f"{'-' if cpu is None else f'{cpu:.1f}':>22}")
     if {"reference", "pulsar-lite"} <= results.keys():
         ref, lite = results["reference"], results["pulsar-lite"]
@@ -150,6 +161,7 @@ def main() -> int:
         print(f"ratio reference/pulsar-lite: sequential {ref['sequential_per_s'] / lite['sequential_per_s']:.2f}x "
               f"(rounds: {', '.join(f'{x:.2f}' for x in per_round)}; median of paired rounds "
               f"{statistics.median(per_round):.2f}x), "
+              f"fresh names {ref['fresh_per_s'] / lite['fresh_per_s']:.2f}x, "
               f"threaded {ref['threaded_per_s'] / lite['threaded_per_s']:.2f}x, "
               f"p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (>1 = reference faster)")
     if "python-floor" in results:

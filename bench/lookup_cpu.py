@@ -4,7 +4,10 @@ bench/lookup.py measures what a client sees (round trips through the kernel and 
 on a shared two-core machine its figures swing by 2x with other work. This one feeds pre-encoded
 PARTITIONED_METADATA frames straight into the broker's connection object (server.BrokerProtocol with a
 transport that only collects bytes) and reports the process CPU time per request, the part of a round
-trip that is the reference broker's own cost.
+trip that is the reference broker's own cost. It reports both ways a lookup is answered: ``decided``,
+the full path (decode, namespace and topic reads, auto-creation rules, encode), and ``remembered``,
+the same request repeated, answered from the core's remembered answers (core.py Rule 5, server.py
+Rule 6), which is what a client re-asking for a topic meets.
 
     .venv/bin/python bench/lookup_cpu.py [--requests 20000] [--batch 1]
 """
@@ -48,8 +51,10 @@ class CollectingTransport:
         pass
 
 
-async def measure(requests: int, batch: int) -> dict:
+async def measure(requests: int, batch: int, path: str) -> dict:
     core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
+    if path == "decided":
+        core.remembered_partitions = lambda: None  # nothing remembered: every request takes the full path
     core.boot()
     core.set_service_urls(broker_url="pulsar://127.0.0.1:6650", web_url="http://127.0.0.1:8080")
     server = BrokerServer(core)
@@ -73,7 +78,7 @@ async def measure(requests: int, batch: int) -> dict:
     answered = rounds * batch
     protocol.connection_lost(None)
     core.close()
-    return {"requests": answered, "batch": batch, "cpu_us_per_request": round(cpu / answered * 1e6, 1),
+    return {"path": path, "requests": answered, "batch": batch, "cpu_us_per_request": round(cpu / answered * 1e6, 1),
             "wall_us_per_request": round(wall / answered * 1e6, 1),
             "bytes_out_per_request": round((transport.written - before) / answered, 1)}
 
@@ -83,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--batch", type=int, default=1, help="frames per read (1 = one request per read)")
     args = parser.parse_args(argv)
-    result = asyncio.run(measure(args.requests, args.batch))
-    print(result)
+    for path in ("decided", "remembered"):
+        print(asyncio.run(measure(args.requests, args.batch, path)))
     return 0
 
 

@@ -8,7 +8,16 @@ through the same sans-IO ``Connection`` and the same uvloop as the reference bro
 read, with no topic, namespace, store or policy logic at all. Whatever the reference broker costs
 above this row is its own; what this row costs above pulsar-lite is Python and uvloop.
 
-    .venv/bin/python bench/lookup_floor.py        # prints READY pulsar://127.0.0.1:PORT, serves until SIGTERM
+    .venv/bin/python bench/lookup_floor.py [--mode codec|shortcut|canned]
+        # prints READY pulsar://127.0.0.1:PORT, serves until SIGTERM
+
+``--mode`` says how much of the work is left in (the handshake always goes through the codec):
+- ``codec`` (the default): every frame through ``Connection``, as above;
+- ``shortcut``: PARTITIONED_METADATA read and answered by reference_broker/protocol/shortcut.py,
+  the broker's path for a remembered answer, without the broker around it;
+- ``canned``: every read after the handshake is answered with one pre-encoded answer to request
+  id 1, nothing decoded: what uvloop and Python alone cost per round trip. Only for a client that
+  always sends request id 1 (bench/lookup_raw.py).
 
 A measuring instrument only: it answers every other command with an ERROR and is never a target.
 """
@@ -26,8 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role  # noqa: E402
 from reference_broker.protocol import events as ev  # noqa: E402
 from reference_broker.protocol import pulsar_api_pb2 as pb  # noqa: E402
+from reference_broker.protocol.shortcut import (  # noqa: E402
+    partitioned_metadata_answer, read_partitioned_metadata, varint)
 
 SUCCESS = pb.CommandPartitionedTopicMetadataResponse.Success
+CANNED_ANSWER = partitioned_metadata_answer(0, varint(1))
 
 
 class FloorProtocol(asyncio.Protocol):
@@ -65,9 +77,30 @@ class FloorProtocol(asyncio.Protocol):
                         message=f"lookup floor answers only PARTITIONED_METADATA, not {type(event).__name__}")
 
 
-async def serve() -> None:
+class ShortcutProtocol(FloorProtocol):
+    def data_received(self, data: bytes) -> None:
+        if self.conn.between_frames:
+            request = read_partitioned_metadata(data)
+            if request is not None and request[0] == len(data):
+                self.transport.write(partitioned_metadata_answer(0, request[2]))
+                return
+        super().data_received(data)
+
+
+class CannedProtocol(FloorProtocol):
+    def data_received(self, data: bytes) -> None:
+        if self.conn.between_frames:
+            self.transport.write(CANNED_ANSWER)
+            return
+        super().data_received(data)
+
+
+MODES = {"codec": FloorProtocol, "shortcut": ShortcutProtocol, "canned": CannedProtocol}
+
+
+async def serve(mode: str) -> None:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(FloorProtocol, "127.0.0.1", 0)
+    server = await loop.create_server(MODES[mode], "127.0.0.1", 0)
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
@@ -81,9 +114,13 @@ async def serve() -> None:
 
 
 def main() -> int:
+    import argparse
+
     import uvloop
 
-    uvloop.run(serve())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=sorted(MODES), default="codec")
+    uvloop.run(serve(parser.parse_args().mode))
     return 0
 
 

@@ -17,7 +17,23 @@ from __future__ import annotations
 import re
 import urllib.parse
 from dataclasses import dataclass
-from functools import cached_property
+
+
+class cached_property:  # noqa: N801 (named after the functools one it stands for)
+    """``functools.cached_property`` without the lock Python 3.11's takes on every first read of
+    every instance (removed in 3.12): a broker reads these on each new name it parses."""
+
+    def __init__(self, compute):
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
 
 PERSISTENT = "persistent"
 NON_PERSISTENT = "non-persistent"

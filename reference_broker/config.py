@@ -174,6 +174,7 @@ class BrokerConfig:
         self._values: dict[str, Any] = {key.name: key.default for key in _KEYS}
         # Values as they were before any runtime update, so a deleted dynamic value can be restored.
         self._static: dict[str, Any] = {}
+        self.revision = 0  # +1 on every change after construction, so what was decided on a value can tell
         for name, value in values.items():
             self._values[name] = _key(name).check(value)
 
@@ -190,6 +191,7 @@ class BrokerConfig:
     def set(self, name: str, text: str) -> None:
         """Set a key from its broker.conf text (startup time: any key)."""
         self._values[name] = _key(name).parse(text)
+        self.revision += 1
 
     def apply_overrides(self, overrides: Iterable[str]) -> "BrokerConfig":
         """Apply ``["key=value", ...]`` (e.g. the CLI's ``-c`` options); returns self."""
@@ -220,6 +222,7 @@ class BrokerConfig:
             ) from None
         self._static.setdefault(name, self._values[name])
         self._values[name] = value
+        self.revision += 1
 
     def reset_dynamic(self, name: str) -> None:
         """Forget a runtime update: back to the broker.conf / default value."""
@@ -230,6 +233,7 @@ class BrokerConfig:
             )
         if name in self._static:
             self._values[name] = self._static.pop(name)
+            self.revision += 1
 
     def formatted(self, name: str) -> str:
         return _key(name).format(self._values[name])

@@ -16,6 +16,10 @@ Rule 3: every method is synchronous and runs inside the event loop, so one call 
 Rule 4: dynamic configuration updated at runtime is written to ``/admin/configuration`` and
         re-applied at boot, so it survives a restart on the same store (Pulsar keeps it in ZK and
         it overrides broker.conf).
+Rule 5: a PARTITIONED_METADATA answer may be remembered and replayed for the same request only
+        while nothing it was decided on has changed: no store write, no configuration change, no
+        non-persistent topic loaded or unloaded. So this works only on a store that counts every
+        write to its data (memory: store.py Rule 6); elsewhere nothing is remembered.
 """
 
 from __future__ import annotations
@@ -33,6 +37,25 @@ from reference_broker.metadata import layout
 from reference_broker.metadata.store import MetadataStore
 
 __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
+
+REMEMBERED_ANSWERS_LIMIT = 10_000  # Rule 5: past this many, start again
+
+
+class CountedSet(set):
+    """A set that counts its additions and removals (Rule 5). The core changes its set of loaded
+    non-persistent topics only with ``add`` and ``discard``."""
+
+    changes = 0
+
+    def add(self, item) -> None:
+        if item not in self:
+            self.changes += 1
+            super().add(item)
+
+    def discard(self, item) -> None:
+        if item in self:
+            self.changes += 1
+            super().discard(item)
 
 
 class LookupPermits:
@@ -91,7 +114,10 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.lookup_permits = LookupPermits(config)
         self._decoded: dict[str, tuple[bytes, object]] = {}  # NamespaceOps._read_json_shared
         # Non-persistent topics loaded on this broker (facts §1.3: they exist only while loaded).
-        self._active_non_persistent: set[TopicName] = set()
+        self._active_non_persistent: CountedSet = CountedSet()
+        # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent), and the state they hold for.
+        self._remembered_partitions: dict[tuple[bytes, bool | None], int] = {}
+        self._remembered_state: tuple = ()
         # Called with each deleted topic so the topics layer can close its producers and consumers.
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
         host = config.advertised_host
@@ -130,6 +156,29 @@ class BrokerCore(NamespaceOps, TopicOps):
             layout.cluster_path(self.config.clusterName),
             {"serviceUrl": self.web_service_url, "brokerServiceUrl": self.broker_service_url},
         )
+
+    # --- remembered partition answers (Rule 5) --------------------------------------------------
+
+    def remembered_partitions(self) -> dict[tuple[bytes, bool | None], int] | None:
+        """The PARTITIONED_METADATA answers that still hold, keyed by ``(topic bytes as sent,
+        metadata_auto_creation_enabled as sent or None)``; None when this store cannot tell."""
+        writes = self.store.writes
+        if writes is None:
+            return None
+        state = (writes, self.config.revision, self._active_non_persistent.changes)
+        if state != self._remembered_state:
+            self._remembered_partitions.clear()
+            self._remembered_state = state
+        return self._remembered_partitions
+
+    def remember_partitions(self, topic: str, auto_creation: bool | None, partitions: int) -> None:
+        """Keep the answer just given to a request, for the same request in the same state."""
+        remembered = self.remembered_partitions()
+        if remembered is None:
+            return
+        if len(remembered) >= REMEMBERED_ANSWERS_LIMIT:
+            remembered.clear()
+        remembered[(topic.encode(), auto_creation)] = partitions
 
     # --- dynamic configuration (Rule 4; facts §1.5) ---------------------------------------------
 

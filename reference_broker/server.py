@@ -21,6 +21,12 @@ Rule 5: answers are queued per connection and written in one ``transport.write``
         one send syscall, not one per answer (bench/nonpersistent.py: per-frame writes were the
         largest cost of a non-persistent publish). Frames go out in the order they were queued,
         and anything written directly (an ERROR before closing) flushes the queue first.
+Rule 6: a read that starts with PARTITIONED_METADATA requests the core remembers answers (core.py
+        Rule 5) is answered from there before the Connection sees the rest: protocol/shortcut.py
+        reads only the exact shape a client sends and writes the bytes the full path would, and
+        does so only between frames, with nothing queued, so the order of answers is kept. A
+        lookup a client repeats then costs a dictionary look-up, not a decode, a policy read and
+        an encode (bench/lookup.py).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
 from .protocol.frames import max_frame_size
+from .protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata
 from .service import U64_MINUS_ONE, ServerCnx
 from .topics import TopicRegistry
 
@@ -87,6 +94,10 @@ class BrokerProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.last_received = time.monotonic()
         self._ping_outstanding = False
+        if self.conn.between_frames and not self._outgoing and not self.transport.is_closing():
+            data = self._answer_remembered(data)
+            if not data:
+                return
         self.conn.receive_data(data)
         self._batching = True
         try:
@@ -96,6 +107,24 @@ class BrokerProtocol(asyncio.Protocol):
             self._batching = False
             self._flush()
             self.broker.flush_dirty()
+
+    def _answer_remembered(self, data: bytes) -> bytes:
+        """Rule 6: write the answers to the read's leading remembered lookups; returns the rest."""
+        remembered = self.broker.core.remembered_partitions()
+        if remembered is None:
+            return data
+        answers, pos = [], 0
+        while (request := read_partitioned_metadata(data, pos)) is not None:
+            end, topic, request_id, auto_creation = request
+            partitions = remembered.get((topic, auto_creation))
+            if partitions is None:
+                break
+            answers.append(partitioned_metadata_answer(partitions, request_id))
+            pos = end
+        if not answers:
+            return data
+        self.transport.write(b"".join(answers))
+        return data[pos:]
 
     def eof_received(self):
         self.conn.receive_data(b"")

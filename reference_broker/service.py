@@ -101,6 +101,9 @@ class ServerCnx:
         except BrokerError as exc:
             self._partition_failure(request_id, exc.server_error, exc.binary_message)
         else:
+            # core.py Rule 5: server.py answers the same request from this until the state changes.
+            field6 = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else None
+            self.core.remember_partitions(event.topic, field6, partitions)
             self.send(ev.PartitionedMetadataResponse(
                 request_id=request_id, partitions=partitions,
                 response=pb.CommandPartitionedTopicMetadataResponse.Success))

@@ -30,3 +30,19 @@ def test_floor_answers_handshake_lookup_and_refuses_the_rest_then_stops():
     finally:
         server.stop()
     assert server.process.popen.poll() is not None, "the floor server outlived its stop()"
+
+
+def test_shortcut_and_canned_floors_answer_a_lookup_then_stop():
+    for mode in ("shortcut", "canned"):
+        server = FloorServer(mode)
+        server.start()
+        try:
+            sock, conn = raw_connect(server.service_url)
+            with sock:
+                sock.sendall(conn.send(ev.PartitionedMetadata(topic="persistent://public/default/t", request_id=1)))
+                answer = read_event(sock, conn)
+                assert isinstance(answer, ev.PartitionedMetadataResponse), mode
+                assert (answer.request_id, answer.partitions) == (1, 0)
+        finally:
+            server.stop()
+        assert server.process.popen.poll() is not None, f"the {mode} floor outlived its stop()"

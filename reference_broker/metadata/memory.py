@@ -23,6 +23,7 @@ class MemoryMetadataStore(MetadataStore):
     def __init__(self) -> None:
         self._nodes: dict[str, list] = {}  # path -> [value, version]
         self._children: dict[str, set[str]] = {"/": set()}
+        self.writes = 0  # store.py Rule 6: only this object changes this data
 
     def get(self, path: str) -> tuple[bytes, int] | None:
         node = self._nodes.get(check_path(path))
@@ -50,6 +51,7 @@ class MemoryMetadataStore(MetadataStore):
             self._add(path, bytes(value))
             return 0
         node[0], node[1] = bytes(value), node[1] + 1
+        self.writes += 1
         return node[1]
 
     def delete(self, path: str, *, expected_version: int | None = None) -> None:
@@ -83,11 +85,13 @@ class MemoryMetadataStore(MetadataStore):
                 self._add(ancestor, b"")
 
     def _add(self, path: str, value: bytes) -> None:
+        self.writes += 1
         self._nodes[path] = [value, 0]
         self._children.setdefault(path, set())
         self._children[parent_of(path)].add(path.rpartition("/")[2])
 
     def _remove(self, path: str) -> None:
+        self.writes += 1
         del self._nodes[path]
         self._children.pop(path, None)
         self._children[parent_of(path)].discard(path.rpartition("/")[2])

@@ -69,6 +69,12 @@ class Connection:
 
     # -- receiving ---------------------------------------------------------------------------
 
+    @property
+    def between_frames(self) -> bool:
+        """The handshake is done and no partial frame is buffered: the next byte starts a frame.
+        Only then may bytes go around this object (shortcut.py) without changing what it decodes."""
+        return self.state is State.CONNECTED and not self._decoder.buffered and not self._eof
+
     def receive_data(self, data: bytes) -> None:
         """Feed bytes from the peer; ``b""`` means the peer closed its side."""
         if data:

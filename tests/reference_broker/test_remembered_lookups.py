@@ -1,0 +1,214 @@
+"""Remembered PARTITIONED_METADATA answers (core.py Rule 5, server.py Rule 6).
+
+Each test changes the state through one path only (a raw store write, a config value, a
+non-persistent topic loaded or unloaded), so a path that failed to make the remembered answers
+stale fails its own test. Every answer is read back through the broker's binary protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bench.lookup_cpu import CollectingTransport
+from model.names import TopicName
+from reference_broker.config import BrokerConfig
+from reference_broker.core import BrokerCore
+from reference_broker.metadata import layout, open_store
+from reference_broker.metadata.memory import MemoryMetadataStore
+from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
+from reference_broker.protocol import pulsar_api_pb2 as pb
+from reference_broker.server import BrokerProtocol, BrokerServer
+
+FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed
+
+
+class KeepingTransport(CollectingTransport):
+    """bench/lookup_cpu.py's stand-in transport, keeping the bytes too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        super().write(data)
+        self.data += data
+
+
+class BinaryClient:
+    """A broker connection driven in process: frames in through data_received, answers out of the transport."""
+
+    def __init__(self, core: BrokerCore) -> None:
+        self.protocol = BrokerProtocol(BrokerServer(core))
+        self.transport = KeepingTransport()
+        self.protocol.connection_made(self.transport)
+        self.conn = Connection(Role.CLIENT)
+        self.next_request_id = 1
+        assert isinstance(self.exchange(self.conn.send(ev.Connect(client_version="t", protocol_version=21)))[0],
+                          ev.Connected)
+
+    def exchange(self, data: bytes) -> list:
+        self.transport.data.clear()
+        self.protocol.data_received(data)
+        if self.transport.data:  # (b"" would read as the broker hanging up)
+            self.conn.receive_data(bytes(self.transport.data))
+        events = []
+        while (event := self.conn.next_event()) is not NEED_DATA:
+            assert event is not CLOSED
+            events.append(event)
+        return events
+
+    def request(self, topic: str, field6=None) -> bytes:
+        self.next_request_id += 1
+        fields = {} if field6 is None else {"metadata_auto_creation_enabled": field6}
+        return self.conn.send(ev.PartitionedMetadata(topic=topic, request_id=self.next_request_id, **fields))
+
+    def partitions(self, topic: str, field6=None):
+        """The answer's partition count, or the error name when it failed."""
+        [answer] = self.exchange(self.request(topic, field6))
+        assert answer.request_id == self.next_request_id
+        return pb.ServerError.Name(answer.error) if answer.response == FAILED else answer.partitions
+
+    def close(self) -> None:
+        self.protocol.connection_lost(None)
+
+
+def run(test, store=None, **config):
+    async def body():
+        core = BrokerCore(BrokerConfig(**config), store or MemoryMetadataStore())
+        client = BinaryClient(core)
+        try:
+            test(core, client)
+        finally:
+            client.close()
+            core.close()
+    asyncio.run(body())
+
+
+def counting_decisions(core, monkeypatch) -> list:
+    calls = []
+    decide = core.get_partitioned_metadata
+    monkeypatch.setattr(core, "get_partitioned_metadata",
+                        lambda topic, auto_create: calls.append(topic) or decide(topic, auto_create))
+    return calls
+
+
+def test_a_repeated_request_is_answered_from_memory_with_the_same_bytes(monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        core.create_partitioned_topic("persistent://public/default/p", 4)
+        first = client.request("persistent://public/default/p")
+        again = first  # the same frame, request id included
+        client.transport.data.clear()
+        client.protocol.data_received(first)
+        decided = bytes(client.transport.data)
+        client.transport.data.clear()
+        client.protocol.data_received(again)
+        assert bytes(client.transport.data) == decided
+        assert len(calls) == 1
+        assert core.remembered_partitions() == {(b"persistent://public/default/p", None): 4}
+    run(test)
+
+
+def test_field_6_as_sent_is_part_of_what_is_remembered(monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        topic = "persistent://public/default/absent"
+        assert client.partitions(topic, False) == "TopicNotFound"
+        assert client.partitions(topic, None) == 0  # absent means true; the default type is non-partitioned
+        assert client.partitions(topic, True) == 0
+        assert client.partitions(topic, None) == 0
+        assert client.partitions(topic, True) == 0
+        assert len(calls) == 3  # errors are not remembered; each shape of field 6 is decided once
+    run(test)
+
+
+def test_a_store_write_makes_the_answers_stale():
+    def test(core, client):
+        topic = TopicName.parse("persistent://public/default/late")
+        assert client.partitions(str(topic)) == 0
+        core.store.create(layout.partitioned_topic_path(topic), layout.encode_json({"partitions": 3}))
+        assert client.partitions(str(topic)) == 3
+        core.store.delete(layout.partitioned_topic_path(topic))
+        assert client.partitions(str(topic)) == 0
+    run(test)
+
+
+def test_a_configuration_change_makes_the_answers_stale():
+    def test(core, client):
+        topic = "persistent://public/default/never-created"
+        assert client.partitions(topic) == 0
+        core.config.update_dynamic("allowAutoTopicCreation", "false")  # the config alone, no store write
+        assert client.partitions(topic) == "TopicNotFound"
+        core.config.reset_dynamic("allowAutoTopicCreation")
+        assert client.partitions(topic) == 0
+    run(test)
+
+
+def test_loading_and_unloading_a_non_persistent_topic_makes_the_answers_stale():
+    def test(core, client):
+        topic = "non-persistent://public/default/live"
+        core.mark_non_persistent_active(topic)
+        assert client.partitions(topic, False) == 0
+        core.mark_non_persistent_inactive(topic)
+        assert client.partitions(topic, False) == "TopicNotFound"
+    run(test)
+
+
+def test_a_namespace_override_through_the_admin_api_makes_the_answers_stale():
+    def test(core, client):
+        topic = "persistent://public/default/by-override"
+        assert client.partitions(topic) == 0
+        core.set_auto_topic_creation_override("public/default", {"allowAutoTopicCreation": True,
+                                                                  "topicType": "partitioned",
+                                                                  "defaultNumPartitions": 2})
+        assert client.partitions(topic) == 2  # auto-created now, as the override says
+    run(test)
+
+
+def test_nothing_is_remembered_on_a_store_another_process_may_write(tmp_path, monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        assert core.remembered_partitions() is None
+        assert client.partitions("persistent://public/default/s") == 0
+        assert client.partitions("persistent://public/default/s") == 0
+        assert len(calls) == 2
+    run(test, store=open_store(f"sqlite:{tmp_path / 'meta.db'}"))
+
+
+def test_answers_keep_their_order_around_other_commands(monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        remembered = client.request("persistent://public/default/o")
+        client.exchange(remembered)
+        ping = client.conn.send(ev.Ping())
+        other = client.request("persistent://public/default/other")
+        answers = client.exchange(remembered + ping + remembered + other + remembered)
+        assert [type(a).__name__ for a in answers] == ["PartitionedMetadataResponse", "Pong",
+                                                       "PartitionedMetadataResponse",
+                                                       "PartitionedMetadataResponse",
+                                                       "PartitionedMetadataResponse"]
+        assert len(calls) == 4  # the first decision, then everything after the PING went the full way
+    run(test)
+
+
+def test_a_frame_split_across_reads_is_answered_once_it_is_whole():
+    def test(core, client):
+        frame = client.request("persistent://public/default/split")
+        client.exchange(frame)
+        assert client.exchange(frame[:5]) == []
+        [answer] = client.exchange(frame[5:])
+        assert answer.partitions == 0 and answer.request_id == client.next_request_id
+    run(test)
+
+
+@pytest.mark.parametrize("limit", [2])
+def test_the_memory_is_bounded(monkeypatch, limit):
+    monkeypatch.setattr("reference_broker.core.REMEMBERED_ANSWERS_LIMIT", limit)
+
+    def test(core, client):
+        for name in "abcde":
+            assert client.partitions(f"persistent://public/default/{name}") == 0
+            assert len(core.remembered_partitions()) <= limit
+    run(test)
