@@ -94,33 +94,37 @@ class BrokerProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.last_received = time.monotonic()
         self._ping_outstanding = False
-        if self.conn.between_frames and not self._outgoing and not self.transport.is_closing():
-            data = self._answer_remembered(data)
+        request = read_partitioned_metadata(data)  # None at once for any other command
+        if request is not None and self.conn.between_frames and not self._outgoing \
+                and not self.transport.is_closing():
+            data = self._answer_remembered(data, request)
             if not data:
                 return
         self.conn.receive_data(data)
-        self._batching = True
+        self._batching = self.broker.reading = True
         try:
             self._drain_events()
             self._run_deferred()  # service.py Rule 4: the read's SENDs are no longer in flight
         finally:
-            self._batching = False
+            self._batching = self.broker.reading = False
             self._flush()
             self.broker.flush_dirty()
 
-    def _answer_remembered(self, data: bytes) -> bytes:
-        """Rule 6: write the answers to the read's leading remembered lookups; returns the rest."""
+    def _answer_remembered(self, data: bytes, request: tuple) -> bytes:
+        """Rule 6: write the answers to the read's leading remembered lookups (``request`` is the
+        first, already read); returns the rest."""
         remembered = self.broker.core.remembered_partitions()
         if remembered is None:
             return data
         answers, pos = [], 0
-        while (request := read_partitioned_metadata(data, pos)) is not None:
+        while request is not None:
             end, topic, request_id, auto_creation = request
             partitions = remembered.get((topic, auto_creation))
             if partitions is None:
                 break
             answers.append(partitioned_metadata_answer(partitions, request_id))
             pos = end
+            request = read_partitioned_metadata(data, pos)
         if not answers:
             return data
         self.transport.write(b"".join(answers))
@@ -262,6 +266,7 @@ class BrokerServer:
         self.topics = TopicRegistry()
         self._dirty: list[BrokerProtocol] = []  # connections with queued frames (BrokerProtocol Rule 5)
         self._flush_all_scheduled = False
+        self.reading = False  # inside a connection's read, whose end flushes every dirty connection
         # A topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
         core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)  # cluster.py Rule 7
@@ -275,9 +280,10 @@ class BrokerServer:
         self.broker_url = self.web_url = ""
 
     def mark_dirty(self, protocol: "BrokerProtocol") -> None:
-        """``protocol`` queued frames outside its own batch; flush them at the end of the current one."""
+        """``protocol`` queued frames outside its own batch: they go out at the end of the read under
+        way (every read ends with ``flush_dirty``), or else from a callback scheduled now."""
         self._dirty.append(protocol)
-        if not self._flush_all_scheduled:
+        if not self.reading and not self._flush_all_scheduled:
             self._flush_all_scheduled = True
             asyncio.get_running_loop().call_soon(self.flush_dirty)
 
