@@ -88,6 +88,8 @@ class BrokerProtocol(asyncio.Protocol):
         # PIP-2: receipts of non-persistent SENDs complete after the current read (service.py Rule 4).
         self.cnx.defer = self._defer
         self.cnx.close_connection = self._close_after_writes
+        self.cnx.send_receipt = self.write_receipt
+        self.cnx.send_message = self.write_message
         self.broker.connections.add(self)
         self._schedule_keepalive()
 
@@ -196,7 +198,25 @@ class BrokerProtocol(asyncio.Protocol):
         """Rule 5: frames are queued and written together at the end of the current batch."""
         if self.transport is None or self.transport.is_closing():
             return
-        self._outgoing.append(self.conn.send(event))
+        self._queue(self.conn.send(event))
+
+    def write_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
+                      ledger_id: int, entry_id: int) -> None:
+        """``write(SendReceipt(...))``, encoded without the event (Connection.send_receipt)."""
+        if self.transport is None or self.transport.is_closing():
+            return
+        self._queue(self.conn.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id))
+
+    def write_message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
+                      redelivery_count: int, metadata: bytes, payload: bytes) -> None:
+        """``write(Message(...))`` of a stored entry, encoded without the event (Connection.message)."""
+        if self.transport is None or self.transport.is_closing():
+            return
+        self._queue(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
+                                      metadata, payload))
+
+    def _queue(self, frame: bytes) -> None:
+        self._outgoing.append(frame)
         if not self._batching and not self._flush_scheduled:
             self._flush_scheduled = True
             self.broker.mark_dirty(self)

@@ -65,6 +65,10 @@ class ServerCnx:
         # Set by server.py: run a callable after the current read (loop.call_soon) / close the socket.
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
         self.close_connection: Callable[[], None] = lambda: None
+        # Set by server.py to write these two frames without building events (protocol/shortcut.py
+        # Rule 4); these defaults build the events, for the same bytes.
+        self.send_receipt: Callable[[int, int, int, int, int], None] = self._send_receipt_event
+        self.send_message: Callable[[int, int, int, int, int, bytes, bytes], None] = self._send_message_event
         self.client_version = ""
         self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
@@ -178,8 +182,19 @@ class ServerCnx:
         if isinstance(live, NonPersistentTopic):
             return self._send_non_persistent(event, live, reply)
         ledger_id, entry_id = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages)
-        self.send(ev.SendReceipt(**reply, highest_sequence_id=event.highest_sequence_id,
+        self.send_receipt(event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, entry_id)
+
+    def _send_receipt_event(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
+                            ledger_id: int, entry_id: int) -> None:
+        self.send(ev.SendReceipt(producer_id=producer_id, sequence_id=sequence_id,
+                                 highest_sequence_id=highest_sequence_id,
                                  message_id={"ledgerId": ledger_id, "entryId": entry_id}))
+
+    def _send_message_event(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
+                            redelivery_count: int, metadata: bytes, payload: bytes) -> None:
+        self.send(ev.Message(consumer_id=consumer_id,
+                             message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition},
+                             redelivery_count=redelivery_count, metadata=metadata, payload=payload))
 
     def _send_non_persistent(self, event, live: NonPersistentTopic, reply: dict) -> None:
         """Rule 4. Receipts are queued and all written by one deferred completion per read."""
@@ -202,8 +217,7 @@ class ServerCnx:
             if accepted:
                 self.non_persistent_pending -= 1
             entry_id = 0 if accepted else U64_MINUS_ONE
-            self.send(ev.SendReceipt(producer_id=producer_id, sequence_id=sequence_id, highest_sequence_id=highest,
-                                     message_id={"ledgerId": ledger_id, "entryId": entry_id}))
+            self.send_receipt(producer_id, sequence_id, highest, ledger_id, entry_id)
 
     def handle_CloseProducer(self, event) -> None:
         registered = self.producers.pop(event.producer_id, None)
@@ -242,11 +256,8 @@ class ServerCnx:
         partition = topic.partition_index
 
         def deliver(consumer: Consumer, entry_id: int, entry, redelivery_count: int) -> None:
-            self.send(ev.Message(
-                consumer_id=consumer.consumer_id,
-                message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition},
-                redelivery_count=redelivery_count,
-                metadata=entry.metadata, payload=entry.payload))  # forwarded as stored
+            self.send_message(consumer.consumer_id, ledger_id, entry_id, partition, redelivery_count,
+                              entry.metadata, entry.payload)  # forwarded as stored
         return deliver
 
     def handle_Flow(self, event) -> None:

@@ -22,6 +22,7 @@ from typing import Optional, Union
 from . import events as ev
 from . import pulsar_api_pb2 as pb
 from .errors import LocalProtocolError, RemoteProtocolError
+from . import shortcut
 from .frames import PAYLOAD_TYPES, FrameDecoder, encode_command, encode_payload_command, max_frame_size
 
 NEWEST_PROTOCOL_VERSION = 21
@@ -146,6 +147,23 @@ class Connection:
                                           checksum=self._checksum_on(event))
         return encode_command(command)
 
+    def send_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
+                     ledger_id: int, entry_id: int) -> bytes:
+        """The bytes of ``send(SendReceipt(...))`` with that message id, built directly (shortcut.py Rule 4)."""
+        self._check_connected("SEND_RECEIPT")
+        return shortcut.send_receipt_frame(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
+
+    def message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
+                metadata: bytes, payload: bytes) -> bytes:
+        """The bytes of ``send(Message(...))`` for a stored entry, built directly (shortcut.py Rule 4)."""
+        self._check_connected("MESSAGE")
+        return shortcut.message_frame(consumer_id, ledger_id, entry_id, partition, redelivery_count,
+                                      metadata, payload, checksum=self._checksum_on_message())
+
+    def _check_connected(self, type_name: str) -> None:
+        if self.state is not State.CONNECTED:
+            raise LocalProtocolError(f"Cannot send {type_name} on a {self.state.value} connection")
+
     def _check_role(self, event: ev.Event) -> None:
         if self.role is Role.CLIENT and isinstance(event, ev.Connect):
             self.protocol_version = event.protocol_version
@@ -160,6 +178,9 @@ class Connection:
     def _checksum_on(self, event: ev.Event) -> bool:
         if isinstance(event, ev.Send):
             return (self.protocol_version or 0) >= 6
+        return self._checksum_on_message()
+
+    def _checksum_on_message(self) -> bool:
         return (self.peer_protocol_version or 0) >= 11
 
     def connected_event(self, server_version: str, max_message_size: int, feature_flags: dict) -> ev.Connected:

@@ -72,8 +72,14 @@ def encode_payload_command(
     checksum: bool = True,
     broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None,
 ) -> bytes:
-    body = command.SerializeToString()
     meta = metadata if isinstance(metadata, bytes) else metadata.SerializeToString()
+    return payload_frame(command.SerializeToString(), meta, payload, checksum=checksum,
+                         broker_entry_metadata=broker_entry_metadata)
+
+
+def payload_frame(body: bytes, meta: bytes, payload: bytes, *, checksum: bool = True,
+                  broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None) -> bytes:
+    """A payload command from its serialized BaseCommand ``body`` and MessageMetadata ``meta``."""
     covered = _U32.pack(len(meta)) + meta + payload
     parts = [_U32.pack(len(body)), body]
     if broker_entry_metadata is not None:

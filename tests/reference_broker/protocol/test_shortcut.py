@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.protocol import NEED_DATA, Connection, Role, events as ev
+from reference_broker.protocol import NEED_DATA, Connection, LocalProtocolError, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata, varint
 
@@ -18,9 +18,10 @@ FIELD6 = st.sampled_from([None, True, False])
 SUCCESS = pb.CommandPartitionedTopicMetadataResponse.Success
 
 
-def connected_server() -> Connection:
+def connected_server(client_version: int = 21) -> Connection:
     server = Connection(Role.SERVER)
-    server.receive_data(Connection(Role.CLIENT).send(ev.Connect(client_version="test", protocol_version=21)))
+    server.receive_data(Connection(Role.CLIENT).send(ev.Connect(client_version="test",
+                                                                protocol_version=client_version)))
     server.next_event()
     server.send(server.connected_event("test", 5 * 1024 * 1024, {}))
     return server
@@ -121,3 +122,36 @@ def test_the_answer_is_the_connections_bytes(partitions, request_id):
     expected = connected_server().send(ev.PartitionedMetadataResponse(
         request_id=request_id, partitions=partitions, response=SUCCESS))
     assert partitioned_metadata_answer(partitions, varint(request_id)) == expected
+
+
+INT32 = st.integers(min_value=-2**31, max_value=2**31 - 1)
+
+
+@given(producer_id=U64, sequence_id=U64, highest=U64, ledger_id=U64, entry_id=U64)
+def test_a_receipt_is_the_connections_bytes(producer_id, sequence_id, highest, ledger_id, entry_id):
+    server = connected_server()
+    expected = server.send(ev.SendReceipt(producer_id=producer_id, sequence_id=sequence_id,
+                                          highest_sequence_id=highest,
+                                          message_id={"ledgerId": ledger_id, "entryId": entry_id}))
+    assert server.send_receipt(producer_id, sequence_id, highest, ledger_id, entry_id) == expected
+
+
+@given(consumer_id=U64, ledger_id=U64, entry_id=U64, partition=INT32,
+       redelivery_count=st.integers(min_value=0, max_value=2**32 - 1),
+       metadata=st.binary(max_size=300), payload=st.binary(max_size=300),
+       client_version=st.sampled_from([10, 11, 21]))
+def test_a_message_is_the_connections_bytes(consumer_id, ledger_id, entry_id, partition, redelivery_count,
+                                            metadata, payload, client_version):
+    server = connected_server(client_version)  # below v11 a MESSAGE carries no checksum (connection.py Rule 3)
+    expected = server.send(ev.Message(consumer_id=consumer_id, redelivery_count=redelivery_count,
+                                      message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition},
+                                      metadata=metadata, payload=payload))
+    assert server.message(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload) == expected
+
+
+def test_receipts_and_messages_keep_the_connections_rules():
+    before_handshake = Connection(Role.SERVER)
+    with pytest.raises(LocalProtocolError):
+        before_handshake.send_receipt(1, 2, 2, 3, 4)
+    with pytest.raises(LocalProtocolError):
+        before_handshake.message(1, 3, 4, -1, 0, b"", b"x")
