@@ -21,8 +21,8 @@ from typing import Optional, Union
 
 from . import events as ev
 from . import pulsar_api_pb2 as pb
-from .errors import LocalProtocolError, RemoteProtocolError
 from . import shortcut
+from .errors import LocalProtocolError, RemoteProtocolError
 from .frames import PAYLOAD_TYPES, FrameDecoder, encode_command, encode_payload_command, max_frame_size
 
 NEWEST_PROTOCOL_VERSION = 21

@@ -5,8 +5,8 @@ PARTITIONED_METADATA, read from raw bytes, and its answer; SEND_RECEIPT and MESS
 A client asks for a topic's partitions before every producer and consumer it creates, and again
 whenever it re-checks them (pulsar-wire.md §3.3). A broker that already knows the answer spends
 most of such a round trip decoding and encoding protobuf around a dictionary look-up
-(bench/lookup.py). These two functions let the server skip that for the common shape only; the
-decision itself stays in the broker core, which says which answers may be reused (core.py).
+(bench/lookup.py). The first two functions let the server skip that for the common shape only;
+the decision itself stays in the broker core, which says which answers may be reused (core.py).
 
 Rule 1: ``read_partitioned_metadata`` accepts exactly one shape: a command-only frame holding
         BaseCommand{type = PARTITIONED_METADATA, partitionMetadata{topic, request_id,
