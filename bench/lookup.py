@@ -4,12 +4,13 @@ Both brokers are started the way the harness starts them (conformance.targets), 
 get the same workload: one existing non-partitioned topic, then ``--calls`` sequential
 ``client.get_topic_partitions(topic)`` calls (one PARTITIONED_METADATA round trip each on a warm
 connection: the client keeps no answer, so the broker sees every call) for latency, and
-``--threads`` threads sharing one client for throughput. Then ``--calls // 5`` sequential lookups of names never asked before
-(``fresh seq/s``: topics that do not exist, answered 0 under the default auto-creation rules and
-never created), which no broker can answer from memory: the reference broker replays an answer it
-gave to the same request while nothing it depends on has changed (core.py Rule 5), so the first
-figure is a client re-asking and this one a broker deciding. Prints p50/p99 latency, calls per
-second and the reference/pulsar-lite ratios. Every wait is bounded; both brokers are stopped at the end.
+``--threads`` threads sharing one client for throughput. Then ``--calls // 5`` sequential lookups
+of names never asked before (``fresh seq/s``: topics that do not exist, answered 0 under the
+default auto-creation rules and never created), which no broker can answer from memory: the
+reference broker replays an answer it gave to the same request while nothing it depends on has
+changed (core.py Rule 5), so the first figure is a client re-asking and this one a broker deciding.
+Prints p50/p99 latency, calls per second and the reference/pulsar-lite ratios. Every wait is
+bounded; both brokers are stopped at the end.
 
     .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3]
 

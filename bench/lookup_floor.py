@@ -6,7 +6,7 @@ runtime: it speaks just enough of the binary protocol for the official client's
 ``get_topic_partitions`` (CONNECT -> CONNECTED, PARTITIONED_METADATA -> 0 partitions, PING -> PONG),
 through the same sans-IO ``Connection`` and the same uvloop as the reference broker, one write per
 read, with no topic, namespace, store or policy logic at all. Whatever the reference broker costs
-above this row is its own; what this row costs above pulsar-lite is Python and uvloop.
+above this row is its own; what this row costs above the ``canned`` mode below is the codec's.
 
     .venv/bin/python bench/lookup_floor.py [--mode codec|shortcut|canned]
         # prints READY pulsar://127.0.0.1:PORT, serves until SIGTERM
