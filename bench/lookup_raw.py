@@ -34,8 +34,9 @@ import pulsar  # noqa: E402
 
 from bench.common import process_cpu_times, quiet_logger, target_pid  # noqa: E402
 from bench.lookup import TOPIC, FloorServer  # noqa: E402
+from bench.lookup_client import WireClient  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
-from reference_broker.protocol import NEED_DATA, Connection, Role, events as ev  # noqa: E402
+from reference_broker.protocol import events as ev  # noqa: E402
 
 SERVERS = ("reference", "pulsar-lite", "floor-codec", "floor-shortcut", "floor-canned")
 WARM_UP = 2000
@@ -45,23 +46,6 @@ def start(name: str):
     server = FloorServer(name.removeprefix("floor-")) if name.startswith("floor-") else make_target(name)
     server.start()
     return server
-
-
-def connect(url: str) -> tuple[socket.socket, bytes]:
-    """A handshaken socket and the request frame to repeat."""
-    host, port = url.removeprefix("pulsar://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=5)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    conn = Connection(Role.CLIENT)
-    sock.sendall(conn.send(ev.Connect(client_version="bench-lookup-raw", protocol_version=21)))
-    while (event := conn.next_event()) is NEED_DATA:
-        data = sock.recv(65536)
-        if not data:
-            raise ConnectionError(f"{url} hung up during the handshake")
-        conn.receive_data(data)
-    if not isinstance(event, ev.Connected):
-        raise ConnectionError(f"{url} answered CONNECT with {event!r}")
-    return sock, conn.send(ev.PartitionedMetadata(topic=TOPIC, request_id=1))
 
 
 def round_trips(sock: socket.socket, request: bytes, answer_size: int, calls: int) -> None:
@@ -76,8 +60,9 @@ def round_trips(sock: socket.socket, request: bytes, answer_size: int, calls: in
 
 
 def measure(url: str, pid: int | None, calls: int) -> dict[str, float | None]:
-    sock, request = connect(url)
-    with sock:
+    client = WireClient(url, timeout=5)  # handshake done
+    request = client.conn.send(ev.PartitionedMetadata(topic=TOPIC, request_id=1))
+    with client.sock as sock:
         sock.sendall(request)
         answer_size = len(sock.recv(65536))  # one small frame: it arrives whole on loopback
         round_trips(sock, request, answer_size, WARM_UP)
@@ -115,8 +100,7 @@ def main() -> int:
         for index in range(args.rounds):
             for name in names if index % 2 == 0 else list(reversed(names)):
                 server = servers[name]
-                pid = server.process.pid if name.startswith("floor-") else target_pid(server)
-                rounds[name].append(measure(server.service_url, pid, args.calls))
+                rounds[name].append(measure(server.service_url, target_pid(server), args.calls))
     finally:
         for server in servers.values():
             server.stop()

@@ -83,13 +83,12 @@ class BrokerProtocol(asyncio.Protocol):
         self.transport = transport
         self._loop = asyncio.get_running_loop()
         peer = transport.get_extra_info("peername")
-        self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?")
+        self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?",
+                             send_receipt=self.write_receipt, send_message=self.write_message)
         self.cnx.writable = lambda: not self.paused
         # PIP-2: receipts of non-persistent SENDs complete after the current read (service.py Rule 4).
         self.cnx.defer = self._defer
         self.cnx.close_connection = self._close_after_writes
-        self.cnx.send_receipt = self.write_receipt
-        self.cnx.send_message = self.write_message
         self.broker.connections.add(self)
         self._schedule_keepalive()
 
@@ -97,8 +96,7 @@ class BrokerProtocol(asyncio.Protocol):
         self.last_received = time.monotonic()
         self._ping_outstanding = False
         request = read_partitioned_metadata(data)  # None at once for any other command
-        if request is not None and self.conn.between_frames and not self._outgoing \
-                and not self.transport.is_closing():
+        if request is not None and self.conn.between_frames and not self._outgoing and self._open:
             data = self._answer_remembered(data, request)
             if not data:
                 return
@@ -156,7 +154,7 @@ class BrokerProtocol(asyncio.Protocol):
     # -- events -----------------------------------------------------------------------------
 
     def _drain_events(self) -> None:
-        while self.transport is not None and not self.transport.is_closing():
+        while self._open:
             try:
                 event = self.conn.next_event()
             except RemoteProtocolError as exc:
@@ -189,28 +187,33 @@ class BrokerProtocol(asyncio.Protocol):
 
     def _close_after_writes(self) -> None:
         """Close once what is buffered is written (asyncio's close flushes); no frame is read after."""
-        if self.transport is not None and not self.transport.is_closing():
+        if self._open:
             log.info("closing %s after a command Pulsar closes the connection for", self.cnx.remote)
             self._flush()
             self.transport.close()
 
+    @property
+    def _open(self) -> bool:
+        """The transport can still take frames."""
+        return self.transport is not None and not self.transport.is_closing()
+
     def write(self, event: ev.Event) -> None:
         """Rule 5: frames are queued and written together at the end of the current batch."""
-        if self.transport is None or self.transport.is_closing():
+        if not self._open:
             return
         self._queue(self.conn.send(event))
 
     def write_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
                       ledger_id: int, entry_id: int) -> None:
         """``write(SendReceipt(...))``, encoded without the event (Connection.send_receipt)."""
-        if self.transport is None or self.transport.is_closing():
+        if not self._open:
             return
         self._queue(self.conn.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id))
 
     def write_message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
                       redelivery_count: int, metadata: bytes, payload: bytes) -> None:
         """``write(Message(...))`` of a stored entry, encoded without the event (Connection.message)."""
-        if self.transport is None or self.transport.is_closing():
+        if not self._open:
             return
         self._queue(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
                                       metadata, payload))
@@ -247,7 +250,7 @@ class BrokerProtocol(asyncio.Protocol):
             return
         data = b"".join(self._outgoing)
         self._outgoing.clear()
-        if self.transport is not None and not self.transport.is_closing():
+        if self._open:
             self.transport.write(data)
 
     def _send_error_and_close(self, exc: RemoteProtocolError) -> None:
@@ -264,7 +267,7 @@ class BrokerProtocol(asyncio.Protocol):
             self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
 
     def _keepalive_tick(self, interval: float) -> None:
-        if self.transport is None or self.transport.is_closing():
+        if not self._open:
             return
         idle = time.monotonic() - self.last_received
         if self._ping_outstanding and idle >= 2 * interval:

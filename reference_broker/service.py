@@ -52,11 +52,18 @@ def _server_error(name: str) -> int:
 
 
 class ServerCnx:
-    def __init__(self, broker, send: Callable[[ev.Event], None], remote: str = "?"):
+    def __init__(self, broker, send: Callable[[ev.Event], None], remote: str = "?", *,
+                 send_receipt: Callable[[int, int, int, int, int], None],
+                 send_message: Callable[[int, int, int, int, int, bytes, bytes], None]):
         self.broker = broker
         self.core = broker.core
         self.topics: TopicRegistry = broker.topics
         self.send = send
+        # SEND_RECEIPT(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id) and
+        # MESSAGE(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload),
+        # written without building events (protocol/shortcut.py Rule 4).
+        self.send_receipt = send_receipt
+        self.send_message = send_message
         self.remote = remote
         self.id = next(_connection_ids)
         self.producers: dict[int, tuple[TopicName, object]] = {}
@@ -65,10 +72,6 @@ class ServerCnx:
         # Set by server.py: run a callable after the current read (loop.call_soon) / close the socket.
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
         self.close_connection: Callable[[], None] = lambda: None
-        # Set by server.py to write these two frames without building events (protocol/shortcut.py
-        # Rule 4); these defaults build the events, for the same bytes.
-        self.send_receipt: Callable[[int, int, int, int, int], None] = self._send_receipt_event
-        self.send_message: Callable[[int, int, int, int, int, bytes, bytes], None] = self._send_message_event
         self.client_version = ""
         self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
@@ -183,18 +186,6 @@ class ServerCnx:
             return self._send_non_persistent(event, live, reply)
         ledger_id, entry_id = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages)
         self.send_receipt(event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, entry_id)
-
-    def _send_receipt_event(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
-                            ledger_id: int, entry_id: int) -> None:
-        self.send(ev.SendReceipt(producer_id=producer_id, sequence_id=sequence_id,
-                                 highest_sequence_id=highest_sequence_id,
-                                 message_id={"ledgerId": ledger_id, "entryId": entry_id}))
-
-    def _send_message_event(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
-                            redelivery_count: int, metadata: bytes, payload: bytes) -> None:
-        self.send(ev.Message(consumer_id=consumer_id,
-                             message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition},
-                             redelivery_count=redelivery_count, metadata=metadata, payload=payload))
 
     def _send_non_persistent(self, event, live: NonPersistentTopic, reply: dict) -> None:
         """Rule 4. Receipts are queued and all written by one deferred completion per read."""

@@ -60,7 +60,11 @@ class RawFrame:
 
 
 def encode_command(command: pb.BaseCommand) -> bytes:
-    body = command.SerializeToString()
+    return command_frame(command.SerializeToString())
+
+
+def command_frame(body: bytes) -> bytes:
+    """A simple command from its serialized BaseCommand ``body``."""
     return _U32.pack(4 + len(body)) + _U32.pack(len(body)) + body
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from bench.lookup_cpu import CollectingTransport
 from model.names import TopicName
 from reference_broker.config import BrokerConfig
@@ -98,14 +96,13 @@ def test_a_repeated_request_is_answered_from_memory_with_the_same_bytes(monkeypa
     def test(core, client):
         calls = counting_decisions(core, monkeypatch)
         core.create_partitioned_topic("persistent://public/default/p", 4)
-        first = client.request("persistent://public/default/p")
-        again = first  # the same frame, request id included
-        client.transport.data.clear()
-        client.protocol.data_received(first)
-        decided = bytes(client.transport.data)
-        client.transport.data.clear()
-        client.protocol.data_received(again)
-        assert bytes(client.transport.data) == decided
+        frame = client.request("persistent://public/default/p")  # sent twice, request id included
+        answers = []
+        for _ in range(2):
+            client.transport.data.clear()
+            client.protocol.data_received(frame)
+            answers.append(bytes(client.transport.data))
+        assert answers[0] == answers[1]
         assert len(calls) == 1
         assert core.remembered_partitions() == {(b"persistent://public/default/p", None): 4}
     run(test)
@@ -203,12 +200,11 @@ def test_a_frame_split_across_reads_is_answered_once_it_is_whole():
     run(test)
 
 
-@pytest.mark.parametrize("limit", [2])
-def test_the_memory_is_bounded(monkeypatch, limit):
-    monkeypatch.setattr("reference_broker.core.REMEMBERED_ANSWERS_LIMIT", limit)
+def test_the_memory_is_bounded(monkeypatch):
+    monkeypatch.setattr("reference_broker.core.REMEMBERED_ANSWERS_LIMIT", 2)
 
     def test(core, client):
         for name in "abcde":
             assert client.partitions(f"persistent://public/default/{name}") == 0
-            assert len(core.remembered_partitions()) <= limit
+            assert len(core.remembered_partitions()) <= 2
     run(test)

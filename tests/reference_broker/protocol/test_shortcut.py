@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.config import BrokerConfig
-from reference_broker.core import BrokerCore
-from reference_broker.metadata.memory import MemoryMetadataStore
 from reference_broker.protocol import NEED_DATA, Connection, LocalProtocolError, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata, varint
-from reference_broker.server import BrokerServer
-from reference_broker.service import ServerCnx
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "official_client.json").read_text())["frames"]
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
@@ -161,16 +156,3 @@ def test_receipts_and_messages_keep_the_connections_rules():
     with pytest.raises(LocalProtocolError):
         before_handshake.message(1, 3, 4, -1, 0, b"", b"x")
 
-
-def test_the_services_event_built_receipt_and_message_are_the_same_bytes():
-    # ServerCnx's own send_receipt/send_message build events; server.py swaps in the direct ones.
-    core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
-    sent = []
-    cnx = ServerCnx(BrokerServer(core), sent.append)
-    cnx.send_receipt(1, 2, 3, 2**64 - 1, 2**64 - 1)
-    cnx.send_message(4, 5, 6, -1, 0, b"\x0a\x01p", b"payload")
-    server = connected_server()
-    assert [server.send(event) for event in sent] == [
-        server.send_receipt(1, 2, 3, 2**64 - 1, 2**64 - 1),
-        server.message(4, 5, 6, -1, 0, b"\x0a\x01p", b"payload")]
-    core.close()
