@@ -3,19 +3,28 @@
 bench/lookup.py measures what a client sees (round trips through the kernel and the client library);
 on a shared two-core machine its figures swing by 2x with other work. This one feeds pre-encoded
 PARTITIONED_METADATA frames straight into the broker's connection object (server.BrokerProtocol with a
-transport that only collects bytes) and reports the process CPU time per request, the part of a round
-trip that is the reference broker's own cost. It reports both ways a lookup is answered: ``decided``,
-the full path (decode, namespace and topic reads, auto-creation rules, encode), and ``remembered``,
-the same request repeated, answered from the core's remembered answers (core.py Rule 5, server.py
-Rule 6), which is what a client re-asking for a topic meets.
+transport that only collects bytes) and reports the time per request, the part of a round trip that
+is the reference broker's own cost. It reports the three ways a lookup is answered:
+- ``first``: a name never asked before each time (bench/lookup.py's ``fresh`` column), read by the
+  server and decided by ``ServerCnx.partitioned_metadata`` (server.py Rule 6): name parse, namespace
+  and topic reads, auto-creation rules;
+- ``decided``: one existing topic asked again and again with nothing remembered, the same decision;
+- ``remembered``: the same request repeated, answered from the core's remembered answers (core.py
+  Rule 5), which is what a client re-asking for a topic meets.
 
-    .venv/bin/python bench/lookup_cpu.py [--requests 20000] [--batch 1]
+``--cold`` evicts the CPU caches (it writes 16 MB) before each read and times only the read, as in
+a live broker, where the client runs between two requests and leaves little of the broker in the
+caches: a live lookup costs about this figure, several times the warm one (the README's lookup
+section).
+
+    .venv/bin/python bench/lookup_cpu.py [--requests 20000] [--batch 1] [--cold]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -51,10 +60,14 @@ class CollectingTransport:
         pass
 
 
-async def measure(requests: int, batch: int, path: str) -> dict:
+PATHS = ("first", "decided", "remembered")
+_EVICTION_BYTES = 16 * 1024 * 1024  # more than the last-level cache of the machines this runs on
+
+
+async def measure(requests: int, batch: int, path: str, cold: bool = False) -> dict:
     core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
-    if path == "decided":
-        core.remembered_partitions = lambda: None  # nothing remembered: every request takes the full path
+    if path != "remembered":
+        core.remembered_partitions = lambda: None  # nothing remembered: every request is decided
     core.boot()
     core.set_service_urls(broker_url="pulsar://127.0.0.1:6650", web_url="http://127.0.0.1:8080")
     server = BrokerServer(core)
@@ -64,21 +77,34 @@ async def measure(requests: int, batch: int, path: str) -> dict:
     client = Connection(Role.CLIENT)
     protocol.data_received(client.send(ev.Connect(client_version="bench", protocol_version=21)))
     core.create_non_partitioned_topic(TOPIC)
-    frames = [client.send(ev.PartitionedMetadata(topic=TOPIC, request_id=i, metadata_auto_creation_enabled=True))
-              for i in range(batch)]
-    chunk = b"".join(frames)
-    for _ in range(200):  # warm-up
-        protocol.data_received(chunk)
     rounds = max(1, requests // batch)
-    before = transport.written
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(rounds):
+    names = (f"{TOPIC}-first-{i}" for i in itertools.count()) if path == "first" else itertools.repeat(TOPIC)
+
+    def reads(count: int) -> list[bytes]:
+        return [b"".join(client.send(ev.PartitionedMetadata(topic=next(names), request_id=i,
+                                                            metadata_auto_creation_enabled=True))
+                         for i in range(batch))
+                for _ in range(count)]
+
+    for chunk in reads(200):  # warm-up
         protocol.data_received(chunk)
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    chunks = reads(rounds)
+    caches = bytearray(_EVICTION_BYTES)
+    before = transport.written
+    cpu, wall = time.process_time(), 0.0
+    for chunk in chunks:
+        if cold:
+            caches[::64] = bytes(len(caches) // 64)  # one write per cache line
+        began = time.perf_counter()
+        protocol.data_received(chunk)
+        wall += time.perf_counter() - began
+    cpu = time.process_time() - cpu
     answered = rounds * batch
     protocol.connection_lost(None)
     core.close()
-    return {"path": path, "requests": answered, "batch": batch, "cpu_us_per_request": round(cpu / answered * 1e6, 1),
+    return {"path": path, "cold": cold, "requests": answered, "batch": batch,
+            # with --cold the process time includes the evictions, so only the timed reads count
+            "cpu_us_per_request": None if cold else round(cpu / answered * 1e6, 1),
             "wall_us_per_request": round(wall / answered * 1e6, 1),
             "bytes_out_per_request": round((transport.written - before) / answered, 1)}
 
@@ -87,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--batch", type=int, default=1, help="frames per read (1 = one request per read)")
+    parser.add_argument("--cold", action="store_true", help="evict the CPU caches before each read")
     args = parser.parse_args(argv)
-    for path in ("decided", "remembered"):
-        print(asyncio.run(measure(args.requests, args.batch, path)))
+    for path in PATHS:
+        print(asyncio.run(measure(args.requests, args.batch, path, args.cold)))
     return 0
 
 

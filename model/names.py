@@ -44,6 +44,7 @@ DEFAULT_NAMESPACE = "default"
 
 _NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
 _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>\d+)$")
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")  # what urllib.parse.quote(safe="") leaves as it is
 
 
 _PARSED: dict[str, "TopicName"] = {}  # TopicName.parse's successes, bounded by _PARSED_LIMIT
@@ -150,7 +151,8 @@ class TopicName:
     @cached_property
     def encoded_local_name(self) -> str:
         """URL-encoded local name, as in Pulsar's persistence paths (Codec.encode)."""
-        return urllib.parse.quote(self.local_name, safe="")
+        name = self.local_name
+        return name if _UNQUOTED.fullmatch(name) else urllib.parse.quote(name, safe="")
 
     def __str__(self) -> str:
         return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"

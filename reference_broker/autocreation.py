@@ -48,8 +48,9 @@ def _override(policies: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     if not policies:
         return None
     value = policies.get(OVERRIDE_KEY)
-    # dict first: stored policies decode to dicts, and the ABC check costs more than the rest of the rule
-    return value if isinstance(value, dict) or isinstance(value, Mapping) else None
+    if value is None or isinstance(value, dict):  # the usual two: the ABC check costs more than the rest of the rule
+        return value
+    return value if isinstance(value, Mapping) else None
 
 
 def is_system_topic(topic: TopicName) -> bool:

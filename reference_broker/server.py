@@ -21,12 +21,15 @@ Rule 5: answers are queued per connection and written in one ``transport.write``
         one send syscall, not one per answer (bench/nonpersistent.py: per-frame writes were the
         largest cost of a non-persistent publish). Frames go out in the order they were queued,
         and anything written directly (an ERROR before closing) flushes the queue first.
-Rule 6: a read that starts with PARTITIONED_METADATA requests the core remembers answers (core.py
-        Rule 5) is answered from there before the Connection sees the rest: protocol/shortcut.py
-        reads only the exact shape a client sends and writes the bytes the full path would, and
-        does so only between frames, with nothing queued, so the order of answers is kept. A
-        lookup a client repeats then costs a dictionary look-up, not a decode, a policy read and
-        an encode (bench/lookup.py).
+Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact shape a client
+        sends, protocol/shortcut.py Rule 1) is answered before the Connection sees the rest:
+        from the answers the core remembers (core.py Rule 5), else decided by the same
+        ``ServerCnx.partitioned_metadata`` the Connection path calls, and written as the bytes
+        that path would write. Only between frames, with nothing queued, so the order of answers
+        is kept; a request whose topic is not UTF-8, or whose decision fails with anything but a
+        Failed answer, and everything after it, go the Connection way. A repeated lookup then
+        costs a dictionary look-up and a first one no protobuf decode, event or dispatch
+        (bench/lookup.py, bench/lookup_cpu.py).
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
 from .protocol.frames import max_frame_size
-from .protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata
-from .service import U64_MINUS_ONE, ServerCnx
+from .protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata, varint_value
+from .service import U64_MINUS_ONE, ServerCnx, partitioned_metadata_failure
 from .topics import TopicRegistry
 
 log = logging.getLogger("reference_broker.server")
@@ -97,7 +100,7 @@ class BrokerProtocol(asyncio.Protocol):
         self._ping_outstanding = False
         request = read_partitioned_metadata(data)  # None at once for any other command
         if request is not None and self.conn.between_frames and not self._outgoing and self._open:
-            data = self._answer_remembered(data, request)
+            data = self._answer_plain_lookups(data, request)
             if not data:
                 return
         self.conn.receive_data(data)
@@ -110,19 +113,24 @@ class BrokerProtocol(asyncio.Protocol):
             self._flush()
             self.broker.flush_dirty()
 
-    def _answer_remembered(self, data: bytes, request: tuple) -> bytes:
-        """Rule 6: write the answers to the read's leading remembered lookups (``request`` is the
-        first, already read); returns the rest."""
-        remembered = self.broker.core.remembered_partitions()
-        if remembered is None:
-            return data
+    def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:
+        """Rule 6: answer the read's leading plain lookups (``request`` is the first, already read);
+        returns the rest, starting at the first request that is not plain or whose answer is Failed."""
+        core, decide = self.broker.core, self.cnx.partitioned_metadata
         answers, pos = [], 0
         while request is not None:
             end, topic, request_id, auto_creation = request
-            partitions = remembered.get((topic, auto_creation))
+            remembered = core.remembered_partitions()  # asked each time: a decision may have written
+            partitions = None if remembered is None else remembered.get((topic, auto_creation))
             if partitions is None:
-                break
-            answers.append(partitioned_metadata_answer(partitions, request_id))
+                try:
+                    partitions = decide(topic.decode(), auto_creation)
+                except Exception:  # noqa: BLE001 - not UTF-8, or a fault: the Connection path answers it (Rule 2)
+                    break
+            if isinstance(partitions, tuple):
+                answers.append(self.conn.send(partitioned_metadata_failure(varint_value(request_id), partitions)))
+            else:
+                answers.append(partitioned_metadata_answer(partitions, request_id))
             pos = end
             request = read_partitioned_metadata(data, pos)
         if not answers:

@@ -6,7 +6,7 @@ A client asks for a topic's partitions before every producer and consumer it cre
 whenever it re-checks them (pulsar-wire.md §3.3). A broker that already knows the answer spends
 most of such a round trip decoding and encoding protobuf around a dictionary look-up
 (bench/lookup.py). The first two functions let the server skip that for the common shape only;
-the decision itself stays in the broker core, which says which answers may be reused (core.py).
+the decision itself stays in the broker (service.py, core.py), which says which answers may be reused.
 
 Rule 1: ``read_partitioned_metadata`` accepts exactly one shape: a command-only frame holding
         BaseCommand{type = PARTITIONED_METADATA, partitionMetadata{topic, request_id,
@@ -16,8 +16,9 @@ Rule 1: ``read_partitioned_metadata`` accepts exactly one shape: a command-only 
         gives None, and the caller takes the Connection path, which decodes and checks
         everything. So it never raises and never accepts a frame the full decoder would treat
         differently.
-Rule 2: the request id stays the varint bytes it came as (canonical, by Rule 1): the answer copies
-        them rather than decoding and encoding a number.
+Rule 2: the request id stays the varint bytes it came as (canonical, by Rule 1): a Success answer
+        copies them rather than decoding and encoding a number; only a Failed answer, written
+        through the Connection, needs the number (``varint_value``).
 Rule 3: ``partitioned_metadata_answer`` writes the bytes ``Connection.send`` writes for
         PartitionedMetadataResponse{partitions, request_id, response = Success} (tests compare
         them for every size of varint).
@@ -139,6 +140,14 @@ def varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+def varint_value(data: bytes) -> int:
+    """The number a whole varint (as ``read_partitioned_metadata`` gives a request id) stands for."""
+    value = 0
+    for shift, byte in enumerate(data):
+        value |= (byte & 0x7F) << (7 * shift)
+    return value
 
 
 _SEND_RECEIPT_HEAD = b"\x08\x07\x3a"  # type = SEND_RECEIPT (7), then field 7 (send_receipt) as LEN

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bench.lookup_cpu import CollectingTransport
 from model.names import TopicName
 from reference_broker.config import BrokerConfig
@@ -208,3 +210,50 @@ def test_the_memory_is_bounded(monkeypatch):
             assert client.partitions(f"persistent://public/default/{name}") == 0
             assert len(core.remembered_partitions()) <= 2
     run(test)
+
+
+# --- first requests the server reads itself (server.py Rule 6) ---------------------------------
+
+def _invalid_utf8(frame: bytes) -> bytes:
+    return frame.replace(b"/zz", b"/\xff\xfe")  # same length, so the frame stays well formed
+
+
+FIRST_REQUESTS = {
+    # name: (broker config, topic, field 6, change to the frame's bytes)
+    "existing partitioned": ({}, "persistent://public/default/made", None, None),
+    "absent, field 6 absent": ({}, "persistent://public/default/zz", None, None),
+    "absent, field 6 true": ({}, "persistent://public/default/zz", True, None),
+    "absent, field 6 false": ({}, "persistent://public/default/zz", False, None),
+    "auto-created partitioned": ({"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 3},
+                                 "persistent://public/default/zz", None, None),
+    "creation refused": ({"allowAutoTopicCreation": False}, "persistent://public/default/zz", True, None),
+    "missing namespace": ({}, "persistent://public/nowhere/zz", True, None),
+    "invalid name": ({}, "persistent://public/default/a/b/zz", True, None),
+    "non-persistent": ({}, "non-persistent://public/default/zz", None, None),
+    "topic not UTF-8": ({}, "persistent://public/default/zz", True, _invalid_utf8),
+}
+
+
+@pytest.mark.parametrize("name", FIRST_REQUESTS)
+def test_a_first_request_the_server_reads_itself_answers_and_writes_what_the_connection_path_does(name, monkeypatch):
+    config, topic, field6, change = FIRST_REQUESTS[name]
+
+    def outcome(server_reads_lookups: bool):
+        if not server_reads_lookups:
+            monkeypatch.setattr("reference_broker.server.read_partitioned_metadata", lambda data, start=0: None)
+        seen = {}
+
+        def test(core, client):
+            core.create_partitioned_topic("persistent://public/default/made", 4)
+            frame = client.request(topic, field6)
+            frame = change(frame) if change else frame
+            client.transport.data.clear()
+            client.protocol.data_received(frame + client.request("persistent://public/default/made"))
+            seen["answer"] = bytes(client.transport.data)
+            seen["partitioned"] = core.list_partitioned_topics("public/default", "persistent")
+            seen["store writes"] = core.store.writes
+        run(test, **config)
+        monkeypatch.undo()
+        return seen
+
+    assert outcome(True) == outcome(False)

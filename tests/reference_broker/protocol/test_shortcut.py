@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 from reference_broker.protocol import NEED_DATA, Connection, LocalProtocolError, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata, varint
+from reference_broker.protocol.shortcut import (partitioned_metadata_answer, read_partitioned_metadata, varint,
+                                               varint_value)
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "official_client.json").read_text())["frames"]
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
@@ -115,6 +116,11 @@ def test_damaged_frames_never_raise_and_never_read_other_than_the_connection(dat
 @given(blob=st.binary(max_size=80))
 def test_arbitrary_bytes_never_raise(blob):
     read_partitioned_metadata(blob)
+
+
+@given(st.integers(0, 2**64 - 1))
+def test_a_request_ids_varint_reads_back_as_its_number(request_id):
+    assert varint_value(varint(request_id)) == request_id
 
 
 @given(partitions=st.integers(min_value=0, max_value=2**32 - 1), request_id=U64)
