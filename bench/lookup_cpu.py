@@ -14,8 +14,9 @@ is the reference broker's own cost. It reports the three ways a lookup is answer
 
 ``--cold`` evicts the CPU caches (it writes 16 MB) before each read and times only the read, as in
 a live broker, where the client runs between two requests and leaves little of the broker in the
-caches: a live lookup costs about this figure, several times the warm one (the README's lookup
-section).
+caches: a live lookup costs several times its warm figure, and about this one. It moves by a third
+from run to run on a shared machine (the eviction competes for memory bandwidth), so compare
+cold figures only within one run.
 
     .venv/bin/python bench/lookup_cpu.py [--requests 20000] [--batch 1] [--cold]
 """

@@ -49,6 +49,7 @@ _UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")  # what urllib.parse.quote(safe="") 
 
 _PARSED: dict[str, "TopicName"] = {}  # TopicName.parse's successes, bounded by _PARSED_LIMIT
 _PARSED_LIMIT = 10_000
+_VALID_ENTITIES: set[str] = set()  # tenant and namespace names check_named_entity accepted (Rule 4)
 
 
 class InvalidName(ValueError):
@@ -56,8 +57,13 @@ class InvalidName(ValueError):
 
 
 def check_named_entity(kind: str, value: str) -> str:
+    if value in _VALID_ENTITIES:
+        return value  # a broker meets the same few tenants and namespaces in every name it parses
     if not value or not _NAMED_ENTITY.match(value):
         raise InvalidName(f"Invalid {kind} name: {value!r} (allowed: letters, digits and -=:._)")
+    if len(_VALID_ENTITIES) >= _PARSED_LIMIT:
+        _VALID_ENTITIES.clear()
+    _VALID_ENTITIES.add(value)
     return value
 
 
@@ -132,6 +138,8 @@ class TopicName:
 
     @cached_property
     def partition_index(self) -> int:
+        if PARTITION_SUFFIX not in self.local_name:
+            return -1  # most names: no pattern to match
         match = _PARTITION.match(self.local_name)
         return int(match.group("index")) if match else -1
 
@@ -142,8 +150,10 @@ class TopicName:
     @cached_property
     def partitioned_base(self) -> "TopicName":
         """The partitioned topic this partition belongs to (itself when not a partition)."""
+        if self.partition_index < 0:
+            return self
         match = _PARTITION.match(self.local_name)
-        return self if not match else TopicName(self.domain, self.tenant, self.namespace, match.group("base"))
+        return TopicName(self.domain, self.tenant, self.namespace, match.group("base"))
 
     def partition(self, index: int) -> "TopicName":
         return TopicName(self.domain, self.tenant, self.namespace, f"{self.local_name}{PARTITION_SUFFIX}{index}")

@@ -118,7 +118,16 @@ def test_arbitrary_bytes_never_raise(blob):
     read_partitioned_metadata(blob)
 
 
-@given(st.integers(0, 2**64 - 1))
+VARINT_EDGES = st.sampled_from([0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x1FFFFF, 0x200000, 2**63, 2**64 - 1])
+
+
+@given(st.integers(0, 2**64 - 1) | VARINT_EDGES)
+def test_a_varint_is_protobufs(value):
+    # CommandFlow{consumer_id = value, messagePermits = 0}: tag 1, the varint, then tag 2 and 0.
+    assert pb.CommandFlow(consumer_id=value, messagePermits=0).SerializeToString() == b"\x08" + varint(value) + b"\x10\x00"
+
+
+@given(st.integers(0, 2**64 - 1) | VARINT_EDGES)
 def test_a_request_ids_varint_reads_back_as_its_number(request_id):
     assert varint_value(varint(request_id)) == request_id
 
