@@ -39,6 +39,16 @@ def process_cpu_times(pid: Optional[int]) -> Optional[tuple[float, float]]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
+def pin_process(pid: int, cpus: set[int]) -> None:
+    """Keep every thread of process ``pid`` on ``cpus`` (Linux: affinity is per thread, so each
+    task under /proc/PID/task is set; call again after the process may have started threads)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), cpus)
+        except ProcessLookupError:
+            continue  # a thread that ended meanwhile
+
+
 def target_pid(target) -> Optional[int]:
     """The broker process of a started conformance target, when it runs as a local process."""
     process = getattr(target, "process", None)

@@ -1,7 +1,7 @@
 """PIP-2 bench: non-persistent publish->deliver throughput (reference vs pulsar-lite) and latency.
 
     .venv/bin/python bench/nonpersistent.py [--messages 50000] [--batched-messages 500000]
-                                            [--size 64] [--latency-messages 2000] [--repeat 5]
+                                            [--size 64] [--latency-messages 2000] [--repeat 5] [--pin]
 
 Both brokers are started the way the harness starts them (conformance.targets), on loopback, run
 side by side, and get the same workload with the official client (pulsar-client, C++ core), in
@@ -26,6 +26,12 @@ rounds that alternate the targets so that a busy machine slows both alike:
    at a time (each ``send`` waits for its receipt), the consumer on another client stamps arrival;
    publish latency = send -> receipt, end-to-end = send -> delivery; p50 and p99.
 
+``--pin`` (Linux, two CPUs or more) keeps the brokers on the last CPU and this process, with both
+clients, on the others, as in a deployment, where a broker does not share its CPUs with the
+clients; without it the brokers and the clients compete for the same cores, so a broker's own CPU
+time is taken from the clients that set the pace. The client CPU per 1,000 messages tells whether
+the clients worked harder with one broker than with the other.
+
 Every wait is bounded; both brokers are stopped at the end. Prints a table and the ratio.
 """
 
@@ -44,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
+from bench.common import percentile, pin_process, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
@@ -102,6 +108,7 @@ def throughput(url: str, messages: int, size: int, batched: bool, pid: int | Non
         per_thousand = 1e6 * 1000 / max(1, received[0])  # CPU microseconds per 1,000 delivered messages
         return {"delivered_per_s": received[0] / elapsed, "delivered": received[0], "lost": messages - received[0],
                 "seconds": elapsed, "client_cpu_share": client_cpu / elapsed,
+                "client_cpu_us_per_1000": client_cpu * per_thousand,
                 "broker_cpu_us_per_1000": None if broker_cpu is None else broker_cpu * per_thousand}
     finally:
         producer_client.close()
@@ -155,7 +162,12 @@ def main() -> int:
     parser.add_argument("--latency-messages", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--targets", default="reference,pulsar-lite")
+    parser.add_argument("--pin", action="store_true",
+                        help="brokers on the last CPU, the clients on the others (Linux, two CPUs or more)")
     args = parser.parse_args()
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if args.pin and len(cpus) < 2:
+        parser.error(f"--pin needs two CPUs or more and Linux affinity; this process may use {len(cpus) or 'an unknown number of'}")
 
     names = args.targets.split(",")
     targets = {name: make_target(name) for name in names}
@@ -165,6 +177,8 @@ def main() -> int:
     try:
         for target in targets.values():
             target.start()
+        if args.pin:
+            os.sched_setaffinity(0, set(cpus[:-1]))
         # Rounds alternate the targets (and their order), so a noisy neighbour slows both alike; round i of
         # one target is paired with round i of the other for the per-round ratios.
         for index in range(args.repeat):
@@ -172,6 +186,8 @@ def main() -> int:
             for mode, count, batched in (("unbatched", args.messages, False), ("batched", args.batched_messages, True)):
                 for name in order:
                     target = targets[name]
+                    if args.pin and target_pid(target) is not None:
+                        pin_process(target_pid(target), {cpus[-1]})  # again: threads it started since
                     runs[name][mode].append(throughput(target.service_url, count, args.size, batched,
                                                        target_pid(target)))
         if "reference" in targets:
@@ -181,11 +197,13 @@ def main() -> int:
         for target in targets.values():
             target.stop()
 
+    placement = (f"brokers on CPU {cpus[-1]}, clients on CPU {','.join(map(str, cpus[:-1]))}" if args.pin
+                 else "brokers and clients sharing every CPU")
     print(f"non-persistent publish->deliver, official client, {args.size}-byte payloads, "
-          f"{args.repeat} alternating rounds; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+          f"{args.repeat} alternating rounds, {placement}; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"{'target':<14}{'mode':<11}{'delivered/s':>12}{'best':>10}{'lost':>6}{'broker CPU':>12}{'client CPU':>12}"
-          "   all rounds")
-    print(f"{'':<14}{'':<11}{'(median)':>12}{'':>10}{'':>6}{'us/1000 msg':>12}{'cores':>12}")
+          f"{'client CPU':>12}   all rounds")
+    print(f"{'':<14}{'':<11}{'(median)':>12}{'':>10}{'':>6}{'us/1000 msg':>12}{'us/1000 msg':>12}{'cores':>12}")
     for name, modes in runs.items():
         for mode, rounds in modes.items():
             rate = statistics.median(r["delivered_per_s"] for r in rounds)
@@ -193,9 +211,10 @@ def main() -> int:
             cpu = [r["broker_cpu_us_per_1000"] for r in rounds if r["broker_cpu_us_per_1000"] is not None]
             cpu_text = f"{statistics.median(cpu):,.0f}" if cpu else "-"
             client = statistics.median(r["client_cpu_share"] for r in rounds)
+            client_per_thousand = statistics.median(r["client_cpu_us_per_1000"] for r in rounds)
             every = ", ".join(f"{r['delivered_per_s']:,.0f}" for r in rounds)
             print(f"{name:<14}{mode:<11}{rate:>12,.0f}{best:>10,.0f}{sum(r['lost'] for r in rounds):>6}"
-                  f"{cpu_text:>12}{client:>12.2f}   {every}")
+                  f"{cpu_text:>12}{client_per_thousand:>12,.0f}{client:>12.2f}   {every}")
     if {"reference", "pulsar-lite"} <= runs.keys():
         for mode in ("unbatched", "batched"):
             ref, lite = runs["reference"][mode], runs["pulsar-lite"][mode]
