@@ -49,6 +49,33 @@ def pin_process(pid: int, cpus: set[int]) -> None:
             continue  # a thread that ended meanwhile
 
 
+class Placement:
+    """The benches' ``--pin``: brokers on the last CPU this process may use, the bench process and
+    its clients on the others, as in a deployment; without it everything shares every CPU."""
+
+    def __init__(self, pin: bool) -> None:
+        self.cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if pin and len(self.cpus) < 2:
+            raise ValueError(f"--pin needs two CPUs or more and Linux affinity; this process may use "
+                             f"{len(self.cpus) or 'an unknown number of'}")
+        self.pin = pin
+
+    def clients_here(self) -> None:
+        """Move this process (and the client threads it starts from now on) off the brokers' CPU."""
+        if self.pin:
+            os.sched_setaffinity(0, set(self.cpus[:-1]))
+
+    def broker(self, pid: Optional[int]) -> None:
+        """Pin a broker; call before each measurement, as it may have started threads since."""
+        if self.pin and pid is not None:
+            pin_process(pid, {self.cpus[-1]})
+
+    def describe(self, clients: str = "clients") -> str:
+        if not self.pin:
+            return f"brokers and {clients} sharing every CPU"
+        return f"brokers on CPU {self.cpus[-1]}, {clients} on CPU {','.join(map(str, self.cpus[:-1]))}"
+
+
 def target_pid(target) -> Optional[int]:
     """The broker process of a started conformance target, when it runs as a local process."""
     process = getattr(target, "process", None)

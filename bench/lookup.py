@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import percentile, pin_process, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
+from bench.common import Placement, percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
 from conformance.targets.process import ManagedProcess  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
@@ -127,9 +127,10 @@ def main() -> int:
                         help="add the python-floor row: the project's codec on uvloop answering with no broker "
                              "logic (bench/lookup_floor.py), the least any Python broker here could cost")
     args = parser.parse_args()
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if args.pin and len(cpus) < 2:
-        parser.error(f"--pin needs two CPUs or more and Linux affinity; this process may use {len(cpus) or 'an unknown number of'}")
+    try:
+        placement = Placement(args.pin)
+    except ValueError as exc:
+        parser.error(str(exc))
 
     names = args.targets.split(",") + (["python-floor"] if args.floor else [])
     targets = {name: FloorServer() if name == "python-floor" else make_target(name) for name in names}
@@ -138,14 +139,12 @@ def main() -> int:
     try:
         for target in targets.values():
             target.start()
-        if args.pin:
-            os.sched_setaffinity(0, set(cpus[:-1]))
+        placement.clients_here()
         for index in range(args.rounds):
             order = names if index % 2 == 0 else list(reversed(names))
             for name in order:
                 target = targets[name]
-                if args.pin and target_pid(target) is not None:
-                    pin_process(target_pid(target), {cpus[-1]})  # again: threads it started since
+                placement.broker(target_pid(target))  # again: threads it started since
                 rounds[name].append(measure(target.service_url, args.calls, args.threads, args.seconds,
                                             target_pid(target), create_topic=name != "python-floor",
                                             fresh_prefix=f"fresh-{index}"))
@@ -153,10 +152,8 @@ def main() -> int:
         for target in targets.values():
             target.stop()
 
-    placement = (f"brokers on CPU {cpus[-1]}, client on CPU {','.join(map(str, cpus[:-1]))}" if args.pin
-                 else "brokers and client sharing every CPU")
     print(f"partition-metadata lookups, official client, {args.calls} sequential calls, "
-          f"{args.threads} threads for {args.seconds:.0f} s; median of {args.rounds} alternating rounds, {placement}; "
+          f"{args.threads} threads for {args.seconds:.0f} s; median of {args.rounds} alternating rounds, {placement.describe('client')}; "
           f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"{'target':<15}{'p50 ms':>9}{'p99 ms':>9}{'seq/s':>10}{'fresh seq/s':>13}{'threaded/s':>12}"
           f"{'broker CPU us/lookup':>22}")

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import percentile, pin_process, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
+from bench.common import Placement, percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
@@ -165,9 +165,10 @@ def main() -> int:
     parser.add_argument("--pin", action="store_true",
                         help="brokers on the last CPU, the clients on the others (Linux, two CPUs or more)")
     args = parser.parse_args()
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if args.pin and len(cpus) < 2:
-        parser.error(f"--pin needs two CPUs or more and Linux affinity; this process may use {len(cpus) or 'an unknown number of'}")
+    try:
+        placement = Placement(args.pin)
+    except ValueError as exc:
+        parser.error(str(exc))
 
     names = args.targets.split(",")
     targets = {name: make_target(name) for name in names}
@@ -177,8 +178,7 @@ def main() -> int:
     try:
         for target in targets.values():
             target.start()
-        if args.pin:
-            os.sched_setaffinity(0, set(cpus[:-1]))
+        placement.clients_here()
         # Rounds alternate the targets (and their order), so a noisy neighbour slows both alike; round i of
         # one target is paired with round i of the other for the per-round ratios.
         for index in range(args.repeat):
@@ -186,8 +186,7 @@ def main() -> int:
             for mode, count, batched in (("unbatched", args.messages, False), ("batched", args.batched_messages, True)):
                 for name in order:
                     target = targets[name]
-                    if args.pin and target_pid(target) is not None:
-                        pin_process(target_pid(target), {cpus[-1]})  # again: threads it started since
+                    placement.broker(target_pid(target))  # again: threads it started since
                     runs[name][mode].append(throughput(target.service_url, count, args.size, batched,
                                                        target_pid(target)))
         if "reference" in targets:
@@ -197,10 +196,8 @@ def main() -> int:
         for target in targets.values():
             target.stop()
 
-    placement = (f"brokers on CPU {cpus[-1]}, clients on CPU {','.join(map(str, cpus[:-1]))}" if args.pin
-                 else "brokers and clients sharing every CPU")
     print(f"non-persistent publish->deliver, official client, {args.size}-byte payloads, "
-          f"{args.repeat} alternating rounds, {placement}; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+          f"{args.repeat} alternating rounds, {placement.describe('clients')}; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"{'target':<14}{'mode':<11}{'delivered/s':>12}{'best':>10}{'lost':>6}{'broker CPU':>12}{'client CPU':>12}"
           f"{'client CPU':>12}   all rounds")
     print(f"{'':<14}{'':<11}{'(median)':>12}{'':>10}{'':>6}{'us/1000 msg':>12}{'us/1000 msg':>12}{'cores':>12}")

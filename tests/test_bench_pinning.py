@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from bench.common import pin_process
+from bench.common import Placement, pin_process
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                                 reason="needs Linux affinity and two CPUs")
@@ -58,3 +58,18 @@ def test_a_process_that_is_gone_is_an_error_not_a_silent_success():
     child.wait(10)
     with pytest.raises(FileNotFoundError):
         pin_process(child.pid, {0})
+
+
+def test_placement_refuses_to_pin_on_one_cpu_and_does_nothing_unasked(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    with pytest.raises(ValueError, match="two CPUs or more"):
+        Placement(True)
+    unpinned = Placement(False)
+    unpinned.broker(os.getpid())  # nothing moves
+    unpinned.clients_here()
+    assert unpinned.describe() == "brokers and clients sharing every CPU"
+
+
+def test_placement_names_the_cpus_it_uses(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert Placement(True).describe("client") == "brokers on CPU 2, client on CPU 0,1"

@@ -28,7 +28,7 @@ class MemoryMetadataStore(MetadataStore):
     def get(self, path: str) -> tuple[bytes, int] | None:
         # Only checked paths are stored, so a path found is valid; one not found is checked before
         # the answer "absent" (every lookup reads four paths: this saves a check on the hits).
-        node = self._nodes.get(path) if type(path) is str else None
+        node = self._nodes.get(path) if isinstance(path, str) else None
         if node is None:
             check_path(path)
             return None
