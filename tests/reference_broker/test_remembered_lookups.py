@@ -8,8 +8,11 @@ stale fails its own test. Every answer is read back through the broker's binary 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from bench.lookup_cpu import CollectingTransport
 from model.names import TopicName
@@ -234,26 +237,45 @@ FIRST_REQUESTS = {
 }
 
 
-@pytest.mark.parametrize("name", FIRST_REQUESTS)
-def test_a_first_request_the_server_reads_itself_answers_and_writes_what_the_connection_path_does(name, monkeypatch):
-    config, topic, field6, change = FIRST_REQUESTS[name]
+def first_request_outcome(server_reads_lookups: bool, config: dict, topic: str, field6, change=None) -> dict:
+    """What one broker answers and stores for ``topic`` as a first request, then a remembered one,
+    in one read; with ``server_reads_lookups`` off, the server leaves every request to the Connection."""
+    seen = {}
 
-    def outcome(server_reads_lookups: bool):
+    def test(core, client):
+        core.create_partitioned_topic("persistent://public/default/made", 4)
+        frame = client.request(topic, field6)
+        frame = change(frame) if change else frame
+        client.transport.data.clear()
+        client.protocol.data_received(frame + client.request("persistent://public/default/made"))
+        seen["answer"] = bytes(client.transport.data)
+        seen["partitioned"] = core.list_partitioned_topics("public/default", "persistent")
+        seen["store writes"] = core.store.writes
+
+    with contextlib.ExitStack() as patches:
         if not server_reads_lookups:
-            monkeypatch.setattr("reference_broker.server.read_partitioned_metadata", lambda data, start=0: None)
-        seen = {}
-
-        def test(core, client):
-            core.create_partitioned_topic("persistent://public/default/made", 4)
-            frame = client.request(topic, field6)
-            frame = change(frame) if change else frame
-            client.transport.data.clear()
-            client.protocol.data_received(frame + client.request("persistent://public/default/made"))
-            seen["answer"] = bytes(client.transport.data)
-            seen["partitioned"] = core.list_partitioned_topics("public/default", "persistent")
-            seen["store writes"] = core.store.writes
+            patches.enter_context(mock.patch("reference_broker.server.read_partitioned_metadata",
+                                             lambda data, start=0: None))
         run(test, **config)
-        monkeypatch.undo()
-        return seen
+    return seen
 
-    assert outcome(True) == outcome(False)
+
+@pytest.mark.parametrize("name", FIRST_REQUESTS)
+def test_a_first_request_the_server_reads_itself_answers_and_writes_what_the_connection_path_does(name):
+    config, topic, field6, change = FIRST_REQUESTS[name]
+    assert first_request_outcome(True, config, topic, field6, change) == \
+        first_request_outcome(False, config, topic, field6, change)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tenant=st.sampled_from(["public", "nobody", "bad tenant"]),
+       namespace=st.sampled_from(["default", "absent"]),
+       local=st.text(alphabet="ab-/:%é\u00a0", max_size=12) | st.sampled_from(["made", "made-partition-2", "x-partition-0"]),
+       domain=st.sampled_from(["persistent://", "non-persistent://", ""]),
+       field6=st.sampled_from([None, True, False]),
+       partitioned_default=st.booleans())
+def test_any_first_request_is_answered_and_stored_alike_on_both_paths(tenant, namespace, local, domain, field6,
+                                                                     partitioned_default):
+    topic = f"{domain}{tenant}/{namespace}/{local}"
+    config = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 2} if partitioned_default else {}
+    assert first_request_outcome(True, config, topic, field6) == first_request_outcome(False, config, topic, field6)
