@@ -4,10 +4,13 @@ bench/lookup.py measures what a client sees (round trips through the kernel and 
 on a shared two-core machine its figures swing by 2x with other work. This one feeds pre-encoded
 PARTITIONED_METADATA frames straight into the broker's connection object (server.BrokerProtocol with a
 transport that only collects bytes) and reports the time per request, the part of a round trip that
-is the reference broker's own cost. It reports the three ways a lookup is answered:
-- ``first``: a name never asked before each time (bench/lookup.py's ``fresh`` column), read by the
-  server and decided by ``ServerCnx.partitioned_metadata`` (server.py Rule 6): name parse, namespace
-  and topic reads, auto-creation rules;
+is the reference broker's own cost. It reports the four ways a lookup is answered:
+- ``first``: a name never asked before each time (bench/lookup.py's ``fresh`` column), in a
+  namespace where such names are answered 0: after the first, the core answers them for their
+  namespace (core.py Rule 6) from one store look-up;
+- ``first-decided``: the same names with nothing remembered, each read by the server and decided
+  by ``ServerCnx.partitioned_metadata`` (server.py Rule 6): name parse, namespace and topic reads,
+  auto-creation rules; what a first lookup costs where Rule 6 does not apply;
 - ``decided``: one existing topic asked again and again with nothing remembered, the same decision;
 - ``remembered``: the same request repeated, answered from the core's remembered answers (core.py
   Rule 5), which is what a client re-asking for a topic meets.
@@ -61,13 +64,13 @@ class CollectingTransport:
         pass
 
 
-PATHS = ("first", "decided", "remembered")
+PATHS = ("first", "first-decided", "decided", "remembered")
 _EVICTION_BYTES = 16 * 1024 * 1024  # more than the last-level cache of the machines this runs on
 
 
 async def measure(requests: int, batch: int, path: str, cold: bool = False) -> dict:
     core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
-    if path != "remembered":
+    if path in ("first-decided", "decided"):
         core.remembered_partitions = lambda: None  # nothing remembered: every request is decided
     core.set_service_urls(broker_url="pulsar://127.0.0.1:6650", web_url="http://127.0.0.1:8080")
     server = BrokerServer(core)
@@ -78,7 +81,7 @@ async def measure(requests: int, batch: int, path: str, cold: bool = False) -> d
     protocol.data_received(client.send(ev.Connect(client_version="bench", protocol_version=21)))
     core.create_non_partitioned_topic(TOPIC)
     rounds = max(1, requests // batch)
-    names = (f"{TOPIC}-first-{i}" for i in itertools.count()) if path == "first" else itertools.repeat(TOPIC)
+    names = (f"{TOPIC}-first-{i}" for i in itertools.count()) if path.startswith("first") else itertools.repeat(TOPIC)
 
     def reads(count: int) -> list[bytes]:
         return [b"".join(client.send(ev.PartitionedMetadata(topic=next(names), request_id=i,

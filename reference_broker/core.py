@@ -20,14 +20,29 @@ Rule 5: a PARTITIONED_METADATA answer may be remembered and replayed for the sam
         while nothing it was decided on has changed: no store write, no configuration change, no
         non-persistent topic loaded or unloaded. So this works only on a store that counts every
         write to its data (memory: store.py Rule 6); elsewhere nothing is remembered.
+Rule 6: one answer holds for a whole namespace. A name without a partitioned-metadata node is
+        answered 0, with nothing created, when it exists as a non-partitioned topic or when
+        auto-creation applies to it and makes no partitioned topic (core_topics.py Rule 2). For
+        an *ordinary* name (``ordinary_local_name``: not a partition, system, dead-letter or
+        retry topic) both depend on its namespace's policies, the broker configuration and field
+        6 alone; for the others auto-creation applies at least as often (a system topic is
+        created even where creation is refused) and makes a partitioned topic only where an
+        ordinary name's would. So once an ordinary absent name was answered 0, every name of
+        that namespace and domain whose local name is its own path segment (nothing to
+        percent-encode) and which has no partitioned-metadata node is answered 0 too, with field
+        6 as sent and under Rule 5's condition, without being parsed or decided. The namespace
+        is the name as sent up to its last "/", so each spelling of it is kept apart. A Failed
+        answer and a creation are never kept this way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Callable, Iterator
 
 from model.names import DEFAULT_NAMESPACE, DEFAULT_TENANT, NamespaceName, TopicName
+from reference_broker.autocreation import DLQ_SUFFIX, RETRY_SUFFIX
 from reference_broker.cluster import ClusterNode
 from reference_broker.config import BROKER_VERSION, DYNAMIC_KEYS, BrokerConfig
 from reference_broker.core_namespaces import NamespaceOps
@@ -39,6 +54,17 @@ from reference_broker.metadata.store import MetadataStore
 __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
 
 REMEMBERED_ANSWERS_LIMIT = 10_000  # Rule 5: past this many, start again
+
+# Rule 6: a local name that is its own path segment: nothing in it to percent-encode.
+_PATH_SEGMENT = re.compile(rb"[A-Za-z0-9_.~-]+")
+_SPECIAL_ENDINGS = (DLQ_SUFFIX.encode(), RETRY_SUFFIX.encode())
+
+
+def ordinary_local_name(local: bytes) -> bool:
+    """Rule 6: a path segment that names no partition, no system topic (they start with "__") and
+    no dead-letter or retry topic, so an answer 0 for it comes from its namespace's rules alone."""
+    return (_PATH_SEGMENT.fullmatch(local) is not None and b"-partition-" not in local
+            and not local.startswith(b"__") and not local.endswith(_SPECIAL_ENDINGS))
 
 
 class CountedSet(set):
@@ -118,6 +144,8 @@ class BrokerCore(NamespaceOps, TopicOps):
         # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent), and the state they hold for.
         self._remembered_partitions: dict[tuple[bytes, bool | None], int] = {}
         self._remembered_state: tuple = ()
+        # Rule 6: (b"domain://tenant/namespace/", field 6 as sent) -> that namespace's partitioned-metadata folder + "/".
+        self._namespace_answers: dict[tuple[bytes, bool | None], str] = {}
         # Called with each deleted topic so the topics layer can close its producers and consumers.
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
         host = config.advertised_host
@@ -168,6 +196,7 @@ class BrokerCore(NamespaceOps, TopicOps):
         state = (writes, self.config.revision, self._active_non_persistent.changes)
         if state != self._remembered_state:
             self._remembered_partitions.clear()
+            self._namespace_answers.clear()
             self._remembered_state = state
         return self._remembered_partitions
 
@@ -179,6 +208,36 @@ class BrokerCore(NamespaceOps, TopicOps):
         if len(remembered) >= REMEMBERED_ANSWERS_LIMIT:
             remembered.clear()
         remembered[(topic.encode(), auto_creation)] = partitions
+        if partitions == 0:
+            self._remember_namespace_answer(topic, auto_creation)
+
+    def namespace_answer(self, topic: bytes, auto_creation: bool | None) -> int | None:
+        """Rule 6: 0 when ``topic`` (as sent) has no partitioned-metadata node and is in a namespace
+        whose ordinary absent names are answered 0 in this state; otherwise None (decide it). Call
+        it only right after ``remembered_partitions()`` gave a dict (that call clears stale answers)."""
+        cut = topic.rfind(b"/") + 1
+        folder = self._namespace_answers.get((topic[:cut], auto_creation))
+        if folder is None:
+            return None
+        local = topic[cut:]
+        if _PATH_SEGMENT.fullmatch(local) is None or self.store.exists(folder + local.decode("ascii")):
+            return None
+        return 0
+
+    def _remember_namespace_answer(self, topic: str, auto_creation: bool | None) -> None:
+        """Rule 6, after ``topic`` was answered 0: keep that for its namespace if it is an ordinary absent name."""
+        try:
+            parsed = TopicName.parse(topic)
+        except ValueError:
+            return
+        local = parsed.local_name.encode()
+        if not ordinary_local_name(local):
+            return
+        node = layout.partitioned_topic_path(parsed)
+        if self.store.exists(node) or self._non_partitioned_exists(parsed):
+            return  # 0 because it exists as a non-partitioned topic: that says nothing of other names
+        cut = -len(local)
+        self._namespace_answers[(topic[:cut].encode(), auto_creation)] = node[:cut]
 
     # --- dynamic configuration (Rule 4; facts §1.5) ---------------------------------------------
 

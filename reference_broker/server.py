@@ -23,13 +23,15 @@ Rule 5: answers are queued per connection and written in one ``transport.write``
         and anything written directly (an ERROR before closing) flushes the queue first.
 Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact shape a client
         sends, protocol/shortcut.py Rule 1) is answered before the Connection sees the rest:
-        from the answers the core remembers (core.py Rule 5), else decided by the same
+        from the answers the core remembers for the request or its namespace (core.py Rules 5
+        and 6), else decided by the same
         ``ServerCnx.partitioned_metadata`` the Connection path calls, and written as the bytes
         that path would write. Only between frames, with nothing queued, so the order of answers
         is kept; a request whose topic is not UTF-8, or whose decision fails with anything but a
         Failed answer, and everything after it, go the Connection way. A repeated lookup then
-        costs a dictionary look-up and a first one no protobuf decode, event or dispatch
-        (bench/lookup.py, bench/lookup_cpu.py).
+        costs a dictionary look-up, the first lookup of a name nobody created in a namespace
+        already asked about a few more, and any other first one no protobuf decode, event or
+        dispatch (bench/lookup.py, bench/lookup_cpu.py).
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ class BrokerProtocol(asyncio.Protocol):
             end, topic, request_id, auto_creation = request
             remembered = core.remembered_partitions()  # asked each time: a decision may have written
             partitions = None if remembered is None else remembered.get((topic, auto_creation))
+            if partitions is None and remembered is not None:
+                partitions = core.namespace_answer(topic, auto_creation)  # core.py Rule 6
             if partitions is None:
                 try:
                     partitions = decide(topic.decode(), auto_creation)

@@ -34,6 +34,12 @@ class MemoryMetadataStore(MetadataStore):
             return None
         return node[0], node[1]
 
+    def exists(self, path: str) -> bool:
+        if isinstance(path, str) and path in self._nodes:
+            return True  # (the base class's get() builds a tuple to throw away)
+        check_path(path)
+        return False
+
     def create(self, path: str, value: bytes = b"") -> int:
         check_path(path)
         if path == "/" or path in self._nodes:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from unittest import mock
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from bench.lookup_cpu import CollectingTransport
-from model.names import TopicName
+from model.names import NamespaceName, TopicName
 from reference_broker.config import BrokerConfig
-from reference_broker.core import BrokerCore
+from reference_broker.core import BrokerCore, ordinary_local_name
 from reference_broker.metadata import layout, open_store
 from reference_broker.metadata.memory import MemoryMetadataStore
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
@@ -215,6 +216,103 @@ def test_the_memory_is_bounded(monkeypatch):
     run(test)
 
 
+# --- answers for a whole namespace (core.py Rule 6) -----------------------------------------------
+
+@pytest.mark.parametrize("local, ordinary", [
+    (b"orders", True), (b"a.b_c~d-e9", True), (b"bench-lookup-fresh-0-17", True),
+    (b"", False), (b"orders-partition-0", False), (b"orders-partition-x", False), (b"__change_events", False),
+    (b"__anything", False), (b"orders-DLQ", False), (b"orders-RETRY", False), (b"with space", False),
+    (b"caf\xc3\xa9", False), (b"a%2Fb", False), (b"a:b", False), (b"a/b", False),
+])
+def test_an_ordinary_local_name_is_its_own_path_segment_and_names_nothing_special(local, ordinary):
+    assert ordinary_local_name(local) is ordinary
+
+
+def test_an_ordinary_absent_name_answers_for_every_name_of_its_namespace(monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        writes = core.store.writes
+        assert client.partitions("persistent://public/default/a") == 0
+        others = ("b", "c.d", "e-f", "g-partition-3", "__change_events", "h-DLQ")
+        assert [client.partitions(f"persistent://public/default/{name}") for name in others] == [0] * len(others)
+        assert len(calls) == 1
+        assert client.partitions("persistent://public/default/g", True) == 0  # field 6 as sent is part of it
+        assert client.partitions("persistent://public/default/h", True) == 0
+        assert len(calls) == 2
+        assert core.store.writes == writes
+        assert len(core.remembered_partitions()) == 2  # the names answered for their namespace are not kept one by one
+    run(test)
+
+
+def test_a_partitioned_topic_created_earlier_is_not_answered_for_its_namespace(monkeypatch):
+    def test(core, client):
+        core.create_partitioned_topic("persistent://public/default/p", 4)
+        calls = counting_decisions(core, monkeypatch)
+        assert client.partitions("persistent://public/default/a") == 0
+        assert client.partitions("persistent://public/default/p") == 4
+        assert len(calls) == 2
+    run(test)
+
+
+@pytest.mark.parametrize("field6", [None, True, False])
+def test_an_existing_non_partitioned_topic_answers_nothing_for_its_namespace(field6, monkeypatch):
+    def test(core, client):
+        core.create_non_partitioned_topic("persistent://public/default/np")
+        calls = counting_decisions(core, monkeypatch)
+        assert client.partitions("persistent://public/default/np", field6) == 0  # because it exists
+        assert client.partitions("persistent://public/default/absent", field6) == (
+            "TopicNotFound" if field6 is False else 0)
+        assert len(calls) == 2
+    run(test, allowAutoTopicCreationType="non-partitioned")
+
+
+@pytest.mark.parametrize("topic, answer", [
+    ("persistent://public/default/b%20c", 0),  # not its own path segment
+    ("persistent://public/default/caf\u00e9", 0),
+    ("public/default/b", 0),  # the same namespace spelled another way, kept apart
+    ("non-persistent://public/default/b", 0),  # another domain
+    ("persistent://public/missing/b", "TopicNotFound"),  # another namespace, one that does not exist
+])
+def test_other_names_are_decided(topic, answer, monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        assert client.partitions("persistent://public/default/a") == 0
+        assert client.partitions(topic) == answer
+        assert len(calls) == 2
+    run(test)
+
+
+@pytest.mark.parametrize("config, special", [
+    ({"allowAutoTopicCreation": False}, "__change_events"),  # a system topic is created all the same
+    ({"allowAutoTopicCreationType": "partitioned"}, "p-DLQ"),  # never partitioned
+    ({"allowAutoTopicCreationType": "partitioned"}, "p-RETRY"),
+    ({"allowAutoTopicCreationType": "partitioned"}, "made-partition-1"),  # a partition name creates nothing
+])
+def test_a_special_name_answered_0_answers_nothing_for_its_namespace(config, special, monkeypatch):
+    def test(core, client):
+        calls = counting_decisions(core, monkeypatch)
+        assert client.partitions(f"persistent://public/default/{special}", True) == 0
+        assert client.partitions("persistent://public/default/ordinary", True) == (
+            "TopicNotFound" if config.get("allowAutoTopicCreation") is False else 1)
+        assert len(calls) == 2
+    run(test, **config)
+
+
+def test_a_write_or_a_configuration_change_ends_the_namespace_answers():
+    def test(core, client):
+        path = layout.namespace_path(NamespaceName("public", "default"))
+        policies = layout.decode_json(core.store.get(path)[0])
+        assert client.partitions("persistent://public/default/a") == 0
+        core.store.put(path, layout.encode_json({**policies, "autoTopicCreationOverride": {
+            "allowAutoTopicCreation": False}}))  # a raw store write, as another broker would make it
+        assert client.partitions("persistent://public/default/b") == "TopicNotFound"
+        core.store.put(path, layout.encode_json(policies))
+        assert client.partitions("persistent://public/default/c") == 0
+        core.config.update_dynamic("allowAutoTopicCreationType", "partitioned")  # the config alone
+        assert client.partitions("persistent://public/default/d") == 1  # created, defaultNumPartitions 1
+    run(test)
+
+
 # --- first requests the server reads itself (server.py Rule 6) ---------------------------------
 
 def _invalid_utf8(frame: bytes) -> bytes:
@@ -237,15 +335,21 @@ FIRST_REQUESTS = {
 }
 
 
-def first_request_outcome(server_reads_lookups: bool, config: dict, topic: str, field6, change=None) -> dict:
+def first_request_outcome(server_reads_lookups: bool, config: dict, topic: str, field6, change=None,
+                          primer: str | None = None) -> dict:
     """What one broker answers and stores for ``topic`` as a first request, then a remembered one,
-    in one read; with ``server_reads_lookups`` off, the server leaves every request to the Connection."""
+    in one read (after a request for ``primer`` when given); with ``server_reads_lookups`` off, the
+    server leaves every request to the Connection. The broker holds a partitioned topic ``made``
+    and a non-partitioned one ``kept``."""
     seen = {}
 
     def test(core, client):
         core.create_partitioned_topic("persistent://public/default/made", 4)
+        core.create_non_partitioned_topic("persistent://public/default/kept")
         frame = client.request(topic, field6)
         frame = change(frame) if change else frame
+        if primer is not None:
+            frame = client.request(primer, field6) + frame
         client.transport.data.clear()
         client.protocol.data_received(frame + client.request("persistent://public/default/made"))
         seen["answer"] = bytes(client.transport.data)
@@ -279,3 +383,31 @@ def test_any_first_request_is_answered_and_stored_alike_on_both_paths(tenant, na
     topic = f"{domain}{tenant}/{namespace}/{local}"
     config = {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 2} if partitioned_default else {}
     assert first_request_outcome(True, config, topic, field6) == first_request_outcome(False, config, topic, field6)
+
+
+PRIMERS = ["primer", "kept", "made", "p-partition-1", "__change_events", "p-DLQ", "p-RETRY", "p%41", "p:q"]
+CONFIGS = [{}, {"allowAutoTopicCreationType": "partitioned", "defaultNumPartitions": 2}, {"allowAutoTopicCreation": False}]
+TARGETS = ["ab", "kept", "made", "made-partition-2", "x-RETRY", "__change_events", "a%b", "caf\u00e9", "primer"]
+
+
+def test_every_request_after_another_of_its_namespace_is_answered_and_stored_alike_on_both_paths():
+    """core.py Rule 6, every primer, configuration, field 6 and kind of second name: a name answered
+    for its namespace gets what deciding it would give (1,458 pairs of runs, about a second)."""
+    for primer, config, field6, local in itertools.product(PRIMERS, CONFIGS, [None, True, False], TARGETS):
+        topic, first = f"persistent://public/default/{local}", f"persistent://public/default/{primer}"
+        outcomes = [first_request_outcome(reads, config, topic, field6, primer=first) for reads in (True, False)]
+        assert outcomes[0] == outcomes[1], (primer, config, field6, local)
+
+
+@settings(max_examples=60, deadline=None)
+@given(prefix=st.sampled_from(["persistent://public/default/", "non-persistent://public/default/",
+                               "public/default/", "persistent://nobody/absent/"]),
+       primer=st.sampled_from(PRIMERS),
+       local=st.text(alphabet="ab-._~%:\u00e9", max_size=10),
+       field6=st.sampled_from([None, True, False]),
+       config=st.sampled_from(CONFIGS))
+def test_any_request_after_another_of_its_namespace_is_answered_and_stored_alike_on_both_paths(
+        prefix, primer, local, field6, config):
+    outcomes = [first_request_outcome(reads, config, prefix + local, field6, primer=prefix + primer)
+                for reads in (True, False)]
+    assert outcomes[0] == outcomes[1]
