@@ -13,8 +13,10 @@ name it looks up the name's partitioned-metadata node and answers what its names
 (core.py Rule 6: decided on the first such name, kept while nothing changes), as a broker caching
 its namespace policies does.
 Prints p50/p99 latency, calls per second, the broker's CPU per lookup (sequential calls, then fresh
-names) and the reference/pulsar-lite ratios. Every wait is
-bounded; both brokers are stopped at the end.
+names) and the reference/pulsar-lite ratios: for each figure the median of the paired rounds, with
+the interval that holds the true median at 95% or more whatever the spread
+(bench.common.median_interval; 7 rounds give the whole range, 15 a narrower one), and whether it
+shows a difference. Every wait is bounded; both brokers are stopped at the end.
 
     .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3] [--pin] [--floor]
 
@@ -38,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import Placement, percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
+from bench.common import (  # noqa: E402
+    Placement, paired_ratio_text, percentile, process_cpu_seconds, quiet_logger, target_pid)
 from conformance.targets.process import ManagedProcess  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 
@@ -174,14 +177,12 @@ def main() -> int:
               f"{'-' if cpu is None else f'{cpu:.1f}':>22}{'-' if fresh_cpu is None else f'{fresh_cpu:.0f}':>7}")
     if {"reference", "pulsar-lite"} <= results.keys():
         ref, lite = results["reference"], results["pulsar-lite"]
-        per_round = [r["sequential_per_s"] / l["sequential_per_s"]
-                     for r, l in zip(rounds["reference"], rounds["pulsar-lite"])]
-        print(f"ratio reference/pulsar-lite: sequential {ref['sequential_per_s'] / lite['sequential_per_s']:.2f}x "
-              f"(rounds: {', '.join(f'{x:.2f}' for x in per_round)}; median of paired rounds "
-              f"{statistics.median(per_round):.2f}x), "
-              f"fresh names {ref['fresh_per_s'] / lite['fresh_per_s']:.2f}x, "
-              f"threaded {ref['threaded_per_s'] / lite['threaded_per_s']:.2f}x, "
-              f"p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (>1 = reference faster)")
+        print("ratio reference/pulsar-lite, median of paired rounds (> 1 = reference faster):")
+        for key, label in (("sequential_per_s", "sequential"), ("fresh_per_s", "fresh names"),
+                           ("threaded_per_s", "threaded")):
+            paired = [r[key] / l[key] for r, l in zip(rounds["reference"], rounds["pulsar-lite"])]
+            print(f"  {label:<12}{paired_ratio_text(paired)}; rounds {', '.join(f'{x:.2f}' for x in paired)}")
+        print(f"  p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (of the medians)")
     if "python-floor" in results:
         floor = results["python-floor"]
         for name in ("reference", "pulsar-lite"):

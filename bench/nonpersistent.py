@@ -17,7 +17,8 @@ rounds that alternate the targets so that a busy machine slows both alike:
    messages with ``batch_receive``. The figure is messages delivered per second, from the first
    send to the last delivery; ``lost`` = sent - delivered (publish or dispatch drops; there should
    be none). Round i of one target is paired with round i of the other (they ran back to back);
-   the ratio is the median of those paired ratios, and each target's median and best rate and
+   the ratio is the median of those paired ratios (with its distribution-free interval and whether
+   it shows a difference, bench.common.median_interval), and each target's median and best rate and
    every round are printed. Also per round: the broker process's CPU per 1,000 delivered messages
    (/proc, every thread) and the bench process's CPU in cores (both clients live in it): with the
    clients near their limit and the broker at a few per cent, the figure is the clients' speed,
@@ -50,7 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import Placement, percentile, process_cpu_seconds, quiet_logger, target_pid  # noqa: E402
+from bench.common import (  # noqa: E402
+    Placement, paired_ratio_text, percentile, process_cpu_seconds, quiet_logger, target_pid)
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
@@ -217,7 +219,7 @@ def main() -> int:
             ref, lite = runs["reference"][mode], runs["pulsar-lite"][mode]
             paired = [r["delivered_per_s"] / l["delivered_per_s"] for r, l in zip(ref, lite)]
             best = max(r["delivered_per_s"] for r in ref) / max(r["delivered_per_s"] for r in lite)
-            print(f"ratio reference/pulsar-lite {mode}: median of paired rounds {statistics.median(paired):.2f}x "
+            print(f"ratio reference/pulsar-lite {mode}: median of paired rounds {paired_ratio_text(paired)} "
                   f"(rounds: {', '.join(f'{x:.2f}' for x in paired)}), best of each {best:.2f}x")
     if latencies:
         print(f"\nreference broker latency, {args.latency_messages} sequential sends, "
