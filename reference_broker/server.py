@@ -223,12 +223,12 @@ class BrokerProtocol(asyncio.Protocol):
         self._queue(self.conn.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id))
 
     def write_message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
-                      redelivery_count: int, metadata: bytes, payload: bytes) -> None:
+                      redelivery_count: int, metadata: bytes, payload: bytes, checksum: Optional[int]) -> None:
         """``write(Message(...))`` of a stored entry, encoded without the event (Connection.message)."""
         if not self._open:
             return
         self._queue(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload))
+                                      metadata, payload, checksum))
 
     def _queue(self, frame: bytes) -> None:
         self._outgoing.append(frame)

@@ -51,6 +51,14 @@ def _server_error(name: str) -> int:
     return pb.ServerError.Value(name)
 
 
+def _as_sent(send) -> tuple[bytes, bytes, Optional[int]]:
+    """A SEND's metadata bytes, payload and checksum as the producer wrote them, which a MESSAGE
+    forwards (connection.py Rule 3). A SEND built in this process, never encoded, has no bytes
+    as sent and no checksum: its metadata is serialized here."""
+    metadata = send.metadata_bytes if send.metadata_bytes is not None else send.metadata.SerializeToString()
+    return metadata, send.payload, send.checksum
+
+
 def partitioned_metadata_failure(request_id: int, failure: tuple[str, str]) -> ev.PartitionedMetadataResponse:
     """The Failed answer for ``ServerCnx.partitioned_metadata``'s (ServerError name, message)."""
     error, message = failure
@@ -61,7 +69,7 @@ def partitioned_metadata_failure(request_id: int, failure: tuple[str, str]) -> e
 class ServerCnx:
     def __init__(self, broker, send: Callable[[ev.Event], None], remote: str = "?", *,
                  send_receipt: Callable[[int, int, int, int, int], None],
-                 send_message: Callable[[int, int, int, int, int, bytes, bytes], None]):
+                 send_message: Callable[[int, int, int, int, int, bytes, bytes, Optional[int]], None]):
         self.broker = broker
         self.core = broker.core
         self.topics: TopicRegistry = broker.topics
@@ -194,7 +202,8 @@ class ServerCnx:
         topic, live = registered
         if isinstance(live, NonPersistentTopic):
             return self._send_non_persistent(event, live, reply)
-        ledger_id, entry_id = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages)
+        metadata, payload, checksum = _as_sent(event)
+        ledger_id, entry_id = live.publish(metadata, payload, event.num_messages, checksum=checksum)
         self.send_receipt(event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, entry_id)
 
     def _send_non_persistent(self, event, live: NonPersistentTopic, reply: dict) -> None:
@@ -205,7 +214,8 @@ class ServerCnx:
             done = (event.producer_id, event.sequence_id, event.highest_sequence_id, U64_MINUS_ONE, False)
         else:
             self.non_persistent_pending += 1
-            ledger_id, _ = live.publish(event.metadata.SerializeToString(), event.payload, event.num_messages, key)
+            metadata, payload, checksum = _as_sent(event)
+            ledger_id, _ = live.publish(metadata, payload, event.num_messages, key, checksum=checksum)
             done = (event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, True)
         self._non_persistent_done.append(done)
         if len(self._non_persistent_done) == 1:
@@ -258,7 +268,7 @@ class ServerCnx:
 
         def deliver(consumer: Consumer, entry_id: int, entry, redelivery_count: int) -> None:
             self.send_message(consumer.consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                              entry.metadata, entry.payload)  # forwarded as stored
+                              entry.metadata, entry.payload, entry.checksum)  # forwarded as stored
         return deliver
 
     def handle_Flow(self, event) -> None:

@@ -10,7 +10,10 @@ Rule 1: the client's first command is CONNECT; a server connection refuses anyth
 Rule 2: the negotiated protocol version is min(our newest, the client's CONNECT.protocol_version)
         and is what CONNECTED carries (pulsar-wire.md §2.5 item 3).
 Rule 3: SEND carries a CRC32C checksum when the negotiated version is at least v6; the broker
-        strips the checksum from MESSAGE for clients below v11 (§2.2, §2.5).
+        strips the checksum from MESSAGE for clients below v11 (§2.2, §2.5). A MESSAGE for a
+        stored entry (``message``) carries the producer's checksum as it came, and none when the
+        SEND carried none: pulsar-wire.md, "the broker sends the stored entry as the producer
+        wrote it".
 Rule 4: after a RemoteProtocolError the connection is in ERROR and yields no more events.
 """
 
@@ -105,7 +108,8 @@ class Connection:
             return invalid
         extra = {}
         if frame.command.type in PAYLOAD_TYPES:
-            extra = {"metadata": frame.metadata, "payload": frame.payload, "checksum_valid": frame.checksum_valid}
+            extra = {"metadata": frame.metadata, "payload": frame.payload, "checksum_valid": frame.checksum_valid,
+                     "checksum": frame.checksum, "metadata_bytes": frame.metadata_bytes}
         event = ev.from_command(frame.command, **extra)
         self._track_received(event)
         return event
@@ -154,11 +158,13 @@ class Connection:
         return shortcut.send_receipt_frame(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
 
     def message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
-                metadata: bytes, payload: bytes) -> bytes:
-        """The bytes of ``send(Message(...))`` for a stored entry, built directly (shortcut.py Rule 4)."""
+                metadata: bytes, payload: bytes, checksum: Optional[int]) -> bytes:
+        """The MESSAGE for a stored entry, built directly (shortcut.py Rule 4): its metadata bytes and
+        payload as the producer wrote them, with the producer's ``checksum`` (None: it sent none) for
+        a client of v11 or later (Rule 3)."""
         self._check_connected("MESSAGE")
         return shortcut.message_frame(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload, checksum=self._checksum_on_message())
+                                      metadata, payload, checksum if self._checksum_on_message() else None)
 
     def _check_connected(self, type_name: str) -> None:
         if self.state is not State.CONNECTED:

@@ -7,8 +7,9 @@ as attributes (``event.topic``) and presence is asked with ``event.has("field")`
 for proto2 fields such as ``metadata_auto_creation_enabled`` whose absence means "default true".
 
 SEND and MESSAGE also carry ``metadata`` (MessageMetadata, or its bytes when a broker forwards
-an entry as stored) and ``payload``; a received SEND says
-whether its checksum matched in ``checksum_valid`` (None when it carried none).
+an entry as stored) and ``payload``; a received one also the bytes of its metadata as sent
+(``metadata_bytes``), the checksum it carried (``checksum``, None when none) and whether it matched
+(``checksum_valid``, None when it carried none).
 
 ``InvalidCommand`` is what a well-delimited but unusable frame becomes (errors.py Rule 3).
 """
@@ -77,14 +78,17 @@ class Event:
     TYPE: int = -1
     FIELD: str = ""
     MESSAGE: type = type(None)  # the protobuf class of FIELD, set per subclass below
-    __slots__ = ("pb", "metadata", "payload", "checksum_valid")
+    __slots__ = ("pb", "metadata", "payload", "checksum_valid", "checksum", "metadata_bytes")
 
     def __init__(self, _pb=None, *, metadata: Optional[pb.MessageMetadata] = None,
-                 payload: Optional[bytes] = None, checksum_valid: Optional[bool] = None, **fields):
+                 payload: Optional[bytes] = None, checksum_valid: Optional[bool] = None,
+                 checksum: Optional[int] = None, metadata_bytes: Optional[bytes] = None, **fields):
         self.pb = _pb if _pb is not None else self.MESSAGE(**fields)
         self.metadata = metadata
         self.payload = payload
         self.checksum_valid = checksum_valid
+        self.checksum = checksum
+        self.metadata_bytes = metadata_bytes
 
     def __getattr__(self, name):
         # Fields have properties (below); anything else the protobuf message has is reached here.

@@ -53,6 +53,8 @@ class RawFrame:
     metadata: Optional[pb.MessageMetadata] = None
     payload: Optional[bytes] = None
     checksum_valid: Optional[bool] = None  # None: the frame carried no checksum
+    checksum: Optional[int] = None  # the CRC32C it carried, as sent
+    metadata_bytes: Optional[bytes] = None  # the MessageMetadata as sent
     broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None
     problem: Optional[str] = None  # why the command could not be used, when it cannot
     raw_type: Optional[int] = None  # the type number as sent, even when unknown to us
@@ -82,15 +84,18 @@ def encode_payload_command(
 
 
 def payload_frame(body: bytes, meta: bytes, payload: bytes, *, checksum: bool = True,
-                  broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None) -> bytes:
-    """A payload command from its serialized BaseCommand ``body`` and MessageMetadata ``meta``."""
+                  broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None,
+                  checksum_value: Optional[int] = None) -> bytes:
+    """A payload command from its serialized BaseCommand ``body`` and MessageMetadata ``meta``;
+    with ``checksum``, the CRC32C block holds ``checksum_value`` when given (a producer's, forwarded
+    with the bytes it covers), else the CRC of those bytes."""
     covered = _U32.pack(len(meta)) + meta + payload
     parts = [_U32.pack(len(body)), body]
     if broker_entry_metadata is not None:
         bem = broker_entry_metadata.SerializeToString()
         parts += [_U16.pack(MAGIC_BROKER_ENTRY_METADATA), _U32.pack(len(bem)), bem]
     if checksum:
-        parts += [_U16.pack(MAGIC_CRC32C), _U32.pack(crc32c(covered))]
+        parts += [_U16.pack(MAGIC_CRC32C), _U32.pack(crc32c(covered) if checksum_value is None else checksum_value)]
     parts.append(covered)
     rest = b"".join(parts)
     return _U32.pack(len(rest)) + rest
@@ -179,7 +184,7 @@ def _parse_payload_section(rest: bytes, result: RawFrame) -> None:
             return
         (expected,) = _U32.unpack_from(rest, pos + 2)
         pos += 6
-        result.checksum_valid = crc32c(rest[pos:]) == expected
+        result.checksum, result.checksum_valid = expected, crc32c(rest[pos:]) == expected
     if len(rest) - pos < 4:
         result.problem = "Payload command without a metadataSize field"
         return
@@ -197,7 +202,7 @@ def _parse_payload_section(rest: bytes, result: RawFrame) -> None:
     if missing:
         result.problem = f"MessageMetadata is missing required fields: {', '.join(missing)}"
         return
-    result.metadata = metadata
+    result.metadata, result.metadata_bytes = metadata, meta_bytes
     result.payload = rest[pos + 4 + meta_size:]
 
 

@@ -24,7 +24,9 @@ Rule 3: ``partitioned_metadata_answer`` writes the bytes ``Connection.send`` wri
         them for every size of varint).
 Rule 4: ``send_receipt_frame`` and ``message_frame`` write the bytes ``Connection.send`` writes for
         the SendReceipt and Message events the broker builds: every field it sets, set even when
-        zero, in field-number order, a negative int32 as ten bytes. A non-persistent publish is
+        zero, in field-number order, a negative int32 as ten bytes. A MESSAGE's checksum block holds
+        the value it is given (the producer's, which is the CRC ``Connection.send`` would compute
+        whenever the SEND's was valid) and is left out for None. A non-persistent publish is
         one SEND in, one MESSAGE per consumer and one SEND_RECEIPT out; building those two as
         events (an event, a BaseCommand, a copy, a check, a serialization) was 10 of its 50 µs
         (bench/nonpersistent.py). ``Connection.send_receipt`` and ``Connection.message`` apply
@@ -171,11 +173,13 @@ def send_receipt_frame(producer_id: int, sequence_id: int, highest_sequence_id: 
 
 
 def message_frame(consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
-                  metadata: bytes, payload: bytes, *, checksum: bool) -> bytes:
+                  metadata: bytes, payload: bytes, checksum: Optional[int]) -> bytes:
     """MESSAGE{consumer_id, message_id{ledgerId, entryId, partition}, redelivery_count} with the
-    entry's serialized metadata and payload (Rule 4)."""
+    entry's serialized metadata and payload, and the checksum block holding ``checksum`` unless it
+    is None (Rule 4)."""
     message_id = (b"\x08" + varint(ledger_id) + b"\x10" + varint(entry_id)
                   + b"\x18" + varint(partition & _U64_MASK))  # int32: a negative one as its 64-bit form
     message = (b"\x08" + varint(consumer_id) + b"\x12" + varint(len(message_id)) + message_id
                + b"\x18" + varint(redelivery_count))
-    return payload_frame(_MESSAGE_HEAD + varint(len(message)) + message, metadata, payload, checksum=checksum)
+    return payload_frame(_MESSAGE_HEAD + varint(len(message)) + message, metadata, payload,
+                         checksum=checksum is not None, checksum_value=checksum)

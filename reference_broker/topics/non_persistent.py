@@ -161,7 +161,7 @@ class NonPersistentTopic:
     # Rule 1 -------------------------------------------------------------------------------------
 
     def publish(self, metadata: bytes, payload: bytes, num_messages: int,
-                producer: Optional[tuple[int, int]] = None) -> tuple[int, int]:
+                producer: Optional[tuple[int, int]] = None, checksum: Optional[int] = None) -> tuple[int, int]:
         self.msg_in_counter += num_messages
         self.bytes_in_counter += len(payload)
         self.entries_added_counter += 1
@@ -169,7 +169,7 @@ class NonPersistentTopic:
         publisher = self.publishers.get(producer) if producer is not None else None
         if publisher is not None:
             publisher.rate_in.record(num_messages, len(payload), now)
-        entry = Entry(0, metadata, payload, num_messages)
+        entry = Entry(0, metadata, payload, num_messages, checksum)
         for subscription in list(self.subscriptions.values()):
             subscription.send(entry, now)
         return NON_PERSISTENT_LEDGER_ID, 0

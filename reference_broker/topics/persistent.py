@@ -35,6 +35,7 @@ class Entry:
     metadata: bytes  # serialized MessageMetadata, forwarded as the producer wrote it
     payload: bytes
     num_messages: int
+    checksum: Optional[int] = None  # the producer's CRC32C over both, forwarded too; None: it sent none
 
 
 @dataclass
@@ -154,8 +155,9 @@ class PersistentTopic:
     def remove_producer(self, key: tuple[int, int]) -> None:
         self.producers.pop(key, None)
 
-    def publish(self, metadata: bytes, payload: bytes, num_messages: int, producer=None) -> tuple[int, int]:
-        entry = Entry(len(self.entries), metadata, payload, num_messages)
+    def publish(self, metadata: bytes, payload: bytes, num_messages: int, producer=None,
+                checksum: Optional[int] = None) -> tuple[int, int]:
+        entry = Entry(len(self.entries), metadata, payload, num_messages, checksum)
         self.entries.append(entry)
         self.msg_in_counter += num_messages
         self.bytes_in_counter += len(payload)

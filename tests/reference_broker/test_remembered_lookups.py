@@ -43,13 +43,14 @@ class KeepingTransport(CollectingTransport):
 class BinaryClient:
     """A broker connection driven in process: frames in through data_received, answers out of the transport."""
 
-    def __init__(self, core: BrokerCore) -> None:
+    def __init__(self, core: BrokerCore, protocol_version: int = 21) -> None:
         self.protocol = BrokerProtocol(BrokerServer(core))
         self.transport = KeepingTransport()
         self.protocol.connection_made(self.transport)
         self.conn = Connection(Role.CLIENT)
         self.next_request_id = 1
-        assert isinstance(self.exchange(self.conn.send(ev.Connect(client_version="t", protocol_version=21)))[0],
+        assert isinstance(self.exchange(self.conn.send(ev.Connect(client_version="t",
+                                                                  protocol_version=protocol_version)))[0],
                           ev.Connected)
 
     def exchange(self, data: bytes) -> list:
@@ -78,10 +79,10 @@ class BinaryClient:
         self.protocol.connection_lost(None)
 
 
-def run(test, store=None, **config):
+def run(test, store=None, client_version=21, **config):
     async def body():
         core = BrokerCore(BrokerConfig(**config), store or MemoryMetadataStore())
-        client = BinaryClient(core)
+        client = BinaryClient(core, client_version)
         try:
             test(core, client)
         finally:

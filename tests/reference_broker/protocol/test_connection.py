@@ -1,11 +1,14 @@
 """Client and server codecs talking to each other, and the rules Connection enforces."""
 
+import struct
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from reference_broker.protocol import (
     CLOSED, NEED_DATA, Connection, LocalProtocolError, RemoteProtocolError, Role, State, events as ev)
 from reference_broker.protocol import pulsar_api_pb2 as pb
+from reference_broker.protocol.frames import crc32c
 
 
 def pump(source: bytes, target: Connection):
@@ -53,12 +56,15 @@ def test_send_has_checksum_from_v6_and_message_keeps_it_from_v11():
     metadata = pb.MessageMetadata(producer_name="p", sequence_id=0, publish_time=1)
     [send] = pump(client.send(ev.Send(producer_id=1, sequence_id=0, metadata=metadata, payload=b"x")), server)
     assert send.checksum_valid is True
+    meta = metadata.SerializeToString()
+    assert send.metadata_bytes == meta  # as sent, for a broker to forward (connection.py Rule 3)
+    assert send.checksum == crc32c(struct.pack(">I", len(meta)) + meta + b"x")
     [message] = pump(server.send(ev.Message(consumer_id=1, message_id={"ledgerId": 1, "entryId": 0},
                                             metadata=metadata, payload=b"x")), client)
     assert message.checksum_valid is None  # stripped: the client speaks v6 < v11
     client, server = handshake(client_version=5)
     [send] = pump(client.send(ev.Send(producer_id=1, sequence_id=0, metadata=metadata, payload=b"x")), server)
-    assert send.checksum_valid is None
+    assert send.checksum_valid is None and send.checksum is None
 
 
 def test_drop_receipt_ids_travel_as_uint64_max():

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from reference_broker.protocol import NEED_DATA, Connection, LocalProtocolError, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
+from reference_broker.protocol.frames import crc32c
 from reference_broker.protocol.shortcut import (partitioned_metadata_answer, read_partitioned_metadata, varint,
                                                varint_value)
 
@@ -161,7 +162,25 @@ def test_a_message_is_the_connections_bytes(consumer_id, ledger_id, entry_id, pa
     expected = server.send(ev.Message(consumer_id=consumer_id, redelivery_count=redelivery_count,
                                       message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition},
                                       metadata=metadata, payload=payload))
-    assert server.message(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload) == expected
+    producers_checksum = crc32c(struct.pack(">I", len(metadata)) + metadata + payload)  # a valid one, as sent
+    assert server.message(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload,
+                          producers_checksum) == expected
+
+
+@given(metadata=st.binary(max_size=50), payload=st.binary(max_size=50), client_version=st.sampled_from([10, 11, 21]))
+def test_a_message_of_an_entry_sent_without_a_checksum_carries_none(metadata, payload, client_version):
+    """pulsar-wire.md: the broker sends the stored entry as the producer wrote it, so no checksum
+    block for any client: the bytes a client below v11 gets, whatever this client's version."""
+    expected = connected_server(10).send(ev.Message(consumer_id=1, redelivery_count=0,
+                                                    message_id={"ledgerId": 2, "entryId": 3, "partition": -1},
+                                                    metadata=metadata, payload=payload))
+    assert connected_server(client_version).message(1, 2, 3, -1, 0, metadata, payload, None) == expected
+
+
+def test_a_message_forwards_the_producers_checksum_as_it_came():
+    checksum = 0x01020304  # not the CRC of these bytes: the broker does not compute it again
+    frame = connected_server(21).message(1, 2, 3, -1, 0, b"meta", b"payload", checksum)
+    assert frame.endswith(b"\x0e\x01\x01\x02\x03\x04" + struct.pack(">I", 4) + b"meta" + b"payload")
 
 
 def test_receipts_and_messages_keep_the_connections_rules():
@@ -169,5 +188,5 @@ def test_receipts_and_messages_keep_the_connections_rules():
     with pytest.raises(LocalProtocolError):
         before_handshake.send_receipt(1, 2, 2, 3, 4)
     with pytest.raises(LocalProtocolError):
-        before_handshake.message(1, 3, 4, -1, 0, b"", b"x")
+        before_handshake.message(1, 3, 4, -1, 0, b"", b"x", None)
 
