@@ -36,7 +36,8 @@ def test_seven_rounds_give_the_whole_range_and_fifteen_a_narrower_one():
 def test_the_text_says_what_the_interval_shows():
     assert paired_ratio_text([0.9, 0.95, 0.97, 0.98, 0.99, 0.99, 0.995]).endswith("reference slower)")
     assert paired_ratio_text([1.01, 1.02, 1.05, 1.1, 1.2, 1.03, 1.04]).endswith("reference faster)")
-    assert paired_ratio_text([0.9, 1.1, 1.0, 0.8, 1.2, 0.95, 1.05]) == "1.00x (98% interval 0.80-1.20x: no difference shown)"
+    assert paired_ratio_text([0.9, 1.1, 1.0, 0.8, 1.2, 0.95, 1.05]) == \
+        "1.00x (98% interval 0.80-1.20x: no difference shown)"
     assert paired_ratio_text([0.9, 1.0]).startswith("0.95x")  # the median of an even count is the mean of the middle two
 
 
