@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import statistics
 from pathlib import Path
 from typing import Optional
 
@@ -48,9 +49,7 @@ def paired_ratio_text(ratios: list[float]) -> str:
     """The median of paired-round ratios (reference/other) with its interval and what it shows."""
     low, high, coverage = median_interval(ratios)
     verdict = "reference faster" if low > 1 else "reference slower" if high < 1 else "no difference shown"
-    ordered = sorted(ratios)
-    middle = (ordered[(len(ordered) - 1) // 2] + ordered[len(ordered) // 2]) / 2
-    return f"{middle:.2f}x ({coverage:.0%} interval {low:.2f}-{high:.2f}x: {verdict})"
+    return f"{statistics.median(ratios):.2f}x ({coverage:.0%} interval {low:.2f}-{high:.2f}x: {verdict})"
 
 
 def process_cpu_seconds(pid: Optional[int]) -> Optional[float]:

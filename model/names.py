@@ -44,7 +44,8 @@ DEFAULT_NAMESPACE = "default"
 
 _NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
 _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>\d+)$")
-_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")  # what urllib.parse.quote(safe="") leaves as it is
+UNQUOTED_CHARACTERS = "A-Za-z0-9_.~-"  # as a regex class: what urllib.parse.quote(safe="") leaves as it is
+_UNQUOTED = re.compile(f"[{UNQUOTED_CHARACTERS}]*")
 
 
 _PARSED: dict[str, "TopicName"] = {}  # TopicName.parse's successes, bounded by _PARSED_LIMIT

@@ -41,7 +41,8 @@ import contextlib
 import re
 from typing import Callable, Iterator
 
-from model.names import DEFAULT_NAMESPACE, DEFAULT_TENANT, NamespaceName, TopicName
+from model.names import (DEFAULT_NAMESPACE, DEFAULT_TENANT, PARTITION_SUFFIX, UNQUOTED_CHARACTERS, NamespaceName,
+                         TopicName)
 from reference_broker.autocreation import DLQ_SUFFIX, RETRY_SUFFIX
 from reference_broker.cluster import ClusterNode
 from reference_broker.config import BROKER_VERSION, DYNAMIC_KEYS, BrokerConfig
@@ -56,14 +57,15 @@ __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
 REMEMBERED_ANSWERS_LIMIT = 10_000  # Rule 5: past this many, start again
 
 # Rule 6: a local name that is its own path segment: nothing in it to percent-encode.
-_PATH_SEGMENT = re.compile(rb"[A-Za-z0-9_.~-]+")
+_PATH_SEGMENT = re.compile(f"[{UNQUOTED_CHARACTERS}]+".encode())
+_PARTITION_SUFFIX = PARTITION_SUFFIX.encode()
 _SPECIAL_ENDINGS = (DLQ_SUFFIX.encode(), RETRY_SUFFIX.encode())
 
 
 def ordinary_local_name(local: bytes) -> bool:
     """Rule 6: a path segment that names no partition, no system topic (they start with "__") and
     no dead-letter or retry topic, so an answer 0 for it comes from its namespace's rules alone."""
-    return (_PATH_SEGMENT.fullmatch(local) is not None and b"-partition-" not in local
+    return (_PATH_SEGMENT.fullmatch(local) is not None and _PARTITION_SUFFIX not in local
             and not local.startswith(b"__") and not local.endswith(_SPECIAL_ENDINGS))
 
 

@@ -75,7 +75,7 @@ class ServerCnx:
         self.topics: TopicRegistry = broker.topics
         self.send = send
         # SEND_RECEIPT(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id) and
-        # MESSAGE(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload),
+        # MESSAGE(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload, checksum),
         # written without building events (protocol/shortcut.py Rule 4).
         self.send_receipt = send_receipt
         self.send_message = send_message
@@ -201,12 +201,12 @@ class ServerCnx:
                                           message="Exceed maximum message size"))
         topic, live = registered
         if isinstance(live, NonPersistentTopic):
-            return self._send_non_persistent(event, live, reply)
+            return self._send_non_persistent(event, live)
         metadata, payload, checksum = _as_sent(event)
         ledger_id, entry_id = live.publish(metadata, payload, event.num_messages, checksum=checksum)
         self.send_receipt(event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, entry_id)
 
-    def _send_non_persistent(self, event, live: NonPersistentTopic, reply: dict) -> None:
+    def _send_non_persistent(self, event, live: NonPersistentTopic) -> None:
         """Rule 4. Receipts are queued and all written by one deferred completion per read."""
         key = (self.id, event.producer_id)
         if self.non_persistent_pending > self._non_persistent_limit:

@@ -95,7 +95,8 @@ def payload_frame(body: bytes, meta: bytes, payload: bytes, *, checksum: bool = 
         bem = broker_entry_metadata.SerializeToString()
         parts += [_U16.pack(MAGIC_BROKER_ENTRY_METADATA), _U32.pack(len(bem)), bem]
     if checksum:
-        parts += [_U16.pack(MAGIC_CRC32C), _U32.pack(crc32c(covered) if checksum_value is None else checksum_value)]
+        value = crc32c(covered) if checksum_value is None else checksum_value
+        parts += [_U16.pack(MAGIC_CRC32C), _U32.pack(value)]
     parts.append(covered)
     rest = b"".join(parts)
     return _U32.pack(len(rest)) + rest

@@ -18,7 +18,7 @@ from reference_broker.protocol import events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.frames import MAGIC_CRC32C, encode_payload_command
 
-from .test_remembered_lookups import BinaryClient, run
+from .in_process import BinaryClient, run
 
 # MessageMetadata{publish_time = 1, sequence_id = 0, producer_name = "p"}, fields backwards: valid
 # protobuf, but not the bytes SerializeToString would give.

@@ -7,7 +7,6 @@ stale fails its own test. Every answer is read back through the broker's binary 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 from unittest import mock
@@ -15,80 +14,12 @@ from unittest import mock
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bench.lookup_cpu import CollectingTransport
 from model.names import NamespaceName, TopicName
-from reference_broker.config import BrokerConfig
-from reference_broker.core import BrokerCore, ordinary_local_name
+from reference_broker.core import ordinary_local_name
 from reference_broker.metadata import layout, open_store
-from reference_broker.metadata.memory import MemoryMetadataStore
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.server import BrokerProtocol, BrokerServer
+from reference_broker.protocol import events as ev
 
-FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed
-
-
-class KeepingTransport(CollectingTransport):
-    """bench/lookup_cpu.py's stand-in transport, keeping the bytes too."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.data = bytearray()
-
-    def write(self, data: bytes) -> None:
-        super().write(data)
-        self.data += data
-
-
-class BinaryClient:
-    """A broker connection driven in process: frames in through data_received, answers out of the transport."""
-
-    def __init__(self, core: BrokerCore, protocol_version: int = 21) -> None:
-        self.protocol = BrokerProtocol(BrokerServer(core))
-        self.transport = KeepingTransport()
-        self.protocol.connection_made(self.transport)
-        self.conn = Connection(Role.CLIENT)
-        self.next_request_id = 1
-        assert isinstance(self.exchange(self.conn.send(ev.Connect(client_version="t",
-                                                                  protocol_version=protocol_version)))[0],
-                          ev.Connected)
-
-    def exchange(self, data: bytes) -> list:
-        self.transport.data.clear()
-        self.protocol.data_received(data)
-        if self.transport.data:  # (b"" would read as the broker hanging up)
-            self.conn.receive_data(bytes(self.transport.data))
-        events = []
-        while (event := self.conn.next_event()) is not NEED_DATA:
-            assert event is not CLOSED
-            events.append(event)
-        return events
-
-    def request(self, topic: str, field6=None) -> bytes:
-        self.next_request_id += 1
-        fields = {} if field6 is None else {"metadata_auto_creation_enabled": field6}
-        return self.conn.send(ev.PartitionedMetadata(topic=topic, request_id=self.next_request_id, **fields))
-
-    def partitions(self, topic: str, field6=None):
-        """The answer's partition count, or the error name when it failed."""
-        [answer] = self.exchange(self.request(topic, field6))
-        assert answer.request_id == self.next_request_id
-        return pb.ServerError.Name(answer.error) if answer.response == FAILED else answer.partitions
-
-    def close(self) -> None:
-        self.protocol.connection_lost(None)
-
-
-def run(test, store=None, client_version=21, **config):
-    async def body():
-        core = BrokerCore(BrokerConfig(**config), store or MemoryMetadataStore())
-        client = BinaryClient(core, client_version)
-        try:
-            test(core, client)
-        finally:
-            client.close()
-            core.close()
-    asyncio.run(body())
+from .in_process import run
 
 
 def counting_decisions(core, monkeypatch) -> list:

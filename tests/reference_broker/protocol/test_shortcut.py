@@ -189,4 +189,3 @@ def test_receipts_and_messages_keep_the_connections_rules():
         before_handshake.send_receipt(1, 2, 2, 3, 4)
     with pytest.raises(LocalProtocolError):
         before_handshake.message(1, 3, 4, -1, 0, b"", b"x", None)
-
