@@ -32,6 +32,15 @@ Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact s
         costs a dictionary look-up, the first lookup of a name nobody created in a namespace
         already asked about a few more, and any other first one no protobuf decode, event or
         dispatch (bench/lookup.py, bench/lookup_cpu.py).
+Rule 7: a read that starts with plain SENDs (the shape the official client writes,
+        protocol/shortcut.py Rule 5) has them published before the Connection sees the rest:
+        each goes to ``ServerCnx.publish``, the decision ``handle_Send`` makes, inside the read's
+        batch like any other command (Rule 5; its receipts complete at the read's end, service.py
+        Rule 4), and a fault in it is answered as Rule 2 answers one. Only between frames, so the
+        commands keep their order, and only while the connection is open: a SEND Pulsar closes
+        the connection for stops the read, as it does on the Connection path. A batch of 100
+        messages then costs one copy of its bytes and no BaseCommand, event or dispatch
+        (bench/nonpersistent.py).
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
 from .protocol.frames import max_frame_size
-from .protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata, varint_value
+from .protocol.shortcut import partitioned_metadata_answer, read_partitioned_metadata, read_send, varint_value
 from .service import U64_MINUS_ONE, ServerCnx, partitioned_metadata_failure
 from .topics import TopicRegistry
 
@@ -105,15 +114,33 @@ class BrokerProtocol(asyncio.Protocol):
             data = self._answer_plain_lookups(data, request)
             if not data:
                 return
-        self.conn.receive_data(data)
         self._batching = self.broker.reading = True
         try:
-            self._drain_events()
+            send = read_send(data, 0, self.conn.max_frame_size)  # None at once for any other command
+            if send is not None and self.conn.between_frames:
+                data = self._publish_plain_sends(data, send)
+            if data:
+                self.conn.receive_data(data)
+                self._drain_events()
             self._run_deferred()  # service.py Rule 4: the read's SENDs are no longer in flight
         finally:
             self._batching = self.broker.reading = False
             self._flush()
             self.broker.flush_dirty()
+
+    def _publish_plain_sends(self, data: bytes, send) -> bytes:
+        """Rule 7: publish the read's leading plain SENDs (``send`` is the first, already read);
+        returns the rest, which the Connection reads."""
+        cnx, limit, pos = self.cnx, self.conn.max_frame_size, 0
+        while send is not None and self._open:
+            try:
+                cnx.publish(send.producer_id, send.sequence_id, send.highest_sequence_id, send.num_messages,
+                            send.metadata, send.payload, send.checksum, send.checksum_valid)
+            except Exception as exc:  # Rule 2, as _dispatch answers a fault in handle_Send
+                self._internal_error("Send", U64_MINUS_ONE, exc)
+            pos = send.end
+            send = read_send(data, pos, limit)
+        return data[pos:]  # (once the connection is closing, the Connection reads nothing more)
 
     def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:
         """Rule 6: answer the read's leading plain lookups (``request`` is the first, already read);
@@ -192,10 +219,14 @@ class BrokerProtocol(asyncio.Protocol):
             else:
                 cnx.handle_unexpected(event)
         except Exception as exc:  # Rule 2: one bad command never takes the broker down
-            log.exception("error handling %r", event)
-            request_id = getattr(getattr(event, "pb", None), "request_id", U64_MINUS_ONE)
-            cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
-                              message=f"Internal error handling {type(event).__name__}: {exc}"))
+            self._internal_error(type(event).__name__, getattr(getattr(event, "pb", None), "request_id",
+                                                               U64_MINUS_ONE), exc)
+
+    def _internal_error(self, command: str, request_id: int, exc: Exception) -> None:
+        """Rule 2: a fault handling one command answers it with UnknownError and is logged."""
+        log.exception("error handling %s", command)
+        self.cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
+                               message=f"Internal error handling {command}: {exc}"))
 
     def _close_after_writes(self) -> None:
         """Close once what is buffered is written (asyncio's close flushes); no frame is read after."""

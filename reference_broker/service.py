@@ -185,38 +185,48 @@ class ServerCnx:
         self.send(ev.ProducerSuccess(request_id=event.request_id, producer_name=name, last_sequence_id=-1))
 
     def handle_Send(self, event) -> None:
-        registered = self.producers.get(event.producer_id)
-        reply = dict(producer_id=event.producer_id, sequence_id=event.sequence_id)
+        metadata, payload, checksum = _as_sent(event)
+        self.publish(event.producer_id, event.sequence_id, event.highest_sequence_id, event.num_messages,
+                     metadata, payload, checksum, event.checksum_valid)
+
+    def publish(self, producer_id: int, sequence_id: int, highest_sequence_id: int, num_messages: int,
+                metadata: bytes, payload: bytes, checksum: Optional[int], checksum_valid: Optional[bool]) -> None:
+        """A SEND, decided: the one decision the Connection path (``handle_Send``) and the server's
+        plain-SEND path (server.py Rule 7) share. ``metadata``, ``payload`` and ``checksum`` are
+        as the producer wrote them; ``checksum_valid`` is None when it sent no checksum."""
+        registered = self.producers.get(producer_id)
+        reply = dict(producer_id=producer_id, sequence_id=sequence_id)
         if registered is None:
             # Rule 5: "Received message, but the producer is not ready : {}. Closing the connection."
             self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
-                                   message=f"Producer {event.producer_id} is not registered on this connection; "
+                                   message=f"Producer {producer_id} is not registered on this connection; "
                                            "closing the connection as Pulsar does (create the producer first)"))
             return self.close_connection()
-        if event.checksum_valid is False:
+        if checksum_valid is False:
             return self.send(ev.SendError(**reply, error=_server_error("ChecksumError"),
                                           message="Checksum failed on the message"))
-        if len(event.payload) > self.core.config.get("maxMessageSize"):
+        if len(payload) > self.core.config.get("maxMessageSize"):
             return self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
                                           message="Exceed maximum message size"))
         topic, live = registered
         if isinstance(live, NonPersistentTopic):
-            return self._send_non_persistent(event, live)
-        metadata, payload, checksum = _as_sent(event)
-        ledger_id, entry_id = live.publish(metadata, payload, event.num_messages, checksum=checksum)
-        self.send_receipt(event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, entry_id)
+            return self._send_non_persistent(producer_id, sequence_id, highest_sequence_id, num_messages,
+                                             metadata, payload, checksum, live)
+        ledger_id, entry_id = live.publish(metadata, payload, num_messages, checksum=checksum)
+        self.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
 
-    def _send_non_persistent(self, event, live: NonPersistentTopic) -> None:
+    def _send_non_persistent(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
+                             num_messages: int, metadata: bytes, payload: bytes, checksum: Optional[int],
+                             live: NonPersistentTopic) -> None:
         """Rule 4. Receipts are queued and all written by one deferred completion per read."""
-        key = (self.id, event.producer_id)
+        key = (self.id, producer_id)
         if self.non_persistent_pending > self._non_persistent_limit:
-            live.record_publish_drop(key, event.num_messages)
-            done = (event.producer_id, event.sequence_id, event.highest_sequence_id, U64_MINUS_ONE, False)
+            live.record_publish_drop(key, num_messages)
+            done = (producer_id, sequence_id, highest_sequence_id, U64_MINUS_ONE, False)
         else:
             self.non_persistent_pending += 1
-            metadata, payload, checksum = _as_sent(event)
-            ledger_id, _ = live.publish(metadata, payload, event.num_messages, key, checksum=checksum)
-            done = (event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, True)
+            ledger_id, _ = live.publish(metadata, payload, num_messages, key, checksum=checksum)
+            done = (producer_id, sequence_id, highest_sequence_id, ledger_id, True)
         self._non_persistent_done.append(done)
         if len(self._non_persistent_done) == 1:
             self.defer(self._complete_non_persistent)

@@ -79,6 +79,11 @@ class Connection:
         Only then may bytes go around this object (shortcut.py) without changing what it decodes."""
         return self.state is State.CONNECTED and not self._decoder.buffered and not self._eof
 
+    @property
+    def max_frame_size(self) -> int:
+        """The largest frame this connection accepts, length prefix included."""
+        return self._decoder.max_frame_size
+
     def receive_data(self, data: bytes) -> None:
         """Feed bytes from the peer; ``b""`` means the peer closed its side."""
         if data:

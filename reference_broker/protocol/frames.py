@@ -88,18 +88,19 @@ def payload_frame(body: bytes, meta: bytes, payload: bytes, *, checksum: bool = 
                   checksum_value: Optional[int] = None) -> bytes:
     """A payload command from its serialized BaseCommand ``body`` and MessageMetadata ``meta``;
     with ``checksum``, the CRC32C block holds ``checksum_value`` when given (a producer's, forwarded
-    with the bytes it covers), else the CRC of those bytes."""
-    covered = _U32.pack(len(meta)) + meta + payload
-    parts = [_U32.pack(len(body)), body]
+    with the bytes it covers), else the CRC of those bytes. The payload is copied once, into the
+    frame (a batch is kilobytes; the CRC runs over the pieces, not a joined copy)."""
+    meta_size = _U32.pack(len(meta))
+    parts = [b"", _U32.pack(len(body)), body]
     if broker_entry_metadata is not None:
         bem = broker_entry_metadata.SerializeToString()
         parts += [_U16.pack(MAGIC_BROKER_ENTRY_METADATA), _U32.pack(len(bem)), bem]
     if checksum:
-        value = crc32c(covered) if checksum_value is None else checksum_value
+        value = crc32c(payload, crc32c(meta_size + meta)) if checksum_value is None else checksum_value
         parts += [_U16.pack(MAGIC_CRC32C), _U32.pack(value)]
-    parts.append(covered)
-    rest = b"".join(parts)
-    return _U32.pack(len(rest)) + rest
+    parts += [meta_size, meta, payload]
+    parts[0] = _U32.pack(sum(map(len, parts)))
+    return b"".join(parts)
 
 
 class FrameDecoder:

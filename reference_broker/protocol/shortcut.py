@@ -1,6 +1,7 @@
 """Shortcuts for the broker's most frequent frames: bytes built directly, no protobuf objects.
 
-PARTITIONED_METADATA, read from raw bytes, and its answer; SEND_RECEIPT and MESSAGE (Rule 4).
+PARTITIONED_METADATA, read from raw bytes, and its answer; SEND_RECEIPT and MESSAGE (Rule 4);
+SEND, read from raw bytes (Rule 5).
 
 A client asks for a topic's partitions before every producer and consumer it creates, and again
 whenever it re-checks them (pulsar-wire.md §3.3). A broker that already knows the answer spends
@@ -31,16 +32,31 @@ Rule 4: ``send_receipt_frame`` and ``message_frame`` write the bytes ``Connectio
         events (an event, a BaseCommand, a copy, a check, a serialization) was 10 of its 50 µs
         (bench/nonpersistent.py). ``Connection.send_receipt`` and ``Connection.message`` apply
         the connection's rules around them.
+Rule 5: ``read_send`` accepts exactly the SEND shape the official client writes: a payload frame
+        holding BaseCommand{type = SEND, send{producer_id, sequence_id, [num_messages],
+        [highest_sequence_id]}} with canonical varints in field-number order, then an optional
+        checksum block, the metadata size, a MessageMetadata with every required field, and the
+        payload. Anything else (another field or order, a broker-entry-metadata block, a
+        num_messages the int32 field would read differently, metadata that does not decode, a
+        frame past ``limit`` or cut short) gives None and the Connection path, as in Rule 1. A
+        checksum that does not match is read, with ``checksum_valid`` False: refusing it is the
+        broker's decision, not the reader's. A batch of 100 messages is a 7 KB frame; read this
+        way it is copied once (the payload), where the FrameDecoder copies it four times and
+        builds a BaseCommand, an event and a dispatch around it (bench/nonpersistent.py).
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Optional
+from typing import NamedTuple, Optional
 
-from .frames import FRAME_PADDING, command_frame, payload_frame
+from google.protobuf.message import DecodeError
+
+from . import pulsar_api_pb2 as pb
+from .frames import FRAME_PADDING, MAGIC_CRC32C, command_frame, crc32c, payload_frame
 
 _TWO_U32 = struct.Struct(">II")
+_U32 = struct.Struct(">I")
 # BaseCommand field 1 (type) = 21 PARTITIONED_METADATA, then field 21 (partitionMetadata) as LEN.
 _REQUEST_HEAD = b"\x08\x15\xaa\x01"
 # BaseCommand field 1 (type) = 22 PARTITIONED_METADATA_RESPONSE, then field 22 as LEN.
@@ -101,6 +117,95 @@ def read_partitioned_metadata(data: bytes, start: int = 0) -> Optional[tuple[int
     return end, topic, request_id, data[pos + 1] == 1
 
 
+class PlainSend(NamedTuple):
+    """A SEND as ``read_send`` reads it (Rule 5); the defaults are the proto's."""
+
+    end: int  # where the next frame starts
+    producer_id: int
+    sequence_id: int
+    num_messages: int
+    highest_sequence_id: int
+    metadata: bytes  # the MessageMetadata as sent
+    payload: bytes
+    checksum: Optional[int]  # as sent; None when the frame carried no checksum block
+    checksum_valid: Optional[bool]
+
+
+# BaseCommand field 1 (type) = 6 SEND, then field 6 (send) as LEN.
+_SEND_HEAD = b"\x08\x06\x32"
+_CHECKSUM_MAGIC = struct.pack(">H", MAGIC_CRC32C)
+_INT32_LIMIT = 2**31
+
+
+def read_send(data: bytes, start: int = 0, limit: int = _LARGEST_FRAME) -> Optional[PlainSend]:
+    """The SEND frame at ``data[start:]`` (Rule 5), or None; ``limit`` is the connection's largest
+    frame, length prefix included."""
+    size = len(data)
+    if size - start < 20 or data[start + 8:start + 11] != _SEND_HEAD:
+        return None
+    total, command_size = _TWO_U32.unpack_from(data, start)
+    end = start + 4 + total
+    if end > size or total + 4 > limit or command_size > total - 4:
+        return None
+    command_end = start + 8 + command_size
+    length = data[start + 11]
+    if length >= 0x80 or start + 12 + length != command_end or data[start + 12] != 0x08:
+        return None  # (a CommandSend of the shape accepted is far below 128 bytes)
+    producer_id, pos = _canonical_varint(data, start + 13, command_end)
+    if pos >= command_end or data[pos] != 0x10:
+        return None
+    sequence_id, pos = _canonical_varint(data, pos + 1, command_end)
+    num_messages, highest = 1, 0
+    if pos < command_end and data[pos] == 0x18:
+        num_messages, pos = _canonical_varint(data, pos + 1, command_end)
+        if num_messages >= _INT32_LIMIT:
+            return None  # an int32: protobuf reads such a varint as a negative or truncated number
+    if pos < command_end and data[pos] == 0x30:
+        highest, pos = _canonical_varint(data, pos + 1, command_end)
+    if pos != command_end:
+        return None  # another field, another order, or a varint that is not canonical
+    pos, checksum, checksum_valid = command_end, None, None
+    if data[pos:pos + 2] == _CHECKSUM_MAGIC:
+        if end - pos < 10:
+            return None
+        (checksum,) = _U32.unpack_from(data, pos + 2)
+        pos += 6
+    if end - pos < 4:
+        return None
+    (metadata_size,) = _U32.unpack_from(data, pos)
+    metadata_end = pos + 4 + metadata_size
+    if metadata_end > end:
+        return None
+    metadata = data[pos + 4:metadata_end]
+    try:
+        if pb.MessageMetadata.FromString(metadata).FindInitializationErrors():
+            return None
+    except DecodeError:
+        return None
+    payload = data[metadata_end:end]
+    if checksum is not None:
+        checksum_valid = crc32c(payload, crc32c(data[pos:metadata_end])) == checksum
+    return PlainSend(end, producer_id, sequence_id, num_messages, highest, metadata, payload,
+                     checksum, checksum_valid)
+
+
+def _canonical_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The varint at ``pos`` and the position after it; a position past ``end`` when it is cut
+    short, longer than it needs to be or past 64 bits (the caller then refuses the frame)."""
+    value = shift = 0
+    stop = min(pos + 10, end)
+    while pos < stop:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            if (byte == 0 and shift) or (shift == 63 and byte > 1):
+                return 0, end + 1
+            return value, pos
+        shift += 7
+    return 0, end + 1
+
+
 def _two_byte_length(data: bytes, pos: int, end: int) -> tuple[int, int]:
     """The two-byte varint length at ``pos`` and the position after it; a length past ``end``
     when it is not one, which the caller refuses."""
@@ -121,6 +226,8 @@ def partitioned_metadata_answer(partitions: int, request_id: bytes) -> bytes:
 
 _answer_heads: dict[tuple[int, int], bytes] = {}
 _ONE_BYTE_VARINTS = [bytes((value,)) for value in range(0x80)]
+_U64_MASK = 2**64 - 1
+_MINUS_ONE = b"\xff" * 9 + b"\x01"  # -1 as an int32 or int64, 2**64 - 1 as a uint64
 
 
 def _answer_head(partitions: int, request_id_size: int) -> bytes:
@@ -142,6 +249,8 @@ def varint(value: int) -> bytes:
         return bytes(((value & 0x7F) | 0x80, value >> 7))
     if value < 0x200000:
         return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
+    if value == _U64_MASK:
+        return _MINUS_ONE  # the partition of every MESSAGE from an unpartitioned topic
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -160,7 +269,6 @@ def varint_value(data: bytes) -> int:
 
 _SEND_RECEIPT_HEAD = b"\x08\x07\x3a"  # type = SEND_RECEIPT (7), then field 7 (send_receipt) as LEN
 _MESSAGE_HEAD = b"\x08\x09\x4a"  # type = MESSAGE (9), then field 9 (message) as LEN
-_U64_MASK = 2**64 - 1
 
 
 def send_receipt_frame(producer_id: int, sequence_id: int, highest_sequence_id: int,

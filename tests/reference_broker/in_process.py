@@ -18,22 +18,31 @@ FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed
 
 
 class KeepingTransport(CollectingTransport):
-    """bench/lookup_cpu.py's stand-in transport, keeping the bytes too."""
+    """bench/lookup_cpu.py's stand-in transport, keeping the bytes too, and closing as asyncio's
+    does (it is closing from ``close()`` on)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.data = bytearray()
+        self.closed = False
 
     def write(self, data: bytes) -> None:
         super().write(data)
         self.data += data
 
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
 
 class BinaryClient:
     """A broker connection driven in process: frames in through data_received, answers out of the transport."""
 
-    def __init__(self, core: BrokerCore, protocol_version: int = 21) -> None:
-        self.protocol = BrokerProtocol(BrokerServer(core))
+    def __init__(self, core: BrokerCore, protocol_version: int = 21, server: BrokerServer | None = None) -> None:
+        """``server``: another client's, for connections of one broker (a producer and a consumer)."""
+        self.protocol = BrokerProtocol(server or BrokerServer(core))
         self.transport = KeepingTransport()
         self.protocol.connection_made(self.transport)
         self.conn = Connection(Role.CLIENT)

@@ -60,7 +60,8 @@ def _serve_once(listener: socket.socket, captured: list[bytes], done: threading.
                 elif isinstance(event, ev.Send):
                     answer = ev.SendReceipt(producer_id=event.producer_id, sequence_id=event.sequence_id,
                                             message_id={"ledgerId": 1, "entryId": 0})
-                    done.set()
+                    if event.num_messages > 1:
+                        done.set()
                 elif isinstance(event, ev.Ping):
                     answer = ev.Pong()
                 elif isinstance(event, ev.CloseProducer):
@@ -93,11 +94,16 @@ def capture(timeout: float = 15.0) -> dict[str, str]:
         producer = client.create_producer("persistent://public/default/golden", producer_name="golden-p",
                                           batching_enabled=False)
         producer.send(b"hi")
+        batching = client.create_producer("persistent://public/default/golden", producer_name="golden-b",
+                                          batching_enabled=True, batching_max_publish_delay_ms=50)
+        for index in range(3):
+            batching.send_async(b"batched-%d" % index, None)
+        batching.flush()
         done.wait(timeout)
     finally:
         try:
             client.close()
-        except Exception:  # the capture peer hangs up after the first SEND; closing may fail
+        except Exception:  # the capture peer hangs up after the batch; closing may fail
             pass
         thread.join(timeout)
         listener.close()
@@ -105,7 +111,10 @@ def capture(timeout: float = 15.0) -> dict[str, str]:
     for frame in captured:
         (size,) = struct.unpack_from(">I", frame, 4)
         command = pb.BaseCommand.FromString(frame[8:8 + size])
-        frames.setdefault(pb.BaseCommand.Type.Name(command.type), frame.hex())
+        name = pb.BaseCommand.Type.Name(command.type)
+        if command.type == pb.BaseCommand.SEND and command.send.num_messages > 1:
+            name = "SEND_BATCH"
+        frames.setdefault(name, frame.hex())
     return frames
 
 
