@@ -178,8 +178,8 @@ def read_send(data: bytes, start: int = 0, limit: int = _LARGEST_FRAME) -> Optio
         return None
     metadata = data[pos + 4:metadata_end]
     try:
-        if pb.MessageMetadata.FromString(metadata).FindInitializationErrors():
-            return None
+        if not pb.MessageMetadata.FromString(metadata).IsInitialized():
+            return None  # (the Connection names the missing fields; here only whether any is)
     except DecodeError:
         return None
     payload = data[metadata_end:end]
