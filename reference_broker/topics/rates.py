@@ -41,11 +41,11 @@ class Rate:
             bucket = self._buckets[-1]
             bucket[1] += events
             bucket[2] += size
-        else:
+        else:  # a new second: the only time old buckets can have left the window (reads prune too)
             self._buckets.append([second, events, size])
+            self._prune(second)
         self.total += events
         self.total_bytes += size
-        self._prune(second)
 
     def _prune(self, now_second: int) -> None:
         while self._buckets and self._buckets[0][0] <= now_second - self.window:
