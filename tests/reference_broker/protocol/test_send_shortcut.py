@@ -13,7 +13,7 @@ from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.frames import encode_payload_command, max_frame_size
 from reference_broker.protocol.shortcut import PlainSend, read_send
 
-from .test_shortcut import full_decode
+from .server_side import full_decode
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "official_client.json").read_text())["frames"]
 U64 = st.integers(min_value=0, max_value=2**64 - 1)

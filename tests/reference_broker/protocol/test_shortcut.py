@@ -8,35 +8,18 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.protocol import NEED_DATA, Connection, LocalProtocolError, Role, events as ev
+from reference_broker.protocol import Connection, LocalProtocolError, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.frames import crc32c
 from reference_broker.protocol.shortcut import (partitioned_metadata_answer, read_partitioned_metadata, varint,
                                                varint_value)
 
+from .server_side import connected_server, full_decode
+
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "official_client.json").read_text())["frames"]
 U64 = st.integers(min_value=0, max_value=2**64 - 1)
 FIELD6 = st.sampled_from([None, True, False])
 SUCCESS = pb.CommandPartitionedTopicMetadataResponse.Success
-
-
-def connected_server(client_version: int = 21) -> Connection:
-    server = Connection(Role.SERVER)
-    server.receive_data(Connection(Role.CLIENT).send(ev.Connect(client_version="test",
-                                                                protocol_version=client_version)))
-    server.next_event()
-    server.send(server.connected_event("test", 5 * 1024 * 1024, {}))
-    return server
-
-
-def full_decode(frame: bytes):
-    """What the broker's Connection makes of ``frame``: its events until it needs more data."""
-    server = connected_server()
-    server.receive_data(frame)
-    events = []
-    while (event := server.next_event()) is not NEED_DATA:
-        events.append(event)
-    return events
 
 
 def request_frame(topic: str, request_id: int, field6, **extra) -> bytes:
