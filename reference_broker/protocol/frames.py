@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import crc32c as _crc32c
 from google.protobuf.message import DecodeError
@@ -180,32 +180,53 @@ def _parse_payload_section(rest: bytes, result: RawFrame) -> None:
             result.problem = f"Malformed BrokerEntryMetadata: {exc}"
             return
         pos = 6 + size
-    if len(rest) - pos >= 2 and _U16.unpack_from(rest, pos)[0] == MAGIC_CRC32C:
-        if len(rest) - pos < 6:
-            result.problem = "Truncated checksum block"
-            return
-        (expected,) = _U32.unpack_from(rest, pos + 2)
+    try:
+        (result.checksum, result.checksum_valid, result.metadata, result.metadata_bytes,
+         result.payload) = payload_section(rest, pos, len(rest))
+    except PayloadProblem as problem:
+        result.problem = str(problem)
+
+
+class PayloadProblem(ValueError):
+    """Why a payload section cannot be used (a RawFrame's ``problem``)."""
+
+
+class PayloadSection(NamedTuple):
+    checksum: Optional[int]  # the CRC32C it carried, as sent; None when it carried none
+    checksum_valid: Optional[bool]  # None when it carried none
+    metadata: pb.MessageMetadata
+    metadata_bytes: bytes  # the MessageMetadata as sent
+    payload: bytes
+
+
+def payload_section(data: bytes, pos: int, end: int) -> PayloadSection:
+    """The checksum block, metadata and payload of a payload command, in ``data[pos:end]`` (after
+    any broker entry metadata), or PayloadProblem. The frame decoder and the SEND shortcut
+    (shortcut.py Rule 5) both read them here; only the payload is copied."""
+    checksum = checksum_valid = None
+    if end - pos >= 2 and _U16.unpack_from(data, pos)[0] == MAGIC_CRC32C:
+        if end - pos < 6:
+            raise PayloadProblem("Truncated checksum block")
+        (checksum,) = _U32.unpack_from(data, pos + 2)
         pos += 6
-        result.checksum, result.checksum_valid = expected, crc32c(rest[pos:]) == expected
-    if len(rest) - pos < 4:
-        result.problem = "Payload command without a metadataSize field"
-        return
-    (meta_size,) = _U32.unpack_from(rest, pos)
-    if meta_size > len(rest) - pos - 4:
-        result.problem = f"metadataSize {meta_size} exceeds the frame"
-        return
-    meta_bytes = rest[pos + 4:pos + 4 + meta_size]
+    if end - pos < 4:
+        raise PayloadProblem("Payload command without a metadataSize field")
+    (meta_size,) = _U32.unpack_from(data, pos)
+    if meta_size > end - pos - 4:
+        raise PayloadProblem(f"metadataSize {meta_size} exceeds the frame")
+    metadata_end = pos + 4 + meta_size
+    meta_bytes = data[pos + 4:metadata_end]
     try:
         metadata = pb.MessageMetadata.FromString(meta_bytes)
     except DecodeError as exc:
-        result.problem = f"Malformed MessageMetadata: {exc}"
-        return
-    missing = metadata.FindInitializationErrors()
-    if missing:
-        result.problem = f"MessageMetadata is missing required fields: {', '.join(missing)}"
-        return
-    result.metadata, result.metadata_bytes = metadata, meta_bytes
-    result.payload = rest[pos + 4 + meta_size:]
+        raise PayloadProblem(f"Malformed MessageMetadata: {exc}") from None
+    if not metadata.IsInitialized():
+        raise PayloadProblem(f"MessageMetadata is missing required fields: "
+                             f"{', '.join(metadata.FindInitializationErrors())}")
+    payload = data[metadata_end:end]
+    if checksum is not None:  # Rule 2, over the pieces rather than a joined copy
+        checksum_valid = crc32c(payload, crc32c(data[pos:metadata_end])) == checksum
+    return PayloadSection(checksum, checksum_valid, metadata, meta_bytes, payload)
 
 
 def _peek_type(body: bytes) -> Optional[int]:

@@ -50,13 +50,9 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple, Optional
 
-from google.protobuf.message import DecodeError
-
-from . import pulsar_api_pb2 as pb
-from .frames import FRAME_PADDING, MAGIC_CRC32C, command_frame, crc32c, payload_frame
+from .frames import FRAME_PADDING, PayloadProblem, command_frame, payload_frame, payload_section
 
 _TWO_U32 = struct.Struct(">II")
-_U32 = struct.Struct(">I")
 # BaseCommand field 1 (type) = 21 PARTITIONED_METADATA, then field 21 (partitionMetadata) as LEN.
 _REQUEST_HEAD = b"\x08\x15\xaa\x01"
 # BaseCommand field 1 (type) = 22 PARTITIONED_METADATA_RESPONSE, then field 22 as LEN.
@@ -133,7 +129,6 @@ class PlainSend(NamedTuple):
 
 # BaseCommand field 1 (type) = 6 SEND, then field 6 (send) as LEN.
 _SEND_HEAD = b"\x08\x06\x32"
-_CHECKSUM_MAGIC = struct.pack(">H", MAGIC_CRC32C)
 _INT32_LIMIT = 2**31
 
 
@@ -164,29 +159,12 @@ def read_send(data: bytes, start: int = 0, limit: int = _LARGEST_FRAME) -> Optio
         highest, pos = _canonical_varint(data, pos + 1, command_end)
     if pos != command_end:
         return None  # another field, another order, or a varint that is not canonical
-    pos, checksum, checksum_valid = command_end, None, None
-    if data[pos:pos + 2] == _CHECKSUM_MAGIC:
-        if end - pos < 10:
-            return None
-        (checksum,) = _U32.unpack_from(data, pos + 2)
-        pos += 6
-    if end - pos < 4:
-        return None
-    (metadata_size,) = _U32.unpack_from(data, pos)
-    metadata_end = pos + 4 + metadata_size
-    if metadata_end > end:
-        return None
-    metadata = data[pos + 4:metadata_end]
     try:
-        if not pb.MessageMetadata.FromString(metadata).IsInitialized():
-            return None  # (the Connection names the missing fields; here only whether any is)
-    except DecodeError:
+        section = payload_section(data, command_end, end)  # what the frame decoder reads, read the same way
+    except PayloadProblem:
         return None
-    payload = data[metadata_end:end]
-    if checksum is not None:
-        checksum_valid = crc32c(payload, crc32c(data[pos:metadata_end])) == checksum
-    return PlainSend(end, producer_id, sequence_id, num_messages, highest, metadata, payload,
-                     checksum, checksum_valid)
+    return PlainSend(end, producer_id, sequence_id, num_messages, highest, section.metadata_bytes,
+                     section.payload, section.checksum, section.checksum_valid)
 
 
 def _canonical_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
