@@ -6,8 +6,11 @@ import logging
 import math
 import os
 import statistics
+import sys
 from pathlib import Path
 from typing import Optional
+
+from conformance.targets.process import ManagedProcess
 
 
 def quiet_logger(name: str) -> logging.Logger:
@@ -45,10 +48,11 @@ def median_interval(values: list[float], confidence: float = 0.95) -> tuple[floa
     return ordered[k - 1], ordered[count - k], coverage(k)
 
 
-def paired_ratio_text(ratios: list[float]) -> str:
-    """The median of paired-round ratios (reference/other) with its interval and what it shows."""
+def paired_ratio_text(ratios: list[float], above: str = "reference faster", below: str = "reference slower") -> str:
+    """The median of paired-round ratios (this/other) with its interval and what it shows: ``above``
+    when the whole interval is above 1, ``below`` when it is below."""
     low, high, coverage = median_interval(ratios)
-    verdict = "reference faster" if low > 1 else "reference slower" if high < 1 else "no difference shown"
+    verdict = above if low > 1 else below if high < 1 else "no difference shown"
     return f"{statistics.median(ratios):.2f}x ({coverage:.0%} interval {low:.2f}-{high:.2f}x: {verdict})"
 
 
@@ -111,3 +115,20 @@ def target_pid(target) -> Optional[int]:
     """The broker process of a started conformance target, when it runs as a local process."""
     process = getattr(target, "process", None)
     return getattr(process, "pid", None) if process is not None else None
+
+
+class FloorServer:
+    """A floor server of bench/ (``lookup_floor.py``, ``nonpersistent_floor.py``) in a child process,
+    started and stopped like a conformance target: the ``python-floor`` row of a bench."""
+
+    def __init__(self, script: str, *args: str) -> None:
+        self.process = ManagedProcess([sys.executable, str(Path(__file__).with_name(script)), *args],
+                                      name=" ".join([Path(script).stem, *args]))
+        self.service_url = ""
+
+    def start(self) -> None:
+        line = self.process.start(lambda lines: next((l for l in lines if l.startswith("READY ")), None), 30)
+        self.service_url = line.split()[1]
+
+    def stop(self) -> None:
+        self.process.stop()

@@ -18,12 +18,15 @@ the interval that holds the true median at 95% or more whatever the spread
 (bench.common.median_interval; 7 rounds give the whole range, 15 a narrower one), and whether it
 shows a difference. Every wait is bounded; both brokers are stopped at the end.
 
-    .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3] [--pin] [--floor]
+    .venv/bin/python bench/lookup.py [--calls 5000] [--threads 4] [--seconds 5] [--rounds 3] [--pin]
+                                     [--floor [codec|shortcut]]
 
 bench/lookup_cpu.py gives the reference broker's own CPU per lookup in process, a figure load barely moves.
 ``--pin`` keeps the brokers on the last CPU and the client on the others, as bench/nonpersistent.py --pin does.
 ``--floor`` adds a third row, bench/lookup_floor.py: the project's codec on uvloop answering every lookup
-with no broker logic, the cost of Python and uvloop alone.
+with no broker logic, the cost of Python and uvloop alone; ``--floor shortcut`` reads and answers the
+lookups with the broker's own shortcut instead (its path for a remembered answer), the least a Python
+broker on this runtime pays. Each row other than pulsar-lite gets its paired ratio to pulsar-lite.
 """
 
 from __future__ import annotations
@@ -41,8 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pulsar  # noqa: E402
 
 from bench.common import (  # noqa: E402
-    Placement, paired_ratio_text, percentile, process_cpu_seconds, quiet_logger, target_pid)
-from conformance.targets.process import ManagedProcess  # noqa: E402
+    FloorServer, Placement, paired_ratio_text, percentile, process_cpu_seconds, quiet_logger, target_pid)
 from conformance.targets.registry import make_target  # noqa: E402
 
 TOPIC = "persistent://public/default/bench-lookup"
@@ -101,22 +103,6 @@ def measure(service_url: str, calls: int, threads: int, seconds: float, pid: int
         client.close()
 
 
-class FloorServer:
-    """bench/lookup_floor.py in a child process: the Python floor row (--floor)."""
-
-    def __init__(self, mode: str = "codec") -> None:
-        self.process = ManagedProcess([sys.executable, str(Path(__file__).with_name("lookup_floor.py")),
-                                       "--mode", mode], name=f"lookup floor ({mode})")
-        self.service_url = ""
-
-    def start(self) -> None:
-        line = self.process.start(lambda lines: next((l for l in lines if l.startswith("READY ")), None), 30)
-        self.service_url = line.split()[1]
-
-    def stop(self) -> None:
-        self.process.stop()
-
-
 def median_of(rounds: list[dict[str, float]], key: str) -> float | None:
     values = [r[key] for r in rounds if r.get(key) is not None]
     return statistics.median(values) if values else None
@@ -133,9 +119,10 @@ def main() -> int:
     parser.add_argument("--pin", action="store_true",
                         help="brokers on the last CPU, the client on the others (Linux, two CPUs or more), as "
                              "bench/nonpersistent.py --pin")
-    parser.add_argument("--floor", action="store_true",
-                        help="add the python-floor row: the project's codec on uvloop answering with no broker "
-                             "logic (bench/lookup_floor.py), the least any Python broker here could cost")
+    parser.add_argument("--floor", nargs="?", const="codec", choices=("codec", "shortcut"),
+                        help="add the python-floor row: bench/lookup_floor.py in that mode (default codec: the "
+                             "project's codec on uvloop; shortcut: the broker's request reader and answer builder) "
+                             "answering with no broker logic, the least a Python broker here could cost")
     args = parser.parse_args()
     try:
         placement = Placement(args.pin)
@@ -143,7 +130,8 @@ def main() -> int:
         parser.error(str(exc))
 
     names = args.targets.split(",") + (["python-floor"] if args.floor else [])
-    targets = {name: FloorServer() if name == "python-floor" else make_target(name) for name in names}
+    targets = {name: FloorServer("lookup_floor.py", "--mode", args.floor) if name == "python-floor"
+               else make_target(name) for name in names}
     rounds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     load_before = os.getloadavg()[0]
     try:
@@ -175,21 +163,19 @@ def main() -> int:
         print(f"{name:<15}{figures['p50_ms']:>9.3f}{figures['p99_ms']:>9.3f}"
               f"{figures['sequential_per_s']:>10.0f}{figures['fresh_per_s']:>13.0f}{figures['threaded_per_s']:>12.0f}"
               f"{'-' if cpu is None else f'{cpu:.1f}':>22}{'-' if fresh_cpu is None else f'{fresh_cpu:.0f}':>7}")
-    if {"reference", "pulsar-lite"} <= results.keys():
-        ref, lite = results["reference"], results["pulsar-lite"]
-        print("ratio reference/pulsar-lite, median of paired rounds (> 1 = reference faster):")
+    for name in (n for n in names if n != "pulsar-lite" and "pulsar-lite" in results):
+        print(f"ratio {name}/pulsar-lite, median of paired rounds (> 1 = {name} faster):")
         for key, label in (("sequential_per_s", "sequential"), ("fresh_per_s", "fresh names"),
                            ("threaded_per_s", "threaded")):
-            paired = [r[key] / l[key] for r, l in zip(rounds["reference"], rounds["pulsar-lite"])]
-            print(f"  {label:<12}{paired_ratio_text(paired)}; rounds {', '.join(f'{x:.2f}' for x in paired)}")
-        print(f"  p50 latency {lite['p50_ms'] / ref['p50_ms']:.2f}x (of the medians)")
-    if "python-floor" in results:
-        floor = results["python-floor"]
-        for name in ("reference", "pulsar-lite"):
-            if name in results:
-                print(f"ratio {name}/python-floor: sequential "
-                      f"{results[name]['sequential_per_s'] / floor['sequential_per_s']:.2f}x, "
-                      f"threaded {results[name]['threaded_per_s'] / floor['threaded_per_s']:.2f}x")
+            paired = [r[key] / l[key] for r, l in zip(rounds[name], rounds["pulsar-lite"])]
+            verdict = paired_ratio_text(paired, f"{name} faster", f"{name} slower")
+            print(f"  {label:<12}{verdict}; rounds {', '.join(f'{x:.2f}' for x in paired)}")
+        print(f"  p50 latency {results['pulsar-lite']['p50_ms'] / results[name]['p50_ms']:.2f}x (of the medians)")
+    if {"reference", "python-floor"} <= results.keys():
+        paired = [r["sequential_per_s"] / f["sequential_per_s"]
+                  for r, f in zip(rounds["reference"], rounds["python-floor"])]
+        print(f"ratio reference/python-floor, sequential: "
+              f"{paired_ratio_text(paired, 'reference faster', 'python-floor faster')}")
     return 0
 
 

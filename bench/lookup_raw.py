@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pulsar  # noqa: E402
 
-from bench.common import process_cpu_times, quiet_logger, target_pid  # noqa: E402
-from bench.lookup import TOPIC, FloorServer  # noqa: E402
+from bench.common import FloorServer, process_cpu_times, quiet_logger, target_pid  # noqa: E402
+from bench.lookup import TOPIC  # noqa: E402
 from bench.lookup_client import WireClient  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 from reference_broker.protocol import events as ev  # noqa: E402
@@ -43,7 +43,8 @@ WARM_UP = 2000
 
 
 def start(name: str):
-    server = FloorServer(name.removeprefix("floor-")) if name.startswith("floor-") else make_target(name)
+    server = (FloorServer("lookup_floor.py", "--mode", name.removeprefix("floor-")) if name.startswith("floor-")
+              else make_target(name))
     server.start()
     return server
 

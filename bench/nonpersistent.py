@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/nonpersistent.py [--messages 50000] [--batched-messages 500000]
                                             [--size 64] [--latency-messages 2000] [--repeat 5] [--pin]
+                                            [--floor]
 
 Both brokers are started the way the harness starts them (conformance.targets), on loopback, run
 side by side, and get the same workload with the official client (pulsar-client, C++ core), in
@@ -26,6 +27,11 @@ rounds that alternate the targets so that a busy machine slows both alike:
 2. Latency on the reference broker, persistent vs non-persistent: ``--latency-messages`` sends one
    at a time (each ``send`` waits for its receipt), the consumer on another client stamps arrival;
    publish latency = send -> receipt, end-to-end = send -> delivery; p50 and p99.
+
+``--floor`` adds a third row, bench/nonpersistent_floor.py: the broker's own SEND reader and frame
+builders on uvloop, delivering each SEND to the consumers with permits and nothing else (no in-flight
+limit, rates, stats or layers), the least a Python broker on this runtime does per SEND. Each row
+other than pulsar-lite gets its paired ratios (throughput, and the broker's CPU per message) to pulsar-lite.
 
 ``--pin`` (Linux, two CPUs or more) keeps the brokers on the last CPU and this process, with both
 clients, on the others, as in a deployment, where a broker does not share its CPUs with the
@@ -52,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pulsar  # noqa: E402
 
 from bench.common import (  # noqa: E402
-    Placement, paired_ratio_text, percentile, process_cpu_seconds, quiet_logger, target_pid)
+    FloorServer, Placement, paired_ratio_text, percentile, process_cpu_seconds, quiet_logger, target_pid)
 from conformance.targets.registry import make_target  # noqa: E402
 
 BOUND_S = 120.0
@@ -166,14 +172,18 @@ def main() -> int:
     parser.add_argument("--targets", default="reference,pulsar-lite")
     parser.add_argument("--pin", action="store_true",
                         help="brokers on the last CPU, the clients on the others (Linux, two CPUs or more)")
+    parser.add_argument("--floor", action="store_true",
+                        help="add the python-floor row: bench/nonpersistent_floor.py, the least a Python broker "
+                             "on this runtime does per SEND")
     args = parser.parse_args()
     try:
         placement = Placement(args.pin)
     except ValueError as exc:
         parser.error(str(exc))
 
-    names = args.targets.split(",")
-    targets = {name: make_target(name) for name in names}
+    names = args.targets.split(",") + (["python-floor"] if args.floor else [])
+    targets = {name: FloorServer("nonpersistent_floor.py") if name == "python-floor" else make_target(name)
+               for name in names}
     runs: dict[str, dict[str, list]] = {name: {"unbatched": [], "batched": []} for name in names}
     latencies: dict[str, dict] = {}
     load_before = os.getloadavg()[0]
@@ -214,13 +224,19 @@ def main() -> int:
             every = ", ".join(f"{r['delivered_per_s']:,.0f}" for r in rounds)
             print(f"{name:<14}{mode:<11}{rate:>12,.0f}{best:>10,.0f}{sum(r['lost'] for r in rounds):>6}"
                   f"{cpu_text:>12}{client_per_thousand:>12,.0f}{client:>12.2f}   {every}")
-    if {"reference", "pulsar-lite"} <= runs.keys():
+    for name in (n for n in names if n != "pulsar-lite" and "pulsar-lite" in runs):
         for mode in ("unbatched", "batched"):
-            ref, lite = runs["reference"][mode], runs["pulsar-lite"][mode]
-            paired = [r["delivered_per_s"] / l["delivered_per_s"] for r, l in zip(ref, lite)]
-            best = max(r["delivered_per_s"] for r in ref) / max(r["delivered_per_s"] for r in lite)
-            print(f"ratio reference/pulsar-lite {mode}: median of paired rounds {paired_ratio_text(paired)} "
+            mine, lite = runs[name][mode], runs["pulsar-lite"][mode]
+            paired = [r["delivered_per_s"] / l["delivered_per_s"] for r, l in zip(mine, lite)]
+            best = max(r["delivered_per_s"] for r in mine) / max(r["delivered_per_s"] for r in lite)
+            print(f"ratio {name}/pulsar-lite {mode}: median of paired rounds "
+                  f"{paired_ratio_text(paired, f'{name} faster', f'{name} slower')} "
                   f"(rounds: {', '.join(f'{x:.2f}' for x in paired)}), best of each {best:.2f}x")
+            cpu = [r["broker_cpu_us_per_1000"] / l["broker_cpu_us_per_1000"] for r, l in zip(mine, lite)
+                   if r["broker_cpu_us_per_1000"] and l["broker_cpu_us_per_1000"]]
+            if cpu:
+                print(f"  broker CPU per message {name}/pulsar-lite {mode}: "
+                      f"{paired_ratio_text(cpu, f'{name} uses more', f'{name} uses less')}")
     if latencies:
         print(f"\nreference broker latency, {args.latency_messages} sequential sends, "
               "publish = send->receipt, e2e = send->delivery")

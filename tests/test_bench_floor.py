@@ -6,14 +6,14 @@ the same codec, and nothing more; and a bench must not leave it running.
 
 from __future__ import annotations
 
-from bench.lookup import FloorServer
+from bench.common import FloorServer
 from reference_broker.protocol import events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from tests.reference_broker.wire_client import raw_connect, read_event
 
 
 def test_floor_answers_handshake_lookup_and_refuses_the_rest_then_stops():
-    server = FloorServer()
+    server = FloorServer("lookup_floor.py")
     server.start()
     try:
         sock, conn = raw_connect(server.service_url)  # asserts the CONNECTED
@@ -34,7 +34,7 @@ def test_floor_answers_handshake_lookup_and_refuses_the_rest_then_stops():
 
 def test_shortcut_and_canned_floors_answer_a_lookup_then_stop():
     for mode in ("shortcut", "canned"):
-        server = FloorServer(mode)
+        server = FloorServer("lookup_floor.py", "--mode", mode)
         server.start()
         try:
             sock, conn = raw_connect(server.service_url)

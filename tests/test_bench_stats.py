@@ -44,3 +44,8 @@ def test_the_text_says_what_the_interval_shows():
 def test_no_value_is_an_error():
     with pytest.raises(ValueError):
         median_interval([])
+
+
+def test_the_text_names_what_the_caller_compares():
+    assert paired_ratio_text([1.3, 1.2, 1.25, 1.4, 1.35, 1.3, 1.28], "more CPU", "less CPU").endswith("more CPU)")
+    assert paired_ratio_text([0.7, 0.8, 0.75, 0.6, 0.65, 0.7, 0.72], "more CPU", "less CPU").endswith("less CPU)")

@@ -1,0 +1,184 @@
+"""The Python floor of non-persistent publish -> deliver: the project's codec on uvloop, no broker.
+
+bench/nonpersistent.py compares the reference broker with pulsar-lite (a native binary). This
+server is the third row (``--floor``) that tells how much of the difference is the broker's own
+work and how much is the runtime. It speaks just enough of the binary protocol for the bench's
+official clients: CONNECT, PARTITIONED_METADATA (0 partitions), LOOKUP (this server), PRODUCER,
+SUBSCRIBE, FLOW, CLOSE_PRODUCER, CLOSE_CONSUMER, PING; every other command with a request id gets
+an ERROR, ACKs are ignored. A SEND is read from the socket's bytes by the reference broker's own
+reader (reference_broker/protocol/shortcut.py Rule 5) and handled with the least a non-persistent
+topic needs: each consumer of the topic with permits gets the MESSAGE (built by the broker's own
+frame builder, with the producer's metadata, payload and checksum) and pays the batch's messages
+in permits; a consumer without permits misses it; the producer gets its receipt (0, 0). No
+in-flight limit, rates, stats, subscriptions, policies or store: what any Python broker on this
+runtime pays per SEND at the least.
+
+    .venv/bin/python bench/nonpersistent_floor.py   # prints READY pulsar://127.0.0.1:PORT, serves until SIGTERM
+
+A measuring instrument only: not a broker and never a conformance target.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reference_broker.protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role  # noqa: E402
+from reference_broker.protocol import events as ev  # noqa: E402
+from reference_broker.protocol import pulsar_api_pb2 as pb  # noqa: E402
+from reference_broker.protocol.shortcut import message_frame, read_send, send_receipt_frame  # noqa: E402
+
+PARTITIONS_SUCCESS = pb.CommandPartitionedTopicMetadataResponse.Success
+LOOKUP_CONNECT = pb.CommandLookupTopicResponse.Connect
+NO_PARTITION = -1  # the MESSAGE's partition for an unpartitioned topic
+
+
+class FloorConsumer:
+    __slots__ = ("connection", "consumer_id", "permits")
+
+    def __init__(self, connection: "FloorProtocol", consumer_id: int) -> None:
+        self.connection, self.consumer_id, self.permits = connection, consumer_id, 0
+
+
+class FloorTopics:
+    """The topics of one server: name -> the consumers connected to it now."""
+
+    def __init__(self) -> None:
+        self.consumers: dict[str, list[FloorConsumer]] = {}
+        self.url = ""
+
+
+class FloorProtocol(asyncio.Protocol):
+    def __init__(self, topics: FloorTopics) -> None:
+        self.topics = topics
+        self.conn = Connection(Role.SERVER)
+        self.transport = None
+        self.producers: dict[int, list[FloorConsumer]] = {}  # producer id -> its topic's consumers
+        self.consumers: dict[int, tuple[str, FloorConsumer]] = {}
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def connection_lost(self, exc) -> None:
+        for topic, consumer in self.consumers.values():
+            self.topics.consumers[topic].remove(consumer)
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.between_frames:
+            data = self._publish_plain_sends(data)
+        if data:
+            self._receive(data)
+
+    def _publish_plain_sends(self, data: bytes) -> bytes:
+        pos, send = 0, read_send(data)
+        receipts = []
+        while send is not None:
+            receipts.append(self._publish(send.producer_id, send.sequence_id, send.highest_sequence_id,
+                                          send.num_messages, send.metadata, send.payload, send.checksum))
+            pos = send.end
+            send = read_send(data, pos)
+        if receipts:
+            self.transport.write(b"".join(receipts))
+        return data[pos:]
+
+    def _publish(self, producer_id: int, sequence_id: int, highest_sequence_id: int, num_messages: int,
+                 metadata: bytes, payload: bytes, checksum: int | None) -> bytes:
+        """Deliver to the consumers with permits now; returns the receipt."""
+        for consumer in self.producers.get(producer_id, ()):
+            if consumer.permits > 0:
+                consumer.permits -= num_messages
+                consumer.connection.transport.write(message_frame(
+                    consumer.consumer_id, 0, 0, NO_PARTITION, 0, metadata, payload, checksum))
+        return send_receipt_frame(producer_id, sequence_id, highest_sequence_id, 0, 0)
+
+    def _receive(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        out = []
+        while True:
+            try:
+                event = self.conn.next_event()
+            except RemoteProtocolError:
+                self.transport.close()
+                return
+            if event is NEED_DATA or event is CLOSED:
+                break
+            if isinstance(event, ev.Send):  # one the shortcut did not read (another shape): published alike
+                out.append(self._publish(event.producer_id, event.sequence_id, event.highest_sequence_id,
+                                         event.num_messages, event.metadata_bytes, event.payload, event.checksum))
+                continue
+            answer = self.answer(event)
+            if answer is not None:
+                out.append(self.conn.send(answer))
+        if out:
+            self.transport.write(b"".join(out))
+
+    def answer(self, event) -> ev.Event | None:
+        if isinstance(event, ev.Connect):
+            return self.conn.connected_event("nonpersistent-floor", 5 * 1024 * 1024, {})
+        if isinstance(event, ev.PartitionedMetadata):
+            return ev.PartitionedMetadataResponse(request_id=event.request_id, partitions=0, response=PARTITIONS_SUCCESS)
+        if isinstance(event, ev.Lookup):
+            return ev.LookupResponse(request_id=event.request_id, response=LOOKUP_CONNECT,
+                                     brokerServiceUrl=self.topics.url, authoritative=True)
+        if isinstance(event, ev.Producer):
+            self.producers[event.producer_id] = self.topics.consumers.setdefault(event.topic, [])
+            return ev.ProducerSuccess(request_id=event.request_id, producer_name=f"floor-{event.producer_id}",
+                                      last_sequence_id=-1)
+        if isinstance(event, ev.Subscribe):
+            consumer = FloorConsumer(self, event.consumer_id)
+            self.topics.consumers.setdefault(event.topic, []).append(consumer)
+            self.consumers[event.consumer_id] = (event.topic, consumer)
+            return ev.Success(request_id=event.request_id)
+        if isinstance(event, ev.Flow):
+            registered = self.consumers.get(event.consumer_id)
+            if registered is not None:
+                registered[1].permits += event.messagePermits
+            return None
+        if isinstance(event, ev.CloseProducer):
+            self.producers.pop(event.producer_id, None)
+            return ev.Success(request_id=event.request_id)
+        if isinstance(event, ev.CloseConsumer):
+            registered = self.consumers.pop(event.consumer_id, None)
+            if registered is not None:
+                self.topics.consumers[registered[0]].remove(registered[1])
+            return ev.Success(request_id=event.request_id)
+        if isinstance(event, ev.Ping):
+            return ev.Pong()
+        request_id = getattr(getattr(event, "pb", None), "request_id", None)
+        if request_id is None:
+            return None  # ACK and the like: nothing to answer
+        return ev.Error(request_id=request_id, error=pb.NotAllowedError,
+                        message=f"the non-persistent floor does not serve {type(event).__name__}")
+
+
+async def serve() -> None:
+    loop = asyncio.get_running_loop()
+    topics = FloorTopics()
+    server = await loop.create_server(lambda: FloorProtocol(topics), "127.0.0.1", 0)
+    topics.url = f"pulsar://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    gc.collect()
+    gc.freeze()  # as the reference broker does after start-up
+    print(f"READY {topics.url}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+
+
+def main() -> int:
+    import uvloop
+
+    uvloop.run(serve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
