@@ -145,7 +145,7 @@ class BrokerCore(NamespaceOps, TopicOps):
         self._active_non_persistent: CountedSet = CountedSet()
         # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent), and the state they hold for.
         self._remembered_partitions: dict[tuple[bytes, bool | None], int] = {}
-        self._remembered_state: tuple = ()
+        self._remembered_state = -1  # no sum of counts is negative: the first call clears nothing kept
         # Rule 6: (b"domain://tenant/namespace/", field 6 as sent) -> that namespace's partitioned-metadata folder + "/".
         self._namespace_answers: dict[tuple[bytes, bool | None], str] = {}
         # Called with each deleted topic so the topics layer can close its producers and consumers.
@@ -195,7 +195,9 @@ class BrokerCore(NamespaceOps, TopicOps):
         writes = self.store.writes
         if writes is None:
             return None
-        state = (writes, self.config.revision, self._active_non_persistent.changes)
+        # Each of the three counts only grows, so their sum changes whenever one does (and costs
+        # less than a tuple of them: this runs for every lookup).
+        state = writes + self.config.revision + self._active_non_persistent.changes
         if state != self._remembered_state:
             self._remembered_partitions.clear()
             self._namespace_answers.clear()

@@ -145,7 +145,7 @@ class BrokerProtocol(asyncio.Protocol):
     def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:
         """Rule 6: answer the read's leading plain lookups (``request`` is the first, already read);
         returns the rest, starting at the first request that is not plain or whose answer is Failed."""
-        core, decide = self.broker.core, self.cnx.partitioned_metadata
+        core, size = self.broker.core, len(data)
         answers, pos = [], 0
         while request is not None:
             end, topic, request_id, auto_creation = request
@@ -155,7 +155,7 @@ class BrokerProtocol(asyncio.Protocol):
                 partitions = core.namespace_answer(topic, auto_creation)  # core.py Rule 6
             if partitions is None:
                 try:
-                    partitions = decide(topic.decode(), auto_creation)
+                    partitions = self.cnx.partitioned_metadata(topic.decode(), auto_creation)
                 except Exception:  # noqa: BLE001 - not UTF-8, or a fault: the Connection path answers it (Rule 2)
                     break
             if isinstance(partitions, tuple):
@@ -163,7 +163,7 @@ class BrokerProtocol(asyncio.Protocol):
             else:
                 answers.append(partitioned_metadata_answer(partitions, request_id))
             pos = end
-            request = read_partitioned_metadata(data, pos)
+            request = read_partitioned_metadata(data, pos) if pos < size else None
         if not answers:
             return data
         self.transport.write(b"".join(answers))
