@@ -185,8 +185,11 @@ class BrokerConfig:
         raise AttributeError(name)
 
     def get(self, name: str) -> Any:
-        _key(name)
-        return self._values[name]
+        try:
+            return self._values[name]  # it holds every known key and nothing else
+        except KeyError:
+            _key(name)  # raises ConfigError naming the unknown key
+            raise
 
     def set(self, name: str, text: str) -> None:
         """Set a key from its broker.conf text (startup time: any key)."""

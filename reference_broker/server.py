@@ -139,7 +139,7 @@ class BrokerProtocol(asyncio.Protocol):
             except Exception as exc:  # Rule 2, as _dispatch answers a fault in handle_Send
                 self._internal_error("Send", U64_MINUS_ONE, exc)
             pos = send.end
-            send = read_send(data, pos, limit)
+            send = read_send(data, pos, limit) if pos < len(data) else None
         return data[pos:]  # (once the connection is closing, the Connection reads nothing more)
 
     def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:

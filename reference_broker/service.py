@@ -195,25 +195,26 @@ class ServerCnx:
         plain-SEND path (server.py Rule 7) share. ``metadata``, ``payload`` and ``checksum`` are
         as the producer wrote them; ``checksum_valid`` is None when it sent no checksum."""
         registered = self.producers.get(producer_id)
-        reply = dict(producer_id=producer_id, sequence_id=sequence_id)
         if registered is None:
             # Rule 5: "Received message, but the producer is not ready : {}. Closing the connection."
-            self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
-                                   message=f"Producer {producer_id} is not registered on this connection; "
-                                           "closing the connection as Pulsar does (create the producer first)"))
+            self._send_error(producer_id, sequence_id, "NotAllowedError",
+                             f"Producer {producer_id} is not registered on this connection; "
+                             "closing the connection as Pulsar does (create the producer first)")
             return self.close_connection()
         if checksum_valid is False:
-            return self.send(ev.SendError(**reply, error=_server_error("ChecksumError"),
-                                          message="Checksum failed on the message"))
+            return self._send_error(producer_id, sequence_id, "ChecksumError", "Checksum failed on the message")
         if len(payload) > self.core.config.get("maxMessageSize"):
-            return self.send(ev.SendError(**reply, error=_server_error("NotAllowedError"),
-                                          message="Exceed maximum message size"))
+            return self._send_error(producer_id, sequence_id, "NotAllowedError", "Exceed maximum message size")
         topic, live = registered
         if isinstance(live, NonPersistentTopic):
             return self._send_non_persistent(producer_id, sequence_id, highest_sequence_id, num_messages,
                                              metadata, payload, checksum, live)
         ledger_id, entry_id = live.publish(metadata, payload, num_messages, checksum=checksum)
         self.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
+
+    def _send_error(self, producer_id: int, sequence_id: int, error: str, message: str) -> None:
+        self.send(ev.SendError(producer_id=producer_id, sequence_id=sequence_id, error=_server_error(error),
+                               message=message))
 
     def _send_non_persistent(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
                              num_messages: int, metadata: bytes, payload: bytes, checksum: Optional[int],
