@@ -61,9 +61,13 @@ class FloorProtocol(asyncio.Protocol):
                 return
             if event is NEED_DATA or event is CLOSED:
                 break
-            out.append(self.conn.send(self.answer(event)))
+            out.append(self.reply(event))
         if out:
             self.transport.write(b"".join(out))
+
+    def reply(self, event) -> bytes:
+        """The frames answering ``event`` (b"" for none)."""
+        return self.conn.send(self.answer(event))
 
     def answer(self, event) -> ev.Event:
         if isinstance(event, ev.PartitionedMetadata):
@@ -99,18 +103,28 @@ MODES = {"codec": FloorProtocol, "shortcut": ShortcutProtocol, "canned": CannedP
 
 
 async def serve(mode: str) -> None:
+    server = await asyncio.get_running_loop().create_server(MODES[mode], "127.0.0.1", 0)
+    await serve_until_stopped(server)
+
+
+async def serve_until_stopped(server: asyncio.AbstractServer) -> None:
+    """Print ``READY pulsar://127.0.0.1:PORT`` for ``server`` and serve until SIGTERM or SIGINT
+    (bench/nonpersistent_floor.py serves this way too)."""
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(MODES[mode], "127.0.0.1", 0)
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     gc.collect()
     gc.freeze()  # as the reference broker does after start-up
-    print(f"READY pulsar://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    print(f"READY {service_url(server)}", flush=True)
     try:
         await stop.wait()
     finally:
         server.close()
+
+
+def service_url(server: asyncio.AbstractServer) -> str:
+    return f"pulsar://127.0.0.1:{server.sockets[0].getsockname()[1]}"
 
 
 def main() -> int:

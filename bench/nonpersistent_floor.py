@@ -4,8 +4,8 @@ bench/nonpersistent.py compares the reference broker with pulsar-lite (a native 
 server is the third row (``--floor``) that tells how much of the difference is the broker's own
 work and how much is the runtime. It speaks just enough of the binary protocol for the bench's
 official clients: CONNECT, PARTITIONED_METADATA (0 partitions), LOOKUP (this server), PRODUCER,
-SUBSCRIBE, FLOW, CLOSE_PRODUCER, CLOSE_CONSUMER, PING; every other command with a request id gets
-an ERROR, ACKs are ignored. A SEND is read from the socket's bytes by the reference broker's own
+SUBSCRIBE, FLOW, CLOSE_PRODUCER, CLOSE_CONSUMER, PING, through bench/lookup_floor.py's codec floor,
+which it extends; ACKs are ignored and every other command gets an ERROR. A SEND is read from the socket's bytes by the reference broker's own
 reader (reference_broker/protocol/shortcut.py Rule 5) and handled with the least a non-persistent
 topic needs: each consumer of the topic with permits gets the MESSAGE (built by the broker's own
 frame builder, with the producer's metadata, payload and checksum) and pays the batch's messages
@@ -21,19 +21,17 @@ A measuring instrument only: not a broker and never a conformance target.
 from __future__ import annotations
 
 import asyncio
-import gc
-import signal
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role  # noqa: E402
+from bench.lookup_floor import FloorProtocol as CodecFloorProtocol  # noqa: E402
+from bench.lookup_floor import serve_until_stopped, service_url  # noqa: E402
 from reference_broker.protocol import events as ev  # noqa: E402
 from reference_broker.protocol import pulsar_api_pb2 as pb  # noqa: E402
 from reference_broker.protocol.shortcut import message_frame, read_send, send_receipt_frame  # noqa: E402
 
-PARTITIONS_SUCCESS = pb.CommandPartitionedTopicMetadataResponse.Success
 LOOKUP_CONNECT = pb.CommandLookupTopicResponse.Connect
 NO_PARTITION = -1  # the MESSAGE's partition for an unpartitioned topic
 
@@ -53,16 +51,15 @@ class FloorTopics:
         self.url = ""
 
 
-class FloorProtocol(asyncio.Protocol):
+class FloorProtocol(CodecFloorProtocol):
+    """lookup_floor's codec floor, with the SEND shortcut in front and the commands a producer and a
+    consumer need."""
+
     def __init__(self, topics: FloorTopics) -> None:
+        super().__init__()
         self.topics = topics
-        self.conn = Connection(Role.SERVER)
-        self.transport = None
         self.producers: dict[int, list[FloorConsumer]] = {}  # producer id -> its topic's consumers
         self.consumers: dict[int, tuple[str, FloorConsumer]] = {}
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
 
     def connection_lost(self, exc) -> None:
         for topic, consumer in self.consumers.values():
@@ -72,7 +69,7 @@ class FloorProtocol(asyncio.Protocol):
         if self.conn.between_frames:
             data = self._publish_plain_sends(data)
         if data:
-            self._receive(data)
+            super().data_received(data)
 
     def _publish_plain_sends(self, data: bytes) -> bytes:
         pos, send = 0, read_send(data)
@@ -96,32 +93,14 @@ class FloorProtocol(asyncio.Protocol):
                     consumer.consumer_id, 0, 0, NO_PARTITION, 0, metadata, payload, checksum))
         return send_receipt_frame(producer_id, sequence_id, highest_sequence_id, 0, 0)
 
-    def _receive(self, data: bytes) -> None:
-        self.conn.receive_data(data)
-        out = []
-        while True:
-            try:
-                event = self.conn.next_event()
-            except RemoteProtocolError:
-                self.transport.close()
-                return
-            if event is NEED_DATA or event is CLOSED:
-                break
-            if isinstance(event, ev.Send):  # one the shortcut did not read (another shape): published alike
-                out.append(self._publish(event.producer_id, event.sequence_id, event.highest_sequence_id,
-                                         event.num_messages, event.metadata_bytes, event.payload, event.checksum))
-                continue
-            answer = self.answer(event)
-            if answer is not None:
-                out.append(self.conn.send(answer))
-        if out:
-            self.transport.write(b"".join(out))
+    def reply(self, event) -> bytes:
+        if isinstance(event, ev.Send):  # one the shortcut did not read (another shape): published alike
+            return self._publish(event.producer_id, event.sequence_id, event.highest_sequence_id,
+                                 event.num_messages, event.metadata_bytes, event.payload, event.checksum)
+        answer = self.answer(event)
+        return b"" if answer is None else self.conn.send(answer)
 
     def answer(self, event) -> ev.Event | None:
-        if isinstance(event, ev.Connect):
-            return self.conn.connected_event("nonpersistent-floor", 5 * 1024 * 1024, {})
-        if isinstance(event, ev.PartitionedMetadata):
-            return ev.PartitionedMetadataResponse(request_id=event.request_id, partitions=0, response=PARTITIONS_SUCCESS)
         if isinstance(event, ev.Lookup):
             return ev.LookupResponse(request_id=event.request_id, response=LOOKUP_CONNECT,
                                      brokerServiceUrl=self.topics.url, authoritative=True)
@@ -147,30 +126,16 @@ class FloorProtocol(asyncio.Protocol):
             if registered is not None:
                 self.topics.consumers[registered[0]].remove(registered[1])
             return ev.Success(request_id=event.request_id)
-        if isinstance(event, ev.Ping):
-            return ev.Pong()
-        request_id = getattr(getattr(event, "pb", None), "request_id", None)
-        if request_id is None:
-            return None  # ACK and the like: nothing to answer
-        return ev.Error(request_id=request_id, error=pb.NotAllowedError,
-                        message=f"the non-persistent floor does not serve {type(event).__name__}")
+        if isinstance(event, ev.Ack):
+            return None  # nothing is kept, so nothing to acknowledge
+        return super().answer(event)  # CONNECT, PARTITIONED_METADATA, PING; an ERROR for the rest
 
 
 async def serve() -> None:
-    loop = asyncio.get_running_loop()
     topics = FloorTopics()
-    server = await loop.create_server(lambda: FloorProtocol(topics), "127.0.0.1", 0)
-    topics.url = f"pulsar://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    gc.collect()
-    gc.freeze()  # as the reference broker does after start-up
-    print(f"READY {topics.url}", flush=True)
-    try:
-        await stop.wait()
-    finally:
-        server.close()
+    server = await asyncio.get_running_loop().create_server(lambda: FloorProtocol(topics), "127.0.0.1", 0)
+    topics.url = service_url(server)
+    await serve_until_stopped(server)
 
 
 def main() -> int:
