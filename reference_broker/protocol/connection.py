@@ -15,6 +15,10 @@ Rule 3: SEND carries a CRC32C checksum when the negotiated version is at least v
         SEND carried none: pulsar-wire.md, "the broker sends the stored entry as the producer
         wrote it".
 Rule 4: after a RemoteProtocolError the connection is in ERROR and yields no more events.
+Rule 5: ``between_frames`` is a plain attribute, kept true exactly when the handshake is done, no
+        partial frame is buffered and the peer has not closed its side. It is asked before every
+        read a server takes around this object (shortcut.py), so it is kept where those three
+        change (``receive_data``, ``next_event``, sending CONNECTED), not computed per read.
 """
 
 from __future__ import annotations
@@ -78,14 +82,14 @@ class Connection:
         self.server_version: Optional[str] = None
         self._decoder = FrameDecoder(max_frame_size)
         self._eof = False
+        # Rule 5: the handshake is done and no partial frame is buffered, so the next byte starts a
+        # frame. Only then may bytes go around this object without changing what it decodes.
+        self.between_frames = False
 
     # -- receiving ---------------------------------------------------------------------------
 
-    @property
-    def between_frames(self) -> bool:
-        """The handshake is done and no partial frame is buffered: the next byte starts a frame.
-        Only then may bytes go around this object (shortcut.py) without changing what it decodes."""
-        return self.state is _CONNECTED and not self._decoder.buffered and not self._eof
+    def _settle_between_frames(self) -> None:
+        self.between_frames = self.state is _CONNECTED and not self._decoder.buffered and not self._eof
 
     @property
     def max_frame_size(self) -> int:
@@ -94,12 +98,19 @@ class Connection:
 
     def receive_data(self, data: bytes) -> None:
         """Feed bytes from the peer; ``b""`` means the peer closed its side."""
+        self.between_frames = False  # bytes are buffered now, or the peer has closed
         if data:
             self._decoder.feed(data)
         else:
             self._eof = True
 
     def next_event(self) -> Received:
+        try:
+            return self._next_event()
+        finally:
+            self._settle_between_frames()  # Rule 5: a frame was taken, or the state changed
+
+    def _next_event(self) -> Received:
         if self.state is _ERROR:
             return CLOSED
         try:
@@ -191,6 +202,7 @@ class Connection:
                 if self.state is not _AWAITING_CONNECT or self.protocol_version is None:
                     raise LocalProtocolError("CONNECTED may only answer a received CONNECT")
                 self.state = _CONNECTED
+                self._settle_between_frames()
             elif self.state is _AWAITING_CONNECT and not isinstance(event, ev.Error):
                 raise LocalProtocolError(f"Cannot send {event.type_name} before the handshake completes")
 

@@ -136,3 +136,63 @@ def test_fuzz_framed_garbage_never_desyncs(bodies):
     while (event := server.next_event()) is not NEED_DATA:
         received.append(event)
     assert isinstance(received[-1], ev.Ping)  # the framing stayed in sync through the garbage
+
+
+def _frames_from_client() -> list[bytes]:
+    client = Connection(Role.CLIENT)
+    frames = [client.send(ev.Connect(client_version="test", protocol_version=21))]
+    frames += [client.send(ev.PartitionedMetadata(topic=f"persistent://public/default/t{i}", request_id=i))
+               for i in range(3)]
+    return frames + [client.send(ev.Ping())]
+
+
+def _frames_from_server() -> list[bytes]:
+    client, server = Connection(Role.CLIENT), Connection(Role.SERVER)
+    pump(client.send(ev.Connect(client_version="test", protocol_version=21)), server)
+    frames = [server.send(server.connected_event("Pulsar Servertest", 5 * 1024 * 1024, {}))]
+    frames += [server.send(ev.PartitionedMetadataResponse(request_id=i, partitions=i, response=0)) for i in range(3)]
+    return frames + [server.send(ev.Pong())]
+
+
+@settings(max_examples=300, deadline=None)
+@given(role=st.sampled_from([Role.SERVER, Role.CLIENT]),
+       steps=st.lists(st.one_of(st.integers(min_value=1, max_value=40),
+                                 st.sampled_from(["next", "eof", "to the next frame"])), max_size=40))
+def test_between_frames_holds_exactly_when_the_handshake_is_done_and_every_fed_byte_was_taken(role, steps):
+    """Rule 5: the kept attribute against an oracle that knows only the frames' lengths: true exactly
+    when the handshake is done, the bytes fed so far end on a frame boundary that next_event has
+    reached, and the peer has not closed."""
+    frames = _frames_from_client() if role is Role.SERVER else _frames_from_server()
+    stream, boundaries = b"".join(frames), [0]
+    for frame in frames:
+        boundaries.append(boundaries[-1] + len(frame))
+    conn = Connection(role)
+    fed = taken = 0
+    handshake_done = eof = False
+
+    def expected() -> bool:
+        return handshake_done and not eof and fed == boundaries[taken]
+
+    assert conn.between_frames is False
+    for step in steps:
+        if step == "eof":
+            conn.receive_data(b"")
+            eof = True
+        elif step == "next":
+            event = conn.next_event()
+            if event is NEED_DATA or event is CLOSED:
+                pass
+            else:
+                taken += 1
+                if isinstance(event, ev.Connect):
+                    assert conn.between_frames is False  # CONNECTED not sent yet
+                    conn.send(conn.connected_event("Pulsar Servertest", 5 * 1024 * 1024, {}))
+                    handshake_done = True
+                elif isinstance(event, ev.Connected):
+                    handshake_done = True
+        elif fed < len(stream) and not eof:  # nothing arrives after the peer closed
+            end = fed + step if isinstance(step, int) else min(b for b in boundaries if b > fed)
+            chunk = stream[fed:end]
+            conn.receive_data(chunk)
+            fed += len(chunk)
+        assert conn.between_frames is expected(), (step, fed, taken)
