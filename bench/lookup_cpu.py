@@ -71,7 +71,7 @@ _EVICTION_BYTES = 16 * 1024 * 1024  # more than the last-level cache of the mach
 async def measure(requests: int, batch: int, path: str, cold: bool = False) -> dict:
     core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
     if path in ("first-decided", "decided"):
-        core.remembered_partitions = lambda: None  # nothing remembered: every request is decided
+        core.remembered_answers = None  # nothing remembered: every request is decided
     core.set_service_urls(broker_url="pulsar://127.0.0.1:6650", web_url="http://127.0.0.1:8080")
     server = BrokerServer(core)
     protocol = BrokerProtocol(server)

@@ -18,8 +18,11 @@ Rule 4: dynamic configuration updated at runtime is written to ``/admin/configur
         it overrides broker.conf).
 Rule 5: a PARTITIONED_METADATA answer may be remembered and replayed for the same request only
         while nothing it was decided on has changed: no store write, no configuration change, no
-        non-persistent topic loaded or unloaded. So this works only on a store that counts every
-        write to its data (memory: store.py Rule 6); elsewhere nothing is remembered.
+        non-persistent topic loaded or unloaded. Each of those tells the core as it happens
+        (``write_listeners``, ``change_listeners``, ``WatchedSet``), and the core forgets every
+        answer then, so what it keeps always holds and a reader asks nothing before using it. So
+        this works only on a store that tells of every write to its data (memory: store.py
+        Rule 6); elsewhere nothing is remembered.
 Rule 6: one answer holds for a whole namespace. A name without a partitioned-metadata node is
         answered 0, with nothing created, when it exists as a non-partitioned topic or when
         auto-creation applies to it and makes no partitioned topic (core_topics.py Rule 2). For
@@ -69,21 +72,23 @@ def ordinary_local_name(local: bytes) -> bool:
             and not local.startswith(b"__") and not local.endswith(_SPECIAL_ENDINGS))
 
 
-class CountedSet(set):
-    """A set that counts its additions and removals (Rule 5). The core changes its set of loaded
-    non-persistent topics only with ``add`` and ``discard``."""
+class WatchedSet(set):
+    """A set that calls ``on_change`` after each addition or removal (Rule 5). The core changes its
+    set of loaded non-persistent topics only with ``add`` and ``discard``."""
 
-    changes = 0
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        super().__init__()
+        self._on_change = on_change
 
     def add(self, item) -> None:
         if item not in self:
-            self.changes += 1
             super().add(item)
+            self._on_change()
 
     def discard(self, item) -> None:
         if item in self:
-            self.changes += 1
             super().discard(item)
+            self._on_change()
 
 
 class LookupPermits:
@@ -142,12 +147,16 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.lookup_permits = LookupPermits(config)
         self._decoded: dict[str, tuple[bytes, object]] = {}  # NamespaceOps._read_json_shared
         # Non-persistent topics loaded on this broker (facts §1.3: they exist only while loaded).
-        self._active_non_persistent: CountedSet = CountedSet()
-        # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent), and the state they hold for.
-        self._remembered_partitions: dict[tuple[bytes, bool | None], int] = {}
-        self._remembered_state = -1  # no sum of counts is negative: the first call clears nothing kept
+        self._active_non_persistent = WatchedSet(self._forget_answers)
+        # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent) that hold now; None
+        # where the store cannot tell of its writes. Always this one dict, so a reader may keep it.
+        self.remembered_answers: dict[tuple[bytes, bool | None], int] | None = None
         # Rule 6: (b"domain://tenant/namespace/", field 6 as sent) -> that namespace's partitioned-metadata folder + "/".
         self._namespace_answers: dict[tuple[bytes, bool | None], str] = {}
+        if store.write_listeners is not None:
+            self.remembered_answers = {}
+            store.write_listeners.append(self._forget_answers)
+            config.change_listeners.append(self._forget_answers)
         # Called with each deleted topic so the topics layer can close its producers and consumers.
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
         host = config.advertised_host
@@ -166,6 +175,9 @@ class BrokerCore(NamespaceOps, TopicOps):
     def close(self) -> None:
         """Release this broker's bundles and registration, then the metadata store (the sqlite file handle)."""
         self.cluster.leave()
+        if self.store.write_listeners is not None:
+            self.store.write_listeners.remove(self._forget_answers)
+            self.config.change_listeners.remove(self._forget_answers)
         self.store.close()
 
     # --- boot (Rule 2) --------------------------------------------------------------------------
@@ -189,24 +201,15 @@ class BrokerCore(NamespaceOps, TopicOps):
 
     # --- remembered partition answers (Rule 5) --------------------------------------------------
 
-    def remembered_partitions(self) -> dict[tuple[bytes, bool | None], int] | None:
-        """The PARTITIONED_METADATA answers that still hold, keyed by ``(topic bytes as sent,
-        metadata_auto_creation_enabled as sent or None)``; None when this store cannot tell."""
-        writes = self.store.writes
-        if writes is None:
-            return None
-        # Each of the three counts only grows, so their sum changes whenever one does (and costs
-        # less than a tuple of them: this runs for every lookup).
-        state = writes + self.config.revision + self._active_non_persistent.changes
-        if state != self._remembered_state:
-            self._remembered_partitions.clear()
-            self._namespace_answers.clear()
-            self._remembered_state = state
-        return self._remembered_partitions
+    def _forget_answers(self) -> None:
+        """Something an answer was decided on changed: no kept answer holds any more."""
+        if self.remembered_answers:
+            self.remembered_answers.clear()
+        self._namespace_answers.clear()
 
     def remember_partitions(self, topic: str, auto_creation: bool | None, partitions: int) -> None:
         """Keep the answer just given to a request, for the same request in the same state."""
-        remembered = self.remembered_partitions()
+        remembered = self.remembered_answers
         if remembered is None:
             return
         if len(remembered) >= REMEMBERED_ANSWERS_LIMIT:
@@ -217,8 +220,8 @@ class BrokerCore(NamespaceOps, TopicOps):
 
     def namespace_answer(self, topic: bytes, auto_creation: bool | None) -> int | None:
         """Rule 6: 0 when ``topic`` (as sent) has no partitioned-metadata node and is in a namespace
-        whose ordinary absent names are answered 0 in this state; otherwise None (decide it). Call
-        it only right after ``remembered_partitions()`` gave a dict (that call clears stale answers)."""
+        whose ordinary absent names are answered 0 in this state; otherwise None (decide it).
+        Meaningful only where ``remembered_answers`` is a dict (Rule 5)."""
         cut = topic.rfind(b"/") + 1
         folder = self._namespace_answers.get((topic[:cut], auto_creation))
         if folder is None:

@@ -9,8 +9,12 @@ Rule 1: both listeners bind 127.0.0.1 by default; port 0 picks an ephemeral port
 Rule 2: a framing error gets an ERROR frame with the codec's hint and the connection is closed;
         any other exception while handling one command answers that command's request with
         UnknownError and is logged — a broker never crashes on input.
-Rule 3: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): after ``keepAliveIntervalSeconds``
-        without traffic the broker sends PING; if nothing arrives for another interval it closes.
+Rule 3: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): every ``keepAliveIntervalSeconds``
+        the broker looks at whether anything arrived since it last looked, as Java's
+        PulsarHandler checks once per interval. A connection from which nothing arrived for a
+        whole interval gets a PING; if nothing arrives in the next interval either, it is
+        closed. So a silent peer is pinged after one to two intervals and closed one interval
+        later, and a read costs one flag, not a clock reading.
 Rule 4: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
         closes connections and waits for the HTTP server, each wait bounded.
 Rule 5: answers are queued per connection and written in one ``transport.write`` at the end of
@@ -27,11 +31,14 @@ Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact s
         and 6), else decided by the same
         ``ServerCnx.partitioned_metadata`` the Connection path calls, and written as the bytes
         that path would write. Only between frames, with nothing queued, so the order of answers
-        is kept; a request whose topic is not UTF-8, or whose decision fails with anything but a
-        Failed answer, and everything after it, go the Connection way. A repeated lookup then
-        costs a dictionary look-up, the first lookup of a name nobody created in a namespace
-        already asked about a few more, and any other first one no protobuf decode, event or
-        dispatch (bench/lookup.py, bench/lookup_cpu.py).
+        is kept (a transport stops reading once it starts closing, in asyncio and uvloop alike,
+        so a read never finds its own transport closing); a request whose topic is not UTF-8, or
+        whose decision fails with anything but a Failed answer, and everything after it, go the
+        Connection way. A read that is one remembered request, the usual one, is answered
+        before anything else is set up; any other repeated lookup costs a dictionary look-up,
+        the first lookup of a name nobody created in a namespace already asked about a few more,
+        and any other first one no protobuf decode, event or dispatch (bench/lookup.py,
+        bench/lookup_cpu.py).
 Rule 7: a read that starts with plain SENDs (the shape the official client writes,
         protocol/shortcut.py Rule 5) has them published before the Connection sees the rest:
         each goes to ``ServerCnx.publish``, the decision ``handle_Send`` makes, inside the read's
@@ -81,7 +88,7 @@ class BrokerProtocol(asyncio.Protocol):
         self.transport: Optional[asyncio.Transport] = None
         self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
         self.cnx: Optional[ServerCnx] = None
-        self.last_received = time.monotonic()
+        self._remembered = broker.core.remembered_answers  # Rule 6: the core's one dict, always current
         self.paused = False
         self._outgoing: list[bytes] = []  # Rule 5: frames waiting for this loop iteration's flush
         self._flush_scheduled = False
@@ -89,6 +96,7 @@ class BrokerProtocol(asyncio.Protocol):
         self._deferred: list = []  # service.py Rule 4: completions after the current read
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._keepalive: Optional[asyncio.TimerHandle] = None
+        self._received = False  # Rule 3: something arrived since the keep-alive last looked
         self._ping_outstanding = False
 
     # -- transport callbacks ----------------------------------------------------------------
@@ -107,10 +115,14 @@ class BrokerProtocol(asyncio.Protocol):
         self._schedule_keepalive()
 
     def data_received(self, data: bytes) -> None:
-        self.last_received = time.monotonic()
-        self._ping_outstanding = False
+        self._received = True
         request = read_partitioned_metadata(data)  # None at once for any other command
-        if request is not None and self.conn.between_frames and not self._outgoing and self._open:
+        if request is not None and self.conn.between_frames and not self._outgoing:
+            if request[0] == len(data) and self._remembered is not None:  # Rule 6: the usual read
+                partitions = self._remembered.get((request[1], request[3]))
+                if partitions is not None:
+                    self.transport.write(partitioned_metadata_answer(partitions, request[2]))
+                    return
             data = self._answer_plain_lookups(data, request)
             if not data:
                 return
@@ -145,11 +157,10 @@ class BrokerProtocol(asyncio.Protocol):
     def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:
         """Rule 6: answer the read's leading plain lookups (``request`` is the first, already read);
         returns the rest, starting at the first request that is not plain or whose answer is Failed."""
-        core, size = self.broker.core, len(data)
+        core, remembered, size = self.broker.core, self._remembered, len(data)
         answers, pos = [], 0
         while request is not None:
             end, topic, request_id, auto_creation = request
-            remembered = core.remembered_partitions()  # asked each time: a decision may have written
             partitions = None if remembered is None else remembered.get((topic, auto_creation))
             if partitions is None and remembered is not None:
                 partitions = core.namespace_answer(topic, auto_creation)  # core.py Rule 6
@@ -310,17 +321,19 @@ class BrokerProtocol(asyncio.Protocol):
             self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
 
     def _keepalive_tick(self, interval: float) -> None:
+        """Rule 3: once per interval."""
         if not self._open:
             return
-        idle = time.monotonic() - self.last_received
-        if self._ping_outstanding and idle >= 2 * interval:
+        if self._received:  # not idle, and a PING sent before is answered (anything counts)
+            self._received = self._ping_outstanding = False
+        elif self._ping_outstanding:
             log.info("closing %s: no answer to keep-alive PING", self.cnx.remote)
             self.transport.close()
             return
-        if idle >= interval and self.conn.protocol_version is not None and not self._ping_outstanding:
+        elif self.conn.protocol_version is not None:
             self.write(ev.Ping())
             self._ping_outstanding = True
-        self._keepalive = asyncio.get_running_loop().call_later(interval / 2, self._keepalive_tick, interval)
+        self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
 
 
 class BrokerServer:

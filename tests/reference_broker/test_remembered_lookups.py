@@ -42,7 +42,7 @@ def test_a_repeated_request_is_answered_from_memory_with_the_same_bytes(monkeypa
             answers.append(bytes(client.transport.data))
         assert answers[0] == answers[1]
         assert len(calls) == 1
-        assert core.remembered_partitions() == {(b"persistent://public/default/p", None): 4}
+        assert core.remembered_answers == {(b"persistent://public/default/p", None): 4}
     run(test)
 
 
@@ -105,7 +105,7 @@ def test_a_namespace_override_through_the_admin_api_makes_the_answers_stale():
 def test_nothing_is_remembered_on_a_store_another_process_may_write(tmp_path, monkeypatch):
     def test(core, client):
         calls = counting_decisions(core, monkeypatch)
-        assert core.remembered_partitions() is None
+        assert core.remembered_answers is None
         assert client.partitions("persistent://public/default/s") == 0
         assert client.partitions("persistent://public/default/s") == 0
         assert len(calls) == 2
@@ -144,7 +144,7 @@ def test_the_memory_is_bounded(monkeypatch):
     def test(core, client):
         for name in "abcde":
             assert client.partitions(f"persistent://public/default/{name}") == 0
-            assert len(core.remembered_partitions()) <= 2
+            assert len(core.remembered_answers) <= 2
     run(test)
 
 
@@ -172,7 +172,7 @@ def test_an_ordinary_absent_name_answers_for_every_name_of_its_namespace(monkeyp
         assert client.partitions("persistent://public/default/h", True) == 0
         assert len(calls) == 2
         assert core.store.writes == writes
-        assert len(core.remembered_partitions()) == 2  # the names answered for their namespace are not kept one by one
+        assert len(core.remembered_answers) == 2  # the names answered for their namespace are not kept one by one
     run(test)
 
 
