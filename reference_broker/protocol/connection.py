@@ -53,6 +53,7 @@ class State(enum.Enum):
 _AWAITING_CONNECT, _CONNECTED = State.AWAITING_CONNECT, State.CONNECTED
 _CLOSED_STATE, _ERROR = State.CLOSED, State.ERROR
 _CLIENT, _SERVER = Role.CLIENT, Role.SERVER
+_SEND_CHECKSUM_SINCE, _MESSAGE_CHECKSUM_SINCE = 6, 11  # Rule 3
 
 
 class _Sentinel:
@@ -178,7 +179,8 @@ class Connection:
     def send_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
                      ledger_id: int, entry_id: int) -> bytes:
         """The bytes of ``send(SendReceipt(...))`` with that message id, built directly (shortcut.py Rule 4)."""
-        self._check_connected("SEND_RECEIPT")
+        if self.state is not _CONNECTED:  # (inline: this runs for every receipt)
+            self._refuse_unconnected("SEND_RECEIPT")
         return shortcut.send_receipt_frame(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
 
     def message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
@@ -186,13 +188,15 @@ class Connection:
         """The MESSAGE for a stored entry, built directly (shortcut.py Rule 4): its metadata bytes and
         payload as the producer wrote them, with the producer's ``checksum`` (None: it sent none) for
         a client of v11 or later (Rule 3)."""
-        self._check_connected("MESSAGE")
+        if self.state is not _CONNECTED:  # (inline, as the version test: this runs for every MESSAGE)
+            self._refuse_unconnected("MESSAGE")
+        if (self.peer_protocol_version or 0) < _MESSAGE_CHECKSUM_SINCE:
+            checksum = None
         return shortcut.message_frame(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload, checksum if self._checksum_on_message() else None)
+                                      metadata, payload, checksum)
 
-    def _check_connected(self, type_name: str) -> None:
-        if self.state is not _CONNECTED:
-            raise LocalProtocolError(f"Cannot send {type_name} on a {self.state.value} connection")
+    def _refuse_unconnected(self, type_name: str) -> None:
+        raise LocalProtocolError(f"Cannot send {type_name} on a {self.state.value} connection")
 
     def _check_role(self, event: ev.Event) -> None:
         if self.role is _CLIENT and isinstance(event, ev.Connect):
@@ -208,11 +212,8 @@ class Connection:
 
     def _checksum_on(self, event: ev.Event) -> bool:
         if isinstance(event, ev.Send):
-            return (self.protocol_version or 0) >= 6
-        return self._checksum_on_message()
-
-    def _checksum_on_message(self) -> bool:
-        return (self.peer_protocol_version or 0) >= 11
+            return (self.protocol_version or 0) >= _SEND_CHECKSUM_SINCE
+        return (self.peer_protocol_version or 0) >= _MESSAGE_CHECKSUM_SINCE
 
     def connected_event(self, server_version: str, max_message_size: int, feature_flags: dict) -> ev.Connected:
         """The CONNECTED that answers the received CONNECT, with the negotiated version."""

@@ -20,30 +20,35 @@ from collections import deque
 from typing import Callable
 
 RATE_WINDOW_S = 60
+_NO_BUCKET = (None,)  # never equal to a second
 
 
 class Rate:
     """Events (and bytes) per second over the trailing ``window`` seconds (Rule 1)."""
 
-    __slots__ = ("window", "clock", "_buckets", "total", "total_bytes")
+    __slots__ = ("window", "clock", "_buckets", "_newest", "total", "total_bytes")
 
     def __init__(self, window: int = RATE_WINDOW_S, clock: Callable[[], float] = time.monotonic):
         self.window = window
         self.clock = clock
         self._buckets: deque[list] = deque()  # [second, events, bytes], oldest first
+        # The last bucket recorded into (first, one no second equals): a record compares one number,
+        # not the deque's length and its last item's (it runs for every message moved). Pruned, it
+        # is never written again, since its second lies a window behind the clock (Rule 3).
+        self._newest: list | tuple = _NO_BUCKET
         self.total = 0          # cumulative events (the *Counter fields)
         self.total_bytes = 0
 
     def record(self, events: int = 1, size: int = 0, now: float | None = None) -> None:
         """``now``: the caller's clock reading, when it records several rates for one event."""
         second = int(self.clock() if now is None else now)
-        if self._buckets and self._buckets[-1][0] == second:
-            bucket = self._buckets[-1]
-            bucket[1] += events
-            bucket[2] += size
-        else:  # a new second: the only time old buckets can have left the window (reads prune too)
-            self._buckets.append([second, events, size])
+        bucket = self._newest
+        if bucket[0] != second:  # a new second: only now can old buckets have left the window (reads prune too)
+            bucket = self._newest = [second, 0, 0]
+            self._buckets.append(bucket)
             self._prune(second)
+        bucket[1] += events
+        bucket[2] += size
         self.total += events
         self.total_bytes += size
 

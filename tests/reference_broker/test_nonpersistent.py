@@ -10,6 +10,7 @@ import socket
 import httpx
 import pulsar
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
@@ -322,6 +323,30 @@ def test_rate_window_is_sixty_seconds_sliding():
     assert rate.rate() > 0
     now[0] += 1.0
     assert rate.rate() == 0.0 and rate.total == 6
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["record", "record at", "read"]),
+                          st.floats(min_value=0, max_value=90), st.integers(min_value=0, max_value=5)),
+                max_size=40))
+def test_rate_reads_what_a_list_of_every_event_would(steps):
+    """Rule 1 against the plainest oracle: every event kept with its second, the rate the sum of
+    those in the last 60 seconds over 60, whatever the order of records, reads and clock steps."""
+    now = [1000.0]
+    rate, events = Rate(clock=lambda: now[0]), []
+    for action, step, count in steps + [("read", 0.0, 0)]:
+        now[0] += step
+        if action == "record":
+            rate.record(count, 10 * count)
+        elif action == "record at":  # the caller's own reading, as NonPersistentTopic.publish passes
+            rate.record(count, 10 * count, now[0])
+        if action != "read":
+            events.append((int(now[0]), count))
+            continue  # (a read prunes: records are also checked without one in between)
+        in_window = [n for second, n in events if second > int(now[0]) - 60]
+        assert rate.rate() == pytest.approx(sum(in_window) / 60)
+        assert rate.throughput() == pytest.approx(10 * sum(in_window) / 60)
+        assert rate.total == sum(n for _, n in events)
 
 
 # -- inactive topics (topics/registry.py Rule 2) ------------------------------------------------------
