@@ -88,7 +88,9 @@ class BrokerProtocol(asyncio.Protocol):
         # Set by connection_made, before any read, write or timer of this connection: they ask it
         # ``is_closing()`` directly (a property in between costs ~0.1 µs, several times per SEND).
         self.transport: Optional[asyncio.Transport] = None
-        self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
+        # A server's frame limit never changes (only a client's follows its CONNECTED).
+        self._frame_limit = max_frame_size(broker.core.config.get("maxMessageSize"))
+        self.conn = Connection(Role.SERVER, max_frame_size=self._frame_limit)
         self.cnx: Optional[ServerCnx] = None
         self._remembered = broker.core.remembered_answers  # Rule 6: the core's one dict, always current
         self.paused = False
@@ -130,7 +132,7 @@ class BrokerProtocol(asyncio.Protocol):
                 return
         self._batching = self.broker.reading = True
         try:
-            send = read_send(data, 0, self.conn.max_frame_size)  # None at once for any other command
+            send = read_send(data, 0, self._frame_limit)  # None at once for any other command
             if send is not None and self.conn.between_frames:
                 data = self._publish_plain_sends(data, send)
             if data:
@@ -145,7 +147,7 @@ class BrokerProtocol(asyncio.Protocol):
     def _publish_plain_sends(self, data: bytes, send) -> bytes:
         """Rule 7: publish the read's leading plain SENDs (``send`` is the first, already read);
         returns the rest, which the Connection reads."""
-        cnx, limit, pos = self.cnx, self.conn.max_frame_size, 0
+        cnx, limit, pos = self.cnx, self._frame_limit, 0
         while send is not None and not self.transport.is_closing():
             try:
                 cnx.publish(send.producer_id, send.sequence_id, send.highest_sequence_id, send.num_messages,

@@ -83,6 +83,7 @@ class ServerCnx:
         self.id = next(_connection_ids)
         self.producers: dict[int, tuple[TopicName, object]] = {}
         self.consumers: dict[int, tuple[object, Consumer]] = {}
+        # Set by server.py before any command arrives; consumers keep the function itself.
         self.writable: Callable[[], bool] = lambda: True
         # Set by server.py: run a callable after the current read (loop.call_soon) / close the socket.
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
@@ -92,6 +93,8 @@ class ServerCnx:
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
         # Not dynamic (facts §2.1), so read once per connection, as ServerCnx's constructor does.
         self._non_persistent_limit = self.core.config.get("maxConcurrentNonPersistentMessagePerConnection")
+        # Not dynamic either: read once per connection, as the connection's frame limit is (server.py).
+        self._max_message_size = self.core.config.get("maxMessageSize")
 
     # -- handshake and keep-alive -----------------------------------------------------------
 
@@ -100,7 +103,7 @@ class ServerCnx:
         self.send(ev.Connected(
             server_version=self.broker.server_version,
             protocol_version=negotiated,
-            max_message_size=self.core.config.get("maxMessageSize"),
+            max_message_size=self._max_message_size,
             feature_flags={"supports_get_partitioned_metadata_without_auto_creation": True,
                            "supports_batch_lookup": True},  # PIP-35 (ours): FeatureFlags field 10
         ))
@@ -203,7 +206,7 @@ class ServerCnx:
             return self.close_connection()
         if checksum_valid is False:
             return self._send_error(producer_id, sequence_id, "ChecksumError", "Checksum failed on the message")
-        if len(payload) > self.core.config.get("maxMessageSize"):
+        if len(payload) > self._max_message_size:
             return self._send_error(producer_id, sequence_id, "NotAllowedError", "Exceed maximum message size")
         topic, live = registered
         if isinstance(live, NonPersistentTopic):
@@ -267,7 +270,7 @@ class ServerCnx:
         subscription = live.subscription(event.subscription, event.subType,
                                          event.initialPosition == pb.CommandSubscribe.Earliest)
         consumer = Consumer(event.consumer_id, event.consumer_name or f"consumer-{event.consumer_id}",
-                            deliver=self._deliverer(topic, live.ledger_id), writable=lambda: self.writable())
+                            deliver=self._deliverer(topic, live.ledger_id), writable=self.writable)
         refused = subscription.add_consumer(consumer)
         if refused:
             return self._error(event.request_id, "ConsumerBusy", refused)

@@ -60,10 +60,7 @@ class ConsumerGroup:
     def __init__(self, topic, name: str, sub_type: int):
         self.topic, self.name, self.sub_type = topic, name, sub_type
         self.consumers: list[Consumer] = []
-
-    @property
-    def exclusive_like(self) -> bool:
-        return self.sub_type in (SUB_EXCLUSIVE, SUB_FAILOVER)
+        self.exclusive_like = sub_type in (SUB_EXCLUSIVE, SUB_FAILOVER)  # a subscription keeps its type
 
     def add_consumer(self, consumer: Consumer) -> Optional[str]:
         """Attach; answers an error text when the subscription's type forbids it."""
