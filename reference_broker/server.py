@@ -34,11 +34,11 @@ Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact s
         is kept (a transport stops reading once it starts closing, in asyncio and uvloop alike,
         so a read never finds its own transport closing); a request whose topic is not UTF-8, or
         whose decision fails with anything but a Failed answer, and everything after it, go the
-        Connection way. A read that is one remembered request, the usual one, is answered
-        before anything else is set up; any other repeated lookup costs a dictionary look-up,
-        the first lookup of a name nobody created in a namespace already asked about a few more,
-        and any other first one no protobuf decode, event or dispatch (bench/lookup.py,
-        bench/lookup_cpu.py).
+        Connection way. A read that is one request answered from what the core remembers (its
+        own answer or its namespace's), the usual read, is answered before anything else is set
+        up. So a repeated lookup costs a dictionary look-up, the first lookup of a name nobody
+        created in a namespace already asked about a few more, and any other first one no
+        protobuf decode, event or dispatch (bench/lookup.py, bench/lookup_cpu.py).
 Rule 7: a read that starts with plain SENDs (the shape the official client writes,
         protocol/shortcut.py Rule 5) has them published before the Connection sees the rest:
         each goes to ``ServerCnx.publish``, the decision ``handle_Send`` makes, inside the read's
@@ -122,8 +122,12 @@ class BrokerProtocol(asyncio.Protocol):
         self._received = True
         request = read_partitioned_metadata(data)  # None at once for any other command
         if request is not None and self.conn.between_frames and not self._outgoing:
-            if request[0] == len(data) and self._remembered is not None:  # Rule 6: the usual read
-                partitions = self._remembered.get((request[1], request[3]))
+            remembered = self._remembered
+            if request[0] == len(data) and remembered is not None:  # Rule 6: the usual read, one request
+                partitions = remembered.get((request[1], request[3]))
+                if partitions is None:  # (as _answer_plain_lookups asks, without its loop; one neither
+                    # answers is asked again there, next to a decision that costs far more)
+                    partitions = self.broker.core.namespace_answer(request[1], request[3])
                 if partitions is not None:
                     self.transport.write(partitioned_metadata_answer(partitions, request[2]))
                     return
