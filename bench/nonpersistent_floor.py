@@ -5,13 +5,14 @@ server is the third row (``--floor``) that tells how much of the difference is t
 work and how much is the runtime. It speaks just enough of the binary protocol for the bench's
 official clients: CONNECT, PARTITIONED_METADATA (0 partitions), LOOKUP (this server), PRODUCER,
 SUBSCRIBE, FLOW, CLOSE_PRODUCER, CLOSE_CONSUMER, PING, through bench/lookup_floor.py's codec floor,
-which it extends; ACKs are ignored and every other command gets an ERROR. A SEND is read from the socket's bytes by the reference broker's own
-reader (reference_broker/protocol/shortcut.py Rule 5) and handled with the least a non-persistent
-topic needs: each consumer of the topic with permits gets the MESSAGE (built by the broker's own
-frame builder, with the producer's metadata, payload and checksum) and pays the batch's messages
-in permits; a consumer without permits misses it; the producer gets its receipt (0, 0). No
-in-flight limit, rates, stats, subscriptions, policies or store: what any Python broker on this
-runtime pays per SEND at the least.
+which it extends; ACKs are ignored and every other command gets an ERROR. A SEND is read from the
+socket's bytes by the reference broker's own reader (reference_broker/protocol/shortcut.py Rule 5),
+a read's incomplete last frame held back until the next reads complete it, as the broker holds it
+(server.py Rule 8), and handled with the least a non-persistent topic needs: each consumer of the
+topic with permits gets the MESSAGE (built by the broker's own frame builder, with the producer's
+metadata, payload and checksum) and pays the batch's messages in permits; a consumer without permits
+misses it; the producer gets its receipt (0, 0). No in-flight limit, rates, stats, subscriptions,
+policies or store: what any Python broker on this runtime pays per SEND at the least.
 
     .venv/bin/python bench/nonpersistent_floor.py   # prints READY pulsar://127.0.0.1:PORT, serves until SIGTERM
 
@@ -30,7 +31,7 @@ from bench.lookup_floor import FloorProtocol as CodecFloorProtocol  # noqa: E402
 from bench.lookup_floor import serve_until_stopped, service_url  # noqa: E402
 from reference_broker.protocol import events as ev  # noqa: E402
 from reference_broker.protocol import pulsar_api_pb2 as pb  # noqa: E402
-from reference_broker.protocol.shortcut import message_frame, read_send, send_receipt_frame  # noqa: E402
+from reference_broker.protocol.shortcut import incomplete_tail, message_frame, read_send, send_receipt_frame  # noqa: E402
 
 LOOKUP_CONNECT = pb.CommandLookupTopicResponse.Connect
 NO_PARTITION = -1  # the MESSAGE's partition for an unpartitioned topic
@@ -60,28 +61,41 @@ class FloorProtocol(CodecFloorProtocol):
         self.topics = topics
         self.producers: dict[int, list[FloorConsumer]] = {}  # producer id -> its topic's consumers
         self.consumers: dict[int, tuple[str, FloorConsumer]] = {}
+        self.held: bytearray | None = None  # the start of the frame the last read ended inside
+        self.held_size = 0
 
     def connection_lost(self, exc) -> None:
         for topic, consumer in self.consumers.values():
             self.topics.consumers[topic].remove(consumer)
 
     def data_received(self, data: bytes) -> None:
+        if self.held is not None:
+            self.held += data
+            if len(self.held) < self.held_size:
+                return
+            data, self.held = bytes(self.held), None
         if self.conn.between_frames:
             data = self._publish_plain_sends(data)
         if data:
             super().data_received(data)
 
     def _publish_plain_sends(self, data: bytes) -> bytes:
-        pos, send = 0, read_send(data)
+        limit = self.conn.max_frame_size  # the broker's frame limit, not the reader's default (10 KiB)
+        pos, send = 0, read_send(data, 0, limit)
         receipts = []
         while send is not None:
             receipts.append(self._publish(send.producer_id, send.sequence_id, send.highest_sequence_id,
                                           send.num_messages, send.metadata, send.payload, send.checksum))
             pos = send.end
-            send = read_send(data, pos)
+            send = read_send(data, pos, limit)
         if receipts:
             self.transport.write(b"".join(receipts))
-        return data[pos:]
+        rest = data[pos:]
+        tail = incomplete_tail(rest, limit) if rest else None
+        if tail is not None:
+            start, self.held_size = tail
+            self.held, rest = bytearray(rest[start:]), rest[:start]
+        return rest
 
     def _publish(self, producer_id: int, sequence_id: int, highest_sequence_id: int, num_messages: int,
                  metadata: bytes, payload: bytes, checksum: int | None) -> bytes:

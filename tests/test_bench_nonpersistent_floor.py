@@ -6,6 +6,8 @@ non-persistent topic, with the official client), no less, and a bench must not l
 
 from __future__ import annotations
 
+import time
+
 import pulsar
 
 from bench.common import FloorServer, quiet_logger
@@ -68,6 +70,13 @@ def test_a_consumer_without_permits_misses_the_message_and_the_producer_gets_0_0
             first, second = read_event(sock, conn), read_event(sock, conn)
             assert isinstance(first, ev.Message) and first.payload == b"got"
             assert isinstance(second, ev.SendReceipt) and second.sequence_id == 1
+            frame = conn.send(ev.Flow(consumer_id=1, messagePermits=1)) + conn.send(send(2, 2, b"in two reads"))
+            for piece in (frame[:30], frame[30:]):  # held until whole, as the broker holds it (Rule 8)
+                sock.sendall(piece)
+                time.sleep(0.05)
+            message, receipt = read_event(sock, conn), read_event(sock, conn)
+            assert isinstance(message, ev.Message) and message.payload == b"in two reads"
+            assert isinstance(receipt, ev.SendReceipt) and receipt.sequence_id == 2
             refused = request(sock, conn, ev.GetLastMessageId(consumer_id=1, request_id=9))
             assert isinstance(refused, ev.Error) and refused.request_id == 9
     finally:

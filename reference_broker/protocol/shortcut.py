@@ -43,6 +43,12 @@ Rule 5: ``read_send`` accepts exactly the SEND shape the official client writes:
         broker's decision, not the reader's. A batch of 100 messages is a 7 KB frame; read this
         way it is copied once (the payload), where the FrameDecoder copies it four times and
         builds a BaseCommand, an event and a dispatch around it (bench/nonpersistent.py).
+Rule 6: ``incomplete_tail`` tells a reader where the frame a read ends inside starts, and how
+        long that frame will be, so the reader can hold that start until the frame is whole and
+        read it with the functions above rather than hand it to a Connection (a read of a stream
+        of SENDs ends inside a frame as often as not). It walks the read's frames by their
+        prefixes only; a read holding a frame whose prefix the frame decoder refuses (frames.py
+        FrameDecoder) gives None, so the decoder refuses it as soon as it would have.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from typing import NamedTuple, Optional
 from .frames import FRAME_PADDING, PayloadProblem, command_frame, payload_frame, payload_section
 
 _TWO_U32 = struct.Struct(">II")
+_U32 = struct.Struct(">I")
 # BaseCommand field 1 (type) = 21 PARTITIONED_METADATA, then field 21 (partitionMetadata) as LEN.
 _REQUEST_HEAD = b"\x08\x15\xaa\x01"
 # BaseCommand field 1 (type) = 22 PARTITIONED_METADATA_RESPONSE, then field 22 as LEN.
@@ -165,6 +172,22 @@ def read_send(data: bytes, start: int = 0, limit: int = _LARGEST_FRAME) -> Optio
         return None
     return PlainSend(end, producer_id, sequence_id, num_messages, highest, section.metadata_bytes,
                      section.payload, section.checksum, section.checksum_valid)
+
+
+def incomplete_tail(data: bytes, limit: int = _LARGEST_FRAME) -> Optional[tuple[int, int]]:
+    """Where the frame ``data`` ends inside starts, and the length that frame needs, prefix
+    included (4 while the prefix itself is incomplete); None when ``data`` ends between frames,
+    or holds a frame a frame decoder refuses from its prefix alone (past ``limit``, or too small
+    to hold a commandSize), which it should see at once (Rule 6)."""
+    pos, end = 0, len(data)
+    while end - pos >= 4:
+        size = _U32.unpack_from(data, pos)[0] + 4
+        if size < 8 or size > limit:
+            return None
+        if pos + size > end:
+            return pos, size
+        pos += size
+    return (pos, 4) if pos < end else None
 
 
 def _canonical_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:

@@ -1,8 +1,8 @@
-"""server.py Rule 7: SENDs published from the raw read behave exactly as the Connection path.
+"""server.py Rules 7 and 8: plain SENDs, and reads that end inside a frame, seen as the Connection sees them.
 
 Each test feeds the same reads to a broker in this process twice, once as it runs and once with the
-plain-SEND path switched off (``read_send`` finding nothing, so every frame goes through the
-Connection), and compares everything a client or the admin API can see: the bytes the producer's
+plain-SEND path switched off (``read_send`` and ``incomplete_tail`` finding nothing, so every frame,
+and every read's incomplete tail, goes through the Connection), and compares everything a client or the admin API can see: the bytes the producer's
 and the consumer's connections get, whether each was closed, and the topic's counters.
 """
 
@@ -21,6 +21,7 @@ from reference_broker.metadata.memory import MemoryMetadataStore
 from reference_broker.protocol import NEED_DATA, Connection, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.frames import encode_payload_command
+from reference_broker.service import ServerCnx
 from reference_broker.topics import persistent
 
 from .in_process import BinaryClient
@@ -59,24 +60,30 @@ FRAMES = {
 }
 
 
-def run_both_ways(monkeypatch, domain: str, frames: list[bytes], cuts: list[int], permits: int, **config) -> dict:
+def run_both_ways(monkeypatch, domain: str, frames: list[bytes], cuts: list[int], permits: int, eof: bool = False,
+                  **config) -> dict:
     """What the clients and the admin API see after ``frames`` (one stream, cut into reads at
-    ``cuts``) arrive on the producer's connection, with and without Rule 7."""
-    stream = b"".join(frames)
-    bounds = sorted({0, len(stream), *(cut % (len(stream) + 1) for cut in cuts)})
-    reads = [stream[a:b] for a, b in itertools.pairwise(bounds)]
+    ``cuts``, then the peer's EOF if ``eof``) arrive on the producer's connection, with and
+    without Rule 7."""
+    reads = cut_into_reads(b"".join(frames), cuts)
     seen = {}
     for plain_path in (True, False):
         with monkeypatch.context() as patch:
             if not plain_path:
                 patch.setattr("reference_broker.server.read_send", lambda *args: None)
+                patch.setattr("reference_broker.server.incomplete_tail", lambda *args: None)
             patch.setattr(persistent, "_ledger_ids", itertools.count(persistent.LEDGER_ID_BASE))
-            seen[plain_path] = asyncio.run(_observe(domain, reads, permits, config))
+            seen[plain_path] = asyncio.run(_observe(domain, reads, permits, config, eof))
     assert seen[True] == seen[False]
     return seen[True]
 
 
-async def _observe(domain: str, reads: list[bytes], permits: int, config: dict) -> dict:
+def cut_into_reads(stream: bytes, cuts: list[int]) -> list[bytes]:
+    bounds = sorted({0, len(stream), *(cut % (len(stream) + 1) for cut in cuts)})
+    return [stream[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+async def _observe(domain: str, reads: list[bytes], permits: int, config: dict, eof: bool = False) -> dict:
     core = BrokerCore(BrokerConfig(**config), MemoryMetadataStore())
     topic = TOPIC.format(domain=domain)
     consumer = BinaryClient(core)
@@ -91,8 +98,12 @@ async def _observe(domain: str, reads: list[bytes], permits: int, config: dict) 
         consumer.transport.data.clear()
         producer.transport.data.clear()
         for data in reads:
+            if producer.transport.closed:
+                break  # a transport stops reading once it starts closing (asyncio and uvloop alike)
             producer.protocol.data_received(data)
             await asyncio.sleep(0)  # anything a read scheduled runs before the next one
+        if eof:
+            producer.protocol.eof_received()
         await asyncio.sleep(0)
         live = producer.protocol.broker.topics.get(TopicName.parse(topic))
         stats = decided(live.stats()) if domain == "non-persistent" else {"entries": len(live.entries)}
@@ -119,11 +130,36 @@ LIMITS = [dict(), dict(maxConcurrentNonPersistentMessagePerConnection=0),
 @settings(max_examples=120, deadline=None)
 @given(kinds=st.lists(st.sampled_from(sorted(FRAMES)), min_size=1, max_size=8),
        cuts=st.lists(st.integers(0, 10_000), max_size=4), domain=st.sampled_from(["persistent", "non-persistent"]),
-       permits=st.sampled_from([0, 2, 1000]), limits=st.sampled_from(LIMITS))
-def test_any_reads_of_any_frames_are_seen_the_same_either_way(kinds, cuts, domain, permits, limits):
+       permits=st.sampled_from([0, 2, 1000]), limits=st.sampled_from(LIMITS), eof=st.booleans())
+def test_any_reads_of_any_frames_are_seen_the_same_either_way(kinds, cuts, domain, permits, limits, eof):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        run_both_ways(monkeypatch, domain, [FRAMES[kind](i) for i, kind in enumerate(kinds)], cuts, permits,
+        run_both_ways(monkeypatch, domain, [FRAMES[kind](i) for i, kind in enumerate(kinds)], cuts, permits, eof,
                       maxMessageSize=100, **limits)
+
+
+@settings(max_examples=60, deadline=None)
+@given(count=st.integers(1, 6), cuts=st.lists(st.integers(0, 10_000), max_size=8), batch=st.booleans())
+def test_sends_cut_anywhere_into_reads_all_take_the_plain_path(count, cuts, batch):
+    # The point of holding a read's incomplete tail: a stream of SENDs, however the reads fall,
+    # never reaches the Connection, so none pays for its decoding (Rule 8).
+    frames = [FRAMES["batch" if batch else "plain"](i) for i in range(count)]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        decoded = []
+        original = ServerCnx.handle_Send
+        monkeypatch.setattr(ServerCnx, "handle_Send", lambda self, event: decoded.append(event) or original(self, event))
+        seen = asyncio.run(_observe("non-persistent", cut_into_reads(b"".join(frames), cuts), 1000, {}))
+    assert decoded == []
+    assert [r.sequence_id for r in pump(seen["to producer"]) if isinstance(r, ev.SendReceipt)] == list(range(count))
+    assert len(pump(seen["to consumer"])) == count
+
+
+@pytest.mark.parametrize("cut", [1, 4, 10, 11, -1])
+def test_a_send_cut_short_by_the_peers_eof_is_seen_as_the_connection_sees_it(monkeypatch, cut):
+    frame = FRAMES["plain"](1)
+    seen = run_both_ways(monkeypatch, "non-persistent", [FRAMES["plain"](0), frame[:cut]],
+                         [len(FRAMES["plain"](0)) + 5], 1000, eof=True)
+    assert [r.sequence_id for r in pump(seen["to producer"]) if isinstance(r, ev.SendReceipt)] == [0]
+    assert len(pump(seen["to consumer"])) == 1
 
 
 @pytest.mark.parametrize("domain", ["persistent", "non-persistent"])

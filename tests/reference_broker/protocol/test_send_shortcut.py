@@ -10,8 +10,9 @@ from hypothesis import given, settings, strategies as st
 
 from reference_broker.protocol import Connection, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import encode_payload_command, max_frame_size
-from reference_broker.protocol.shortcut import PlainSend, read_send
+from reference_broker.protocol import RemoteProtocolError
+from reference_broker.protocol.frames import FrameDecoder, encode_payload_command, max_frame_size
+from reference_broker.protocol.shortcut import PlainSend, incomplete_tail, read_send
 
 from .server_side import full_decode
 
@@ -145,3 +146,37 @@ def test_damaged_frames_never_raise_and_never_read_other_than_the_connection(dat
 def test_arbitrary_bytes_never_raise(blob, start):
     read_send(b"\x00\x00\x00\x40\x00\x00\x00\x08\x08\x06\x32" + blob, 0, LIMIT)
     read_send(blob, start, LIMIT)
+
+
+# -- Rule 6: the frame a read ends inside ---------------------------------------------------------------
+
+def _prefixed(total: int) -> bytes:
+    return struct.pack(">I", total) + b"\0" * max(0, total)
+
+
+@settings(max_examples=300, deadline=None)
+@given(totals=st.lists(st.integers(4, 60), min_size=1, max_size=6), cut=st.integers(0, 400))
+def test_the_tail_a_read_ends_inside_is_found_from_the_frames_lengths(totals, cut):
+    stream = b"".join(_prefixed(total) for total in totals)
+    data = stream[:cut % (len(stream) + 1)]
+    starts, pos = [], 0
+    for total in totals:  # the oracle: where each frame starts and ends
+        starts.append((pos, pos + 4 + total))
+        pos += 4 + total
+    inside = [(start, end - start) for start, end in starts if start < len(data) < end]
+    expected = None if not inside else (inside[0][0], inside[0][1] if len(data) - inside[0][0] >= 4 else 4)
+    assert incomplete_tail(data, 1000) == expected
+
+
+@pytest.mark.parametrize("refused_total", [0, 3, 997])
+def test_a_read_holding_a_prefix_the_decoder_refuses_has_no_tail_to_hold(refused_total):
+    # The decoder refuses these from their prefix alone (limit 1000 counts the prefix too), so
+    # whoever holds them back would delay that refusal.
+    data = _prefixed(10) + struct.pack(">I", refused_total) + b"\0"
+    decoder = FrameDecoder(1000)
+    decoder.feed(data)
+    decoder.next_frame()
+    with pytest.raises(RemoteProtocolError):
+        decoder.next_frame()
+    assert incomplete_tail(data, 1000) is None
+    assert incomplete_tail(_prefixed(10) + struct.pack(">I", 996) + b"\0", 1000) == (14, 1000)
