@@ -51,13 +51,14 @@ Rule 7: a read that starts with plain SENDs (the shape the official client write
 Rule 8: a read that ends inside a frame, between frames otherwise, keeps that frame's start back
         from the Connection (shortcut.py Rule 6; the whole frames before it go to the Connection)
         until the reads after it complete the frame, which is then read as the first frame of a
-        read, by Rules 6 and 7. Were the Connection
-        to buffer it, it would no longer be between frames, and reads that keep ending inside
-        frames, as those of a steady stream of batches do, would keep every SEND after it off
-        Rule 7's path (bench/nonpersistent.py: over a third of them, each costing twice as much
-        in process). The Connection sees the same bytes in the same order either way, and a
-        frame it refuses from its prefix is never held. At the peer's EOF a held start is
-        dropped, as the Connection drops the partial frame it buffers (it reads CLOSED).
+        read, by Rules 6 and 7. Were the Connection to buffer it, it would no longer be between
+        frames, and every SEND after it, until a read happened to end between frames, would be
+        decoded the Connection's way, at twice the cost in process. A SEND larger than one read
+        (uvloop reads at most 256,000 bytes, asyncio 256 KiB) always ends a read inside it; smaller
+        ones do when the peer's writes are cut short. The Connection sees the same bytes in the same
+        order either way, and a frame it refuses from its prefix is never held. At the peer's EOF a
+        held start is dropped, as the Connection drops the partial frame it buffers (it reads
+        CLOSED).
 """
 
 from __future__ import annotations

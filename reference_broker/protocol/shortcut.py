@@ -45,8 +45,8 @@ Rule 5: ``read_send`` accepts exactly the SEND shape the official client writes:
         builds a BaseCommand, an event and a dispatch around it (bench/nonpersistent.py).
 Rule 6: ``incomplete_tail`` tells a reader where the frame a read ends inside starts, and how
         long that frame will be, so the reader can hold that start until the frame is whole and
-        read it with the functions above rather than hand it to a Connection (a read of a stream
-        of SENDs ends inside a frame as often as not). It walks the read's frames by their
+        read it with the functions above rather than hand it to a Connection (a SEND larger than
+        one read always ends a read inside it). It walks the read's frames by their
         prefixes only; a read holding a frame whose prefix the frame decoder refuses (frames.py
         FrameDecoder) gives None, so the decoder refuses it as soon as it would have.
 """

@@ -153,6 +153,18 @@ def test_sends_cut_anywhere_into_reads_all_take_the_plain_path(count, cuts, batc
     assert len(pump(seen["to consumer"])) == count
 
 
+def test_a_send_larger_than_a_read_takes_the_plain_path(monkeypatch):
+    # uvloop reads at most 256,000 bytes at a time: a 600 KB batch always spans reads.
+    frame = send(sequence_id=0, payload=b"B" * 600_000, num_messages=3)
+    decoded = []
+    original = ServerCnx.handle_Send
+    monkeypatch.setattr(ServerCnx, "handle_Send", lambda self, event: decoded.append(event) or original(self, event))
+    seen = asyncio.run(_observe("non-persistent", cut_into_reads(frame, [256_000, 512_000]), 1000, {}))
+    assert decoded == []
+    [message] = pump(seen["to consumer"])
+    assert message.payload == b"B" * 600_000
+
+
 @pytest.mark.parametrize("cut", [1, 4, 10, 11, -1])
 def test_a_send_cut_short_by_the_peers_eof_is_seen_as_the_connection_sees_it(monkeypatch, cut):
     frame = FRAMES["plain"](1)
