@@ -43,12 +43,12 @@ Rule 5: ``read_send`` accepts exactly the SEND shape the official client writes:
         broker's decision, not the reader's. A batch of 100 messages is a 7 KB frame; read this
         way it is copied once (the payload), where the FrameDecoder copies it four times and
         builds a BaseCommand, an event and a dispatch around it (bench/nonpersistent.py).
-Rule 6: ``incomplete_tail`` tells a reader where the frame a read ends inside starts, and how
-        long that frame will be, so the reader can hold that start until the frame is whole and
-        read it with the functions above rather than hand it to a Connection (a SEND larger than
-        one read always ends a read inside it). It walks the read's frames by their
-        prefixes only; a read holding a frame whose prefix the frame decoder refuses (frames.py
-        FrameDecoder) gives None, so the decoder refuses it as soon as it would have.
+Rule 6: ``incomplete_tail`` tells a reader where the frame a read ends inside starts, and how long
+        that frame will be, so the reader can hold that start until the frame is whole and read it
+        with the functions above rather than hand it to a Connection (a SEND larger than one read
+        always ends a read inside it). It walks the read's frames by their prefixes only; a read
+        holding a frame whose prefix the frame decoder refuses (frames.py FrameDecoder) gives None,
+        so the decoder refuses it as soon as it would have.
 """
 
 from __future__ import annotations

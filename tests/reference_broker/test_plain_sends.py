@@ -1,9 +1,10 @@
-"""server.py Rules 7 and 8: plain SENDs, and reads that end inside a frame, seen as the Connection sees them.
+"""server.py Rules 7 and 8: plain SENDs, and reads that end inside a frame, as the Connection sees them.
 
 Each test feeds the same reads to a broker in this process twice, once as it runs and once with the
 plain-SEND path switched off (``read_send`` and ``incomplete_tail`` finding nothing, so every frame,
-and every read's incomplete tail, goes through the Connection), and compares everything a client or the admin API can see: the bytes the producer's
-and the consumer's connections get, whether each was closed, and the topic's counters.
+and every read's incomplete tail, goes through the Connection), and compares everything a client or
+the admin API can see: the bytes the producer's and the consumer's connections get, whether each was
+closed, and the topic's counters.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def run_both_ways(monkeypatch, domain: str, frames: list[bytes], cuts: list[int]
                   **config) -> dict:
     """What the clients and the admin API see after ``frames`` (one stream, cut into reads at
     ``cuts``, then the peer's EOF if ``eof``) arrive on the producer's connection, with and
-    without Rule 7."""
+    without Rules 7 and 8."""
     reads = cut_into_reads(b"".join(frames), cuts)
     seen = {}
     for plain_path in (True, False):
@@ -76,6 +77,14 @@ def run_both_ways(monkeypatch, domain: str, frames: list[bytes], cuts: list[int]
             seen[plain_path] = asyncio.run(_observe(domain, reads, permits, config, eof))
     assert seen[True] == seen[False]
     return seen[True]
+
+
+def sends_the_connection_decodes(monkeypatch) -> list:
+    """The SENDs that reach ServerCnx.handle_Send, the Connection path's, from now on."""
+    decoded = []
+    original = ServerCnx.handle_Send
+    monkeypatch.setattr(ServerCnx, "handle_Send", lambda self, event: decoded.append(event) or original(self, event))
+    return decoded
 
 
 def cut_into_reads(stream: bytes, cuts: list[int]) -> list[bytes]:
@@ -144,9 +153,7 @@ def test_sends_cut_anywhere_into_reads_all_take_the_plain_path(count, cuts, batc
     # never reaches the Connection, so none pays for its decoding (Rule 8).
     frames = [FRAMES["batch" if batch else "plain"](i) for i in range(count)]
     with pytest.MonkeyPatch.context() as monkeypatch:
-        decoded = []
-        original = ServerCnx.handle_Send
-        monkeypatch.setattr(ServerCnx, "handle_Send", lambda self, event: decoded.append(event) or original(self, event))
+        decoded = sends_the_connection_decodes(monkeypatch)
         seen = asyncio.run(_observe("non-persistent", cut_into_reads(b"".join(frames), cuts), 1000, {}))
     assert decoded == []
     assert [r.sequence_id for r in pump(seen["to producer"]) if isinstance(r, ev.SendReceipt)] == list(range(count))
@@ -156,9 +163,7 @@ def test_sends_cut_anywhere_into_reads_all_take_the_plain_path(count, cuts, batc
 def test_a_send_larger_than_a_read_takes_the_plain_path(monkeypatch):
     # uvloop reads at most 256,000 bytes at a time: a 600 KB batch always spans reads.
     frame = send(sequence_id=0, payload=b"B" * 600_000, num_messages=3)
-    decoded = []
-    original = ServerCnx.handle_Send
-    monkeypatch.setattr(ServerCnx, "handle_Send", lambda self, event: decoded.append(event) or original(self, event))
+    decoded = sends_the_connection_decodes(monkeypatch)
     seen = asyncio.run(_observe("non-persistent", cut_into_reads(frame, [256_000, 512_000]), 1000, {}))
     assert decoded == []
     [message] = pump(seen["to consumer"])

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.protocol import Connection, Role, events as ev
+from reference_broker.protocol import Connection, RemoteProtocolError, Role, events as ev
 from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol import RemoteProtocolError
 from reference_broker.protocol.frames import FrameDecoder, encode_payload_command, max_frame_size
 from reference_broker.protocol.shortcut import PlainSend, incomplete_tail, read_send
 
@@ -151,7 +150,7 @@ def test_arbitrary_bytes_never_raise(blob, start):
 # -- Rule 6: the frame a read ends inside ---------------------------------------------------------------
 
 def _prefixed(total: int) -> bytes:
-    return struct.pack(">I", total) + b"\0" * max(0, total)
+    return struct.pack(">I", total) + b"\0" * total
 
 
 @settings(max_examples=300, deadline=None)
