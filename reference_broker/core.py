@@ -35,7 +35,12 @@ Rule 6: one answer holds for a whole namespace. A name without a partitioned-met
         percent-encode) and which has no partitioned-metadata node is answered 0 too, with field
         6 as sent and under Rule 5's condition, without being parsed or decided. The namespace
         is the name as sent up to its last "/", so each spelling of it is kept apart. A Failed
-        answer and a creation are never kept this way.
+        answer and a creation are never kept this way. Which names of the namespace have a
+        partitioned-metadata node is read from the store once, when the answer is kept: under
+        Rule 5 the store has not changed while it is kept, and a set costs a first lookup less
+        than a store path built and looked up (bench/saturation.py --window 1). A namespace with
+        more than ``NAMESPACE_ANSWER_NAMES_LIMIT`` partitioned topics keeps no answer: its names
+        are decided one by one, and memory stays bounded.
 """
 
 from __future__ import annotations
@@ -58,17 +63,25 @@ from reference_broker.metadata.store import MetadataStore
 __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
 
 REMEMBERED_ANSWERS_LIMIT = 10_000  # Rule 5: past this many, start again
+NAMESPACE_ANSWER_NAMES_LIMIT = 10_000  # Rule 6: partitioned topics past which a namespace keeps no answer
 
-# Rule 6: a local name that is its own path segment: nothing in it to percent-encode.
-_PATH_SEGMENT = re.compile(f"[{UNQUOTED_CHARACTERS}]+".encode())
+# Rule 6: the bytes a local name may hold and be its own path segment, nothing to percent-encode
+# (model.names defines them, as a regex class).
+_UNQUOTED_BYTES = bytes(code for code in range(128) if re.fullmatch(f"[{UNQUOTED_CHARACTERS}]", chr(code)))
 _PARTITION_SUFFIX = PARTITION_SUFFIX.encode()
 _SPECIAL_ENDINGS = (DLQ_SUFFIX.encode(), RETRY_SUFFIX.encode())
+
+
+def is_path_segment(local: bytes) -> bool:
+    """Rule 6: ``local`` is non-empty and has nothing to percent-encode (``translate`` deletes every
+    byte allowed; a regex did the same at several times the cost of a first lookup's answer)."""
+    return bool(local) and not local.translate(None, _UNQUOTED_BYTES)
 
 
 def ordinary_local_name(local: bytes) -> bool:
     """Rule 6: a path segment that names no partition, no system topic (they start with "__") and
     no dead-letter or retry topic, so an answer 0 for it comes from its namespace's rules alone."""
-    return (_PATH_SEGMENT.fullmatch(local) is not None and _PARTITION_SUFFIX not in local
+    return (is_path_segment(local) and _PARTITION_SUFFIX not in local
             and not local.startswith(b"__") and not local.endswith(_SPECIAL_ENDINGS))
 
 
@@ -151,8 +164,9 @@ class BrokerCore(NamespaceOps, TopicOps):
         # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent) that hold now; None
         # where the store cannot tell of its writes. Always this one dict, so a reader may keep it.
         self.remembered_answers: dict[tuple[bytes, bool | None], int] | None = None
-        # Rule 6: (b"domain://tenant/namespace/", field 6 as sent) -> that namespace's partitioned-metadata folder + "/".
-        self._namespace_answers: dict[tuple[bytes, bool | None], str] = {}
+        # Rule 6: (b"domain://tenant/namespace/", field 6 as sent) -> the local names (bytes) that have
+        # a partitioned-metadata node in that namespace and domain.
+        self._namespace_answers: dict[tuple[bytes, bool | None], frozenset[bytes]] = {}
         if store.write_listeners is not None:
             self.remembered_answers = {}
             store.write_listeners.append(self._forget_answers)
@@ -223,11 +237,11 @@ class BrokerCore(NamespaceOps, TopicOps):
         whose ordinary absent names are answered 0 in this state; otherwise None (decide it).
         Meaningful only where ``remembered_answers`` is a dict (Rule 5)."""
         cut = topic.rfind(b"/") + 1
-        folder = self._namespace_answers.get((topic[:cut], auto_creation))
-        if folder is None:
+        partitioned = self._namespace_answers.get((topic[:cut], auto_creation))
+        if partitioned is None:
             return None
         local = topic[cut:]
-        if _PATH_SEGMENT.fullmatch(local) is None or self.store.exists(folder + local.decode("ascii")):
+        if local in partitioned or not is_path_segment(local):
             return None
         return 0
 
@@ -243,8 +257,12 @@ class BrokerCore(NamespaceOps, TopicOps):
         node = layout.partitioned_topic_path(parsed)
         if self.store.exists(node) or self._non_partitioned_exists(parsed):
             return  # 0 because it exists as a non-partitioned topic: that says nothing of other names
-        cut = -len(local)
-        self._namespace_answers[(topic[:cut].encode(), auto_creation)] = node[:cut]
+        partitioned = self.store.children(layout.partitioned_topics_dir(parsed.namespace_name, parsed.domain))
+        if len(partitioned) > NAMESPACE_ANSWER_NAMES_LIMIT:
+            return
+        # Stored names are percent-encoded; one that is its own path segment is the name as sent.
+        self._namespace_answers[(topic[:-len(local)].encode(), auto_creation)] = frozenset(
+            name.encode() for name in partitioned)
 
     # --- dynamic configuration (Rule 4; facts §1.5) ---------------------------------------------
 

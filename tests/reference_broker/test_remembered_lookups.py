@@ -186,6 +186,34 @@ def test_a_partitioned_topic_created_earlier_is_not_answered_for_its_namespace(m
     run(test)
 
 
+def test_a_partitioned_topic_created_after_the_namespace_answer_is_not_answered_for_it(monkeypatch):
+    """The namespace answer reads which names are partitioned once; a creation must end it."""
+    def test(core, client):
+        assert client.partitions("persistent://public/default/a") == 0
+        core.create_partitioned_topic("persistent://public/default/p", 3)
+        calls = counting_decisions(core, monkeypatch)
+        assert client.partitions("persistent://public/default/p") == 3
+        assert client.partitions("persistent://public/default/p", True) == 3
+        assert len(calls) == 2
+    run(test)
+
+
+def test_a_namespace_with_more_partitioned_topics_than_the_limit_keeps_no_answer(monkeypatch):
+    monkeypatch.setattr("reference_broker.core.NAMESPACE_ANSWER_NAMES_LIMIT", 1)
+
+    def test(core, client):
+        for name in ("p", "q"):
+            core.create_partitioned_topic(f"persistent://public/default/{name}", 2)
+        calls = counting_decisions(core, monkeypatch)
+        assert [client.partitions(f"persistent://public/default/{name}") for name in "abc"] == [0, 0, 0]
+        assert len(calls) == 3  # each decided: none answered for its namespace
+        assert client.partitions("persistent://public/default/q") == 2
+        assert client.partitions("non-persistent://public/default/a") == 0  # no partitioned topic there
+        assert client.partitions("non-persistent://public/default/b") == 0
+        assert len(calls) == 5  # the other domain's namespace answer holds
+    run(test)
+
+
 @pytest.mark.parametrize("field6", [None, True, False])
 def test_an_existing_non_partitioned_topic_answers_nothing_for_its_namespace(field6, monkeypatch):
     def test(core, client):
