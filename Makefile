@@ -61,6 +61,7 @@ quality: install system-zookeeper
 
 bench: install system-zookeeper
 	$(PY) bench/lookup.py
+	$(PY) bench/saturation.py
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
 
