@@ -53,7 +53,7 @@ from typing import Callable, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import Placement, paired_ratio_text, process_cpu_seconds, process_cpu_times, target_pid  # noqa: E402
-from bench.lookup import TOPIC  # noqa: E402
+from bench.lookup import TOPIC, median_of  # noqa: E402
 from bench.lookup_client import WireClient  # noqa: E402
 from conformance.targets.registry import make_target  # noqa: E402
 from reference_broker.protocol import events as ev  # noqa: E402
@@ -337,8 +337,8 @@ def report(results: dict[str, dict[str, list[dict]]], args, placement: Placement
 
 
 def _median_text(rounds: list[dict], key: str) -> str:
-    values = [r[key] for r in rounds if r[key] is not None]
-    return f"{statistics.median(values):.2f}" if values else "-"
+    value = median_of(rounds, key)
+    return "-" if value is None else f"{value:.2f}"
 
 
 if __name__ == "__main__":
