@@ -10,12 +10,14 @@ PROTO_OUT := reference_broker/protocol/pulsar_api_pb2.py
 REPORTS ?= reports/out
 # reference-zk is the reference broker on a real ZooKeeper whose znodes the harness reads (PIP-157
 # white-box rows); it needs Debian's zookeeper, installed by system-zookeeper below.
-TARGETS ?= --target reference --target reference-zk --target pulsar-lite
+# pulsar-standalone:V is Apache Pulsar V itself, run from its Maven jars (cached outside the repo).
+PULSAR_VERSION ?= 4.0.7
+TARGETS ?= --target reference --target reference-zk --target pulsar-lite --target pulsar-standalone:$(PULSAR_VERSION)
 
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper test conformance cases quality bench clean
+.PHONY: install proto system-zookeeper system-maven pulsar-jars test conformance cases quality bench clean
 
 include mk/reports.mk
 
@@ -38,14 +40,24 @@ proto: $(PROTO_OUT)
 system-zookeeper:
 	@test -f $(ZOOKEEPER_JAR) || { apt-get update -qq && $(APT_INSTALL) zookeeper; }
 
-test: install system-zookeeper $(REPORTS_TEST_NEEDS)
+# Maven resolves Apache Pulsar's jars (Java itself comes with system-java, mk/reports.mk).
+system-maven:
+	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) maven; }
+
+# Apache Pulsar $(PULSAR_VERSION)'s broker and its dependencies, resolved once into
+# ~/.cache/pulsar-conformance (PULSAR_CONFORMANCE_CACHE), for the tests and `make conformance`.
+pulsar-jars: install system-java system-maven
+	$(PY) -m conformance prepare $(PULSAR_VERSION)
+
+test: install system-zookeeper $(REPORTS_TEST_NEEDS) pulsar-jars
 	$(PY) -m pytest tests -q -p no:cacheprovider
 
-# Runs every spec case against the reference broker (in memory and on ZooKeeper) and pulsar-lite and
-# writes reports/.
+# Runs every spec case against the reference broker (in memory and on ZooKeeper), pulsar-lite and
+# Apache Pulsar $(PULSAR_VERSION), and writes reports/.
 # Exit code 1 means the run found divergences (reported, not hidden); 2 and 3 are harness trouble.
 # It ends with the reports stage: the Spark job over every run so far and the single-file Allure HTML.
-conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java node_modules
+conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java node_modules \
+		$(if $(findstring pulsar-standalone,$(TARGETS)),pulsar-jars)
 	$(PY) -m conformance run $(TARGETS) --out $(REPORTS); code=$$?; \
 	  if [ $$code -gt 1 ]; then exit $$code; fi; \
 	  if [ $$code -eq 1 ]; then echo "conformance: divergences found; see $(REPORTS)/"; fi

@@ -1,9 +1,12 @@
 """``python -m conformance``: run the conformance suite against brokers, or list its cases.
 
   python -m conformance run --target reference --target pulsar-lite \\
-      [--target pulsar-container[:TAG]] [--pulsar-versions 3.0.5,4.0.13,4.2.4] \\
+      [--target pulsar-standalone[:VERSION]] [--pulsar-versions 3.0.2,4.0.7,4.2.4] \\
+      [--target pulsar-container[:TAG]] \\
       [--target url:pulsar://H:P,http://H:Q] [--pip 344] [-k EXPR] [--out reports/out]
   python -m conformance cases [--pip 344]
+  python -m conformance prepare 4.0.7 3.0.2     # resolve Apache Pulsar releases' jars into the cache
+  python -m conformance record RESULTS.jsonl... # keep Apache Pulsar's answers in spec/observed/
   python -m conformance report [--results DIR ...] [--master local[2]|spark://HOST:7077] [--out DIR]
 
 Exit codes of ``run``: 0 no failures; 1 failures; 2 harness error (broken case, bad arguments,
@@ -32,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--target", action="append", default=[], metavar="NAME",
                          help=f"repeatable; one of: {', '.join(known_names())}")
     run_cmd.add_argument("--pulsar-versions", metavar="V1,V2,...",
-                         help="comma-separated apachepulsar/pulsar image tags; adds one "
-                              "pulsar-container:<tag> target per version (needs a Docker engine)")
+                         help="comma-separated Apache Pulsar releases; adds one pulsar-standalone:<version> "
+                              "target per release (its Maven jars, run in a JVM)")
     run_cmd.add_argument("--pip", action="append", default=[], metavar="N", help="only this PIP (repeatable), e.g. 344")
     run_cmd.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression over item names")
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
@@ -42,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     cases_cmd = commands.add_parser("cases", help="list case ids with grade and sources")
     cases_cmd.add_argument("--pip", action="append", default=[], metavar="N")
+
+    record_cmd = commands.add_parser("record", help="keep what Apache Pulsar releases answered in spec/observed/")
+    record_cmd.add_argument("results", nargs="+", type=Path, metavar="RESULTS.jsonl",
+                            help="result files of runs against Apache Pulsar releases")
+
+    prepare_cmd = commands.add_parser("prepare", help="resolve Apache Pulsar releases' jars into the cache now")
+    prepare_cmd.add_argument("versions", nargs="+", metavar="VERSION", help="e.g. 4.0.7 3.0.2")
     from conformance.fuzz_cli import add_commands  # fuzz, diff, quality (issue 8)
     add_commands(commands)
     return parser
@@ -63,6 +73,24 @@ def list_cases(pips: set[str] | None) -> int:
     return v.EXIT_OK if cases else v.EXIT_HARNESS
 
 
+def prepare(versions: list[str]) -> int:
+    """Resolve each release's broker jars (targets/maven.py), so a later run starts at once."""
+    from conformance.errors import TargetError
+    from conformance.targets import maven
+
+    code = v.EXIT_OK
+    for version in versions:
+        try:
+            classpath = maven.resolve(version)
+        except (TargetError, UsageError) as exc:
+            print(f"conformance prepare: {version}: {exc}", file=sys.stderr)
+            code = v.EXIT_HARNESS
+            continue
+        how = f"resolved in {classpath.resolved_s:.0f} s" if classpath.resolved_s else "cached"
+        print(f"conformance prepare: Apache Pulsar {version}: {len(classpath.jars)} jars ({how}): {classpath.file}")
+    return code
+
+
 def report(argv: list[str]) -> int:
     """``report ...``: the reports stage, run as its own program. The harness never imports the
     reports package (data flows one way: results -> reports), it only hands it the arguments."""
@@ -81,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "cases":
         return list_cases(_pips(args.pip))
+    if args.command == "record":
+        from conformance.record import main as record_main
+        return record_main(args.results)
+    if args.command == "prepare":
+        return prepare(args.versions)
     if args.command in ("fuzz", "diff", "quality"):
         from conformance.fuzz_cli import run_command
         return run_command(args)

@@ -34,6 +34,9 @@ from model.outcomes import (
     PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView)
 from model.state import FrozenMap
 from spec.schema import OPERATIONS, Row, load_rows
+from spec.versions import parse_range, release_text
+
+UNSET = object()  # bind() without a release: the era's representative one
 from conformance.cases_pip157 import PIP157_NAMESPACE_OPS, PIP157_STATED, pip157_stated_value
 from conformance.cases_pip35 import PIP35_STATED, PIP35_TOPICS_OPS, bind_topics, pip35_error_kind, pip35_stated_value
 
@@ -91,9 +94,19 @@ class Case:
     broker_config: Mapping[str, str]   # every modelled broker.conf key, defaults overlaid with the row's
     note: Optional[str] = None
     row: Row = field(default=None, compare=False, repr=False)
+    releases: Optional[str] = None     # the row's version range (spec/versions.py), if it has one
 
-    def bind(self, namespace: str, tenant_missing_name: Optional[str] = None) -> BoundCase:
-        """Concrete steps in ``namespace`` ("tenant/ns", which must not exist on the target yet).
+    def applies_to(self, release) -> Optional[str]:
+        """Why this case does not judge a broker of ``release`` (None: it does)."""
+        if self.releases and release not in parse_range(self.releases):
+            return (f"row judges releases {self.releases}; the target is "
+                    f"{'not an Apache Pulsar release' if release is None else release_text(release)}")
+        return None
+
+    def bind(self, namespace: str, tenant_missing_name: Optional[str] = None, release=UNSET) -> BoundCase:
+        """Concrete steps in ``namespace`` ("tenant/ns", which must not exist on the target yet),
+        their expectations computed for a broker of ``release`` (model/releases.py; default: the
+        era's representative release).
 
         Rows whose tenant is missing run in ``<tenant_missing_name>/<ns>``; the default tenant name is
         derived from the namespace (``<ns>-no-tenant``) so it is as fresh as the namespace.
@@ -111,7 +124,8 @@ class Case:
             return f"{setup.domain}://{bound_ns}/{local}"
 
         ops: list[tuple[str, Any]] = []
-        state = initial_state(self.broker_config, self.era)
+        state = initial_state(self.broker_config, self.era) if release is UNSET else \
+            initial_state(self.broker_config, self.era, release)
         if setup.namespace_present:
             if given.tenant not in state.tenants:
                 ops.append(("setup", CreateTenant(given.tenant)))
@@ -171,7 +185,7 @@ def cases_of(row: Row) -> list[Case]:
     return [
         Case(id=f"{row.id}[{api}]", row_id=row.id, pip=row.pip, table=row.table, grade=row.grade, era=row.era,
              api=api, description=row.description, source=row.source, info=row.info, broker_config=broker_config,
-             note=row.note, row=row)
+             note=row.note, row=row, releases=row.releases)
         for api in row.apis
     ]
 

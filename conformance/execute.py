@@ -60,7 +60,7 @@ def default_drivers(target: Target) -> dict:
 
 def era_mismatch(case_era: Optional[str], target_era: Optional[str]) -> Optional[str]:
     """The reason a case does not apply to a target of ``target_era``, or None if it does."""
-    if not case_era or not target_era or case_era == target_era:
+    if not case_era or not target_era or case_era in (target_era, "any"):
         return None
     if case_era == ERA_PIP344:
         return "row judges PIP-344 brokers; the target's version is an Apache Pulsar release before PIP-344"
@@ -142,6 +142,11 @@ class TargetSession:
     def _judge(self, case, run: CaseRun) -> v.Verdict:
         self.start()
         target = self.target
+        if not target.start_error:
+            died = target.check_alive()
+            if died:  # its later cases are unsupported with the reason, like a failed start's
+                target.start_error = died
+                target.stop()
         if target.start_error:
             return v.unsupported(f"target could not start: {target.start_error}")
         reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
@@ -154,6 +159,9 @@ class TargetSession:
         if reason:
             return v.unsupported(reason)
         reason = era_mismatch(getattr(case, "era", None), target.era)
+        if reason:
+            return v.unsupported(reason)
+        reason = case.applies_to(target.release) if hasattr(case, "applies_to") else None
         if reason:
             return v.unsupported(reason)
         try:
@@ -171,7 +179,7 @@ class TargetSession:
         router = Router(drivers, has_admin=target.has_admin)
         ledger = NamespaceLedger() if target.implicit_namespaces else None
         run.namespace = new_namespace()
-        steps = tuple(case.bind(run.namespace).steps)
+        steps = tuple(case.bind(run.namespace, release=target.release).steps)
         if not steps:
             return v.unsupported("case has no steps after binding; nothing to compare")
         last = None

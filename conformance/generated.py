@@ -29,7 +29,7 @@ from typing import Any, Iterable, Optional
 
 import yaml
 
-from conformance.cases import BoundCase, Case, Step
+from conformance.cases import UNSET, BoundCase, Case, Step
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state
 from model.names import InvalidName, NamespaceName
@@ -118,12 +118,13 @@ class GeneratedCase(Case):
         names = placeholder_names(namespace)
         return [op_from_json(fill(json.loads(text), names)) for text in self.program]
 
-    def bind(self, namespace: str, tenant_missing_name: Optional[str] = None) -> BoundCase:
+    def bind(self, namespace: str, tenant_missing_name: Optional[str] = None, release=UNSET) -> BoundCase:
         try:
             ops = self.ops_for(namespace)
         except InvalidName as exc:
             raise ValueError(f"Case.bind({namespace!r}): {exc}") from None
-        state = initial_state(self.broker_config, self.era)
+        state = initial_state(self.broker_config, self.era) if release is UNSET else \
+            initial_state(self.broker_config, self.era, release)
         expected = []
         for op in ops:
             try:

@@ -12,8 +12,11 @@ Rule 2: verdict -> pytest outcome: passed -> pass; failed -> ConformanceFailure 
         JUnit has no word for "indefinite".
 Rule 3: every item writes exactly one JSONL record (results.py); an item that dies without one
         (a bug in this plugin) is counted as broken.
-Rule 4: targets start lazily at their first selected item and are all stopped in
+Rule 4: targets start lazily at their first selected item, stop after their last one (a JVM
+        need not idle through the other targets' cases), and are all stopped again in
         ``pytest_sessionfinish``, which pytest runs on success, failure and Ctrl-C alike.
+Rule 5: a target's items are ordered by ``Target.config_group``, then by the spec's order, so
+        each distinct non-dynamic configuration starts once per run.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Optional
 import pytest
 
 from conformance import results, verdicts as v
+from conformance.divergences import KnownDivergences
 from conformance.execute import CaseRun, TargetSession
 from conformance.routing import action_driver_name
 from conformance.errors import Unsupported
@@ -85,7 +89,8 @@ class TargetCollector(pytest.Collector):
 
     def collect(self):
         target = self.target_session.target
-        for case in self.plugin.cases:
+        # Stable sort: within a group the spec's order; each non-dynamic configuration starts once.
+        for case in sorted(self.plugin.cases, key=lambda c: target.config_group(dict(c.broker_config or {}))):
             try:
                 driver = action_driver_name(case.api)
             except Unsupported:
@@ -109,6 +114,13 @@ class ConformancePlugin:
         self.recorded_nodeids: set[str] = set()
         self.items_run: list[str] = []
         self.selected = 0
+        self._known_by_target: dict[str, KnownDivergences] = {}
+
+    def _known(self, target) -> KnownDivergences:
+        # Read after the target started: its profile depends on the version it reported.
+        if target.name not in self._known_by_target:
+            self._known_by_target[target.name] = KnownDivergences.for_target(target)
+        return self._known_by_target[target.name]
 
     # -- pytest hooks ------------------------------------------------------------------------
 
@@ -143,6 +155,16 @@ class ConformancePlugin:
             if report.nodeid not in self.items_run:
                 self.items_run.append(report.nodeid)
 
+    def pytest_runtest_teardown(self, item, nextitem) -> None:
+        if not isinstance(item, ConformanceItem):
+            return
+        following = getattr(nextitem, "target_session", None)
+        if following is not item.target_session:
+            try:
+                item.target_session.stop()
+            except Exception as exc:  # noqa: BLE001 - stopped again at session finish
+                print(f"conformance: stopping {item.target_session.target.name} failed: {exc}")
+
     def pytest_sessionfinish(self, session) -> None:
         for target_session in self.sessions:
             try:
@@ -159,6 +181,9 @@ class ConformancePlugin:
     def record(self, item: ConformanceItem, run: CaseRun) -> None:
         """Write the JSONL record, JUnit properties and Allure labels of one case run (Rule 3)."""
         case, verdict, target = item.case, run.verdict, item.target_session.target
+        known = None
+        if verdict.verdict == v.FAILED:
+            known = self._known(target).covering(case.id, case.row_id, target.release)
         record = results.ResultRecord(
             schema_version=results.SCHEMA_VERSION, run_id=self.run_id, timestamp=results.utc_now(),
             case_id=case.id, row_id=case.row_id, pip=str(case.pip), table=case.table, grade=case.grade,
@@ -166,15 +191,17 @@ class ConformancePlugin:
             driver=run.driver, verdict=verdict.verdict, reason=verdict.reason,
             expected=results.outcome_json(verdict.expected), actual=results.outcome_json(verdict.actual),
             failing_step=verdict.failing_step, duration_s=round(run.duration_s, 4),
-            source=list(case.source or ()))
+            source=list(case.source or ()), namespace=run.namespace, known_divergence=known.id if known else "")
         self.writer.write(record)
         self.records.append(record)
         self.recorded_nodeids.add(item.nodeid)
+        if known is not None:
+            item.user_properties.append(("known_divergence", known.id))
         for key, value in (("verdict", verdict.verdict), ("target", target.name), ("driver", run.driver),
                            ("target_version", target.version or ""), ("row_id", case.row_id),
                            ("grade", case.grade), ("namespace", run.namespace)):
             item.user_properties.append((key, value))
-        _allure(case, run, target)
+        _allure(case, run, target, known)
 
     def verdicts(self) -> list[str]:
         """One verdict per item that ran; items without a record count as broken (Rule 3)."""
@@ -197,7 +224,7 @@ def _escape_properties(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("=", "\\=").replace(":", "\\:")
 
 
-def _allure(case, run: CaseRun, target) -> None:
+def _allure(case, run: CaseRun, target, known=None) -> None:
     """Labels, parameters and transcripts; no-ops when allure-pytest is not collecting."""
     import allure
 
@@ -206,13 +233,18 @@ def _allure(case, run: CaseRun, target) -> None:
     allure.dynamic.story(case.row_id)
     allure.dynamic.severity(allure.severity_level.CRITICAL if case.grade == "MUST" else allure.severity_level.NORMAL)
     allure.dynamic.tag(case.grade)
+    if known is not None:
+        allure.dynamic.tag("known divergence")
+        allure.dynamic.label("known_divergence", known.id)
     allure.dynamic.parameter("target", target.name)
     allure.dynamic.parameter("driver", run.driver)
     allure.dynamic.parameter("api", case.api)
     allure.dynamic.parameter("target_version", target.version or "unknown", excluded=True)
     sources = "\n".join(f"- {s}" for s in (case.source or ()))
+    recorded = (f"\n\nKnown divergence {known.id} ({known.kind}): {known.summary}"
+                f"{' Upstream: ' + known.upstream if known.upstream else ''}") if known is not None else ""
     allure.dynamic.description(f"{case.description}\n\n{case.info or ''}\n\nSources:\n{sources}\n\n"
-                               f"Verdict: {run.verdict.verdict} {run.verdict.reason}")
+                               f"Verdict: {run.verdict.verdict} {run.verdict.reason}{recorded}")
     for transcript in run.transcripts:
         allure.attach(format_transcript(transcript), name=f"{transcript.channel} transcript",
                       attachment_type=allure.attachment_type.TEXT)

@@ -10,6 +10,10 @@ Rule 2: ``expected`` and ``actual`` are ``model.outcomes.outcome_to_json`` value
         Pulsar answer; either is null when there is none (e.g. unsupported before any step).
 Rule 3: ``verdict`` is one of conformance.verdicts.VERDICTS; ``failing_step`` is the step index
         for failed/unsupported/indefinite/broken at a step, else null.
+Rule 4: ``known_divergence`` is the id of the entry of spec/divergences/ that covers a failed
+        case (conformance/divergences.py), else ""; ``namespace`` is the namespace the case ran
+        in ("" when it never ran), so a recorded answer can be compared with the model's again.
+        Schema 1 records lack both and are read with both empty.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any, Iterable, Optional
 
 from conformance.verdicts import VERDICTS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class ResultRecord:
     failing_step: Optional[int]
     duration_s: float
     source: list[str]
+    namespace: str = ""
+    known_divergence: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=False, ensure_ascii=False)
@@ -55,6 +61,8 @@ class ResultRecord:
     @classmethod
     def from_json(cls, line: str) -> "ResultRecord":
         data = json.loads(line)
+        if data.get("schema_version") == 1:  # Rule 4
+            data = {**data, "schema_version": SCHEMA_VERSION, "namespace": "", "known_divergence": ""}
         if data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"result schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}; "
                              "use a reader of the matching version")

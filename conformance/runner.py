@@ -126,17 +126,36 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     return _report(plugin, sessions, status, keyword, say)
 
 
+def stale_divergences(plugin: ConformancePlugin) -> list[str]:
+    """Known divergences whose cases passed in this run: the entry may be out of date."""
+    lines = []
+    for session in plugin.sessions:
+        target = session.target
+        known = plugin._known(target)
+        for record in plugin.records:
+            if record.target != target.name or record.verdict != v.PASSED:
+                continue
+            entry = known.covering(record.case_id, record.row_id, target.release)
+            if entry is not None:
+                lines.append(f"{record.case_id} passed on {target.name}, which {entry.file} (entry {entry.id}) "
+                             f"lists as a known divergence; remove it if the release now conforms")
+    return lines
+
+
 def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say) -> int:
     verdict_names = plugin.verdicts()
     say(f"\nconformance run {plugin.run_id}")
     for session in sessions:
         target = session.target
-        mine = [r.verdict for r in plugin.records if r.target == target.name]
-        counts = v.summarize(mine)
+        mine = [r for r in plugin.records if r.target == target.name]
+        counts = v.summarize(r.verdict for r in mine)
+        known = sum(1 for r in mine if r.known_divergence)
         info = target.describe()
         state = f"could not start: {target.start_error.splitlines()[0]}" if target.start_error else \
             f"{info['version']}, era {info['era']}, admin API {info['admin_api']}"
-        say(f"  {target.name} ({state}): " + ", ".join(f"{n} {counts[n]}" for n in v.VERDICTS))
+        say(f"  {target.name} ({state}): " + ", ".join(
+            f"{n} {counts[n]}" + (f" ({known} known divergences)" if n == v.FAILED and known else "")
+            for n in v.VERDICTS))
     say(f"  results: {plugin.writer.path if plugin.writer else '-'}")
     if status in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         say(f"conformance: error: pytest ended with {status.name}; results are incomplete")
@@ -145,7 +164,10 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         say(f"conformance: error: no case selected{f' by -k {keyword!r}' if keyword else ''}; nothing was run")
         return v.EXIT_HARNESS
     failed = [s.target for s in sessions if s.target.start_error]
-    code = v.exit_code(verdict_names)  # Rule 5: a target that did not start decides nothing itself
+    known_failures = sum(1 for r in plugin.records if r.known_divergence)
+    code = v.exit_code(verdict_names, known_failures)  # Rule 5: a target that did not start decides nothing itself
+    for line in stale_divergences(plugin):
+        say(f"conformance: note: {line}")
     counts = v.summarize(verdict_names)
     executed = any(counts[n] for n in v.EXECUTED)
     for target in failed:
@@ -156,7 +178,9 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
     if not executed:
         say("conformance: error: no case was executed: every selected case was unsupported on every target"
             + (f" ({len(failed)} target(s) could not start)" if failed else ""))
-    explanation = {v.EXIT_OK: "no failures", v.EXIT_FAILED: "failures", v.EXIT_HARNESS: "harness error",
+    explanation = {v.EXIT_OK: "no failures" if not known_failures else
+                   f"no failures besides {known_failures} known divergences",
+                   v.EXIT_FAILED: "failures", v.EXIT_HARNESS: "harness error",
                    v.EXIT_INDEFINITE: "only indefinite results besides passes"}[code]
     say(f"exit {code}: {explanation}")
     return code

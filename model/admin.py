@@ -68,7 +68,7 @@ def create_namespace(state: State, op: CreateNamespace):
         return state, RestError(404, "Tenant does not exist")
     # NamespacesBase#internalCreateNamespace validates the Policies body before it checks that the
     # namespace exists, so a bad body answers 412 even for an existing namespace [I].
-    policies = _policies_from_body(dict(op.policies), state.era)
+    policies = _policies_from_body(dict(op.policies))
     if isinstance(policies, RestError):
         return state, policies
     if namespace in state.namespaces:
@@ -76,7 +76,7 @@ def create_namespace(state: State, op: CreateNamespace):
     return state.with_namespace(namespace, policies), DONE
 
 
-def _policies_from_body(body: dict, era: str):
+def _policies_from_body(body: dict):
     unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY}
     if unknown:
         raise ModelUsageError(
@@ -86,7 +86,7 @@ def _policies_from_body(body: dict, era: str):
     if body.get("autoTopicCreationOverride") is not None:
         override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
         # Creating a namespace with an invalid override is refused like setting one [I].
-        error = _override_error(override, maximum=0, era=era)
+        error = _override_error(override, maximum=0)
         if error is not None:
             return error
     count = buckets.count_from_body(body)  # PIP-157, model/buckets.py Rule 1
@@ -111,18 +111,16 @@ def set_auto_topic_creation(state: State, op: SetAutoTopicCreation):
     if not state.namespace_exists(namespace):
         return state, texts.NAMESPACE_DOES_NOT_EXIST
     override = AutoTopicCreationOverride(op.allow_auto_topic_creation, op.topic_type, op.default_num_partitions)
-    error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic, state.era)
+    error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic)
     if error is not None:
         return state, error
     return state.with_override(namespace, override), DONE
 
 
-def _override_error(override: AutoTopicCreationOverride, maximum: int, era: str):
+def _override_error(override: AutoTopicCreationOverride, maximum: int):
     detail = validate_override(override)
     if detail is not None:
-        # facts §1.5: "400 (new) or 412 (old) "Invalid configuration for autoTopicCreationOverride""
-        # (texts.invalid_override; rows pip344-admin-override-invalid-*).
-        return texts.invalid_override(era, detail)
+        return texts.invalid_override(detail)  # rows pip344-admin-override-invalid-*
     if (override.topicType == PARTITIONED and maximum > 0
             and override.defaultNumPartitions is not None and override.defaultNumPartitions > maximum):
         return RestError(406, texts.partitions_above_max(maximum))

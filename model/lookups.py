@@ -20,9 +20,13 @@ Pre-PIP-344 era (facts §7 notes; seed "Now getPartitionsForTopic's behavior" ta
 
 Rule 4: "binary field 6 is ignored, so they behave as if it were true": the binary path always
         runs the auto-creating fetch.
-Rule 5: REST never answers 404 for an absent topic: "broker allows, REST param false → 200
-        {"partitions":0}, nothing created; broker disallows, param true → REST and binary both
-        return partitions: 0". Rows: pip344-seed-bg-*.
+Rule 5: REST with ``checkAllowAutoCreation`` true answers 0 for an absent topic whatever the
+        broker allows ("broker disallows, param true → REST and binary both return partitions:
+        0"). With it false, an absent topic is 404 "Topic <topic> not found", as in the PIP-344
+        era: PersistentTopicsBase#internalGetPartitionedMetadataAsync runs internalCheckTopicExists
+        when the metadata says 0 and the parameter is false (v3.0.2, v3.2.3), and 3.0.2 and 3.2.3
+        answered so when observed. The seed's table says "partitions: 0" for that case; real
+        releases settle what the old behaviour was. Rows: pip344-seed-bg-*.
 
 Lookup (facts §3.4, §3.5), both eras:
 
@@ -87,10 +91,10 @@ def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_c
         # fetchPartitionedTopicMetadataAsync "reads only the metadata store and returns 0
         # partitions when the znode is absent" (facts §1.2 step 2).
         partitions = state.partition_count(topic)
-    if partitions > 0 or state.era == "pre-pip344":  # Rule 5
+    if partitions > 0:
         return state, Partitions(partitions)
-    if check_allow_auto_creation and is_allow_auto_topic_creation(state, topic):
-        return state, Partitions(0)
+    if check_allow_auto_creation and (state.era == "pre-pip344" or is_allow_auto_topic_creation(state, topic)):
+        return state, Partitions(0)  # Rule 1, Rule 5
     if state.topic_exists(topic):
         return state, Partitions(0)
     return state, texts.topic_not_found(topic)
@@ -98,11 +102,13 @@ def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_c
 
 def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_creation_enabled: bool):
     """PARTITIONED_METADATA (21) → PARTITIONED_METADATA_RESPONSE (22)."""
-    if not state.namespace_exists(topic.namespace_name):
-        return state, texts.binary_namespace_missing(state.era, topic.namespace_name)
     # Rule 4: old brokers always ran the auto-creating fetch, which answers 0 without creating
     # anything when creation is not allowed.
-    if state.era == "pre-pip344" or (metadata_auto_creation_enabled and is_allow_auto_topic_creation(state, topic)):
+    auto_creating = state.era == "pre-pip344" or (
+        metadata_auto_creation_enabled and is_allow_auto_topic_creation(state, topic))
+    if not state.namespace_exists(topic.namespace_name):
+        return state, texts.binary_namespace_missing(state.era, topic.namespace_name, auto_creating)
+    if auto_creating:
         fetched = fetch_metadata_check_allow_auto_creation(state, topic)
         if isinstance(fetched, Refused):
             return state, texts.binary_from_rest_status(fetched.status, fetched.message)

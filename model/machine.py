@@ -3,16 +3,18 @@
 Rule 1: ``apply`` is pure: same state and op, same answer; the input state is never changed.
 Rule 2: one handler per operation type, in the HANDLERS table (h11's READERS idea); an op type
         without a handler is a ModelUsageError naming the table to extend.
-Rule 3: two eras. ``pip344`` is a broker with PIP-344 (3.0.6+, 3.3.1+, 4.x; facts §1.1);
-        ``pre-pip344`` reproduces the seed's "Now pulsarClient.getPartitionsForTopic's behavior"
-        table (facts §7 notes). Only the answers that table and facts describe differ by era.
+Rule 3: a state belongs to a broker release (model/releases.py). Its era is ``pip344`` for a
+        release with PIP-344 (3.0.6+, 3.3.1+, 4.x) or any broker that is not an Apache Pulsar
+        release, and ``pre-pip344`` otherwise, which reproduces the seed's "Now
+        pulsarClient.getPartitionsForTopic's behavior" table. Answers that changed in other
+        releases are named behaviours with version ranges (``State.has``).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from model import admin, batch_lookup, buckets, client, lookups, nonpersistent, ops
+from model import admin, batch_lookup, buckets, client, lookups, nonpersistent, ops, releases
 from model.config import BrokerConfig
 from model.errors import ModelUsageError
 from model.ops import (
@@ -21,7 +23,8 @@ from model.ops import (
     BadCommand, GetInternalStats, GetPartitionedStats, GetTopicStats, Handshake, Lookup, ProduceConsume, PubSub,
     RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
 )
-from model.state import ERAS, State
+from model.releases import ERAS
+from model.state import State
 
 HANDLERS: dict[type, Callable] = {
     SetBrokerConfig: admin.set_broker_config,
@@ -59,11 +62,21 @@ HANDLERS.update({  # PIP-35 (model/batch_lookup.py; TENTATIVE)
 })
 
 
-def initial_state(broker_config: Optional[Mapping[str, str]] = None, era: str = "pip344") -> State:
-    """A fresh Pulsar standalone: Pulsar's config defaults overlaid with ``broker_config``."""
+_UNSET = object()
+
+
+def initial_state(broker_config: Optional[Mapping[str, str]] = None, era: str = "pip344",
+                  release=_UNSET) -> State:
+    """A fresh Pulsar standalone of ``release``: Pulsar's config defaults overlaid with
+    ``broker_config``. Without a release, the era's representative release
+    (model/releases.py REPRESENTATIVE); a release outside ``era`` is a ModelUsageError."""
     if era not in ERAS:
         raise ModelUsageError(f"Unknown era {era!r}: use one of {', '.join(ERAS)}")
-    return State(era=era, config=BrokerConfig.from_strings(broker_config))
+    if release is _UNSET:
+        release = releases.REPRESENTATIVE[era]
+    elif era != "any" and releases.era_of(release) != era:
+        raise ModelUsageError(f"release {releases.release_text(release)} is not of era {era!r}")
+    return State(release=release, config=BrokerConfig.from_strings(broker_config))
 
 
 def apply(state: State, op):

@@ -24,14 +24,20 @@ Rule 4 (persistent contrast): a persistent topic stores every message (receipt S
 Rule 5 (stats, facts §2.4 and testAccumulativeStats): msgInCounter counts accepted messages and
         msgOutCounter delivered ones, both cumulative (they survive producer and consumer
         removal); a publisher's msgDropRate is positive iff it had publish drops, a
-        subscription's iff it had dispatch drops (a case reads its stats milliseconds after the
-        drops, well inside any rate window); internal stats hold entriesAddedCounter (accepted
+        subscription's iff it had dispatch drops, as the first stats update after them shows it
+        (Pulsar recomputes rates every statsUpdateFrequencyInSecs over the interval just ended,
+        BrokerService#updateRates; the REST driver reads across that update); internal stats
+        hold entriesAddedCounter (accepted
         SENDs) and one cursor per subscription. "Unsubscribe when all the consumers
         disconnected" (NonPersistentSubscription#removeConsumer). Rows: pip2-stats-*.
-Rule 6 (isolation, facts §2.6): with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
+Rule 6 (isolation): with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
         NotAllowedError "Broker is unable to load persistent topic" (BrokerService#getTopic uses
-        that text for both domains) and a lookup finds no owner: binary ServiceNotReady, REST 503,
-        "No broker was available to own <topic>" [I]. Rows: pip2-isolation-*.
+        that text for both domains). A lookup still answers Connect: a standalone runs
+        NoopLoadManager (conf/standalone.conf), whose getLeastLoaded always names the local
+        broker (pulsar-broker/src/main/java/org/apache/pulsar/broker/loadbalance/NoopLoadManager.java
+        at v4.0.7); only the load managers of a cluster skip a broker whose domain is disabled
+        (LoadManagerShared#applyNamespacePolicies). Observed: Connect on
+        3.0.7, 4.0.7 and 4.2.4. Rows: pip2-isolation-*.
 Rule 7 (bad input, ServerCnx): a SEND for a producer that is not registered ("Received message,
         but the producer is not ready ... Closing the connection."), a FLOW with permits <= 0
         (Consumer#flowPermits: checkArgument(additionalNumberOfMessages > 0), which reaches
@@ -59,18 +65,13 @@ from model.ops import (
 )
 from model.outcomes import (
     ACCEPTED, DROPPED, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, Partitions,
-    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+    PartitionedStatsView, PubSubBounds, PubSubResult, ServerError, TopicStatsView,
     payload_ranges, run_length,
 )
 from model.state import State, parse_topic
 
 # BrokerService#getTopic, newest text, for either disabled domain (facts §2.6).
 UNABLE_TO_LOAD = "Broker is unable to load persistent topic"
-
-
-def no_owner_message(topic: TopicName) -> str:
-    # facts §2.6 [I]: "No broker was available to own <topic>".
-    return f"No broker was available to own {topic}"
 
 
 @dataclass(frozen=True)
@@ -340,12 +341,7 @@ def bad_command(state: State, op: BadCommand):
 
 
 def lookup(state: State, op: Lookup):
-    topic = parse_topic(op.topic)
-    if not domain_enabled(state, topic):
-        if op.api == "binary":
-            return state, ServerError("ServiceNotReady", no_owner_message(topic))
-        if op.api == "rest":
-            return state, RestError(503, no_owner_message(topic))
+    # Rule 6: a disabled domain does not change the answer of a standalone's lookup.
     return lookups.lookup(state, op)
 
 

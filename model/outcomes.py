@@ -15,7 +15,10 @@ Per-API shapes (facts §1.2, §1.3, §1.4, §7):
 - ``LookupAnswer(response, authoritative)`` binary LOOKUP or REST lookup; the broker URL itself
   is normalised away by drivers (a single-broker target always answers itself)
 - ``FeatureFlag(name, advertised)`` what CONNECTED's FeatureFlags say about one flag
-- ``Delivered(payloads)``  what a consumer received, in order
+- ``Delivered(payloads)``  what a consumer received, in message-index order: Pulsar orders
+                           messages per partition only, so across a partitioned topic's
+                           partitions the order of arrival is not part of the answer (observed
+                           on 4.0.7: m1, m0, m2 over two partitions)
 
 PIP-2 (model/nonpersistent.py), normalised so that ``==`` is still the whole comparison:
 - ``PubSubResult(receipts, delivered, in_order)`` a PubSub with every receipt and delivery fixed

@@ -2,7 +2,8 @@
 
 Rule 1: every metadata change lives here; handlers in the other model modules decide *whether* a
         change happens and call these methods to make it. Every method returns a new State.
-Rule 2: no transport knowledge, except ``era``, which the spec says changes how APIs answer.
+Rule 2: no transport knowledge, except the broker's ``release``, which changes how APIs answer
+        (model/releases.py: ``era`` and ``has(behaviour)`` are read from it).
 Rule 3: two kinds of topic existence, as in Pulsar's metadata store (facts §1.2, §4.2):
         - ``partitioned``: partitioned-topic *metadata* (base name -> partition count > 0);
         - ``topics``: topics that exist as such — for persistent topics a managed ledger, for
@@ -18,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Mapping, Optional, TypeVar
 
+from model import releases
 from model.config import AutoTopicCreationOverride, BrokerConfig
 from model.errors import ModelUsageError
 from model.names import InvalidName, NamespaceName, TopicName
-
-ERAS = ("pip344", "pre-pip344")
+from model.releases import Release
 STANDALONE_CLUSTER = "standalone"
 
 K = TypeVar("K")
@@ -72,7 +73,7 @@ class NamespacePolicies:
 
 @dataclass(frozen=True)
 class State:
-    era: str
+    release: Optional[Release]  # None: not an Apache Pulsar release, held to the newest behaviour
     config: BrokerConfig
     clusters: frozenset[str] = frozenset({STANDALONE_CLUSTER})
     tenants: frozenset[str] = frozenset({"public"})
@@ -84,6 +85,15 @@ class State:
     live: FrozenMap[TopicName, object] = field(default_factory=FrozenMap)
 
     # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def era(self) -> str:
+        """``pip344`` or ``pre-pip344`` (model/releases.py Rule 4)."""
+        return releases.era_of(self.release)
+
+    def has(self, behaviour: str) -> bool:
+        """Whether this broker's release has a behaviour of model/releases.py BEHAVIOURS."""
+        return releases.has(self.release, behaviour)
 
     def namespace_exists(self, namespace: NamespaceName) -> bool:
         return namespace.tenant in self.tenants and namespace in self.namespaces

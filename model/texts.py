@@ -72,17 +72,17 @@ def namespace_missing(era: str, namespace: NamespaceName) -> RestError:
 NAMESPACE_DOES_NOT_EXIST = RestError(404, "Namespace does not exist")  # facts §1.5 errors list
 
 
-def invalid_override(era: str, detail: str) -> RestError:
+def invalid_override(detail: str) -> RestError:
     """An autoTopicCreationOverride that AutoTopicCreationOverrideImpl.validateOverride refuses.
 
     The reason is NamespacesBase's "Invalid configuration for autoTopicCreationOverride. the detail
-    is " + errorInfo (asserted word for word by pulsar-client-go's namespace admin tests). facts
-    §1.5: "400 (new) or 412 (old)"; the spec gives 400 to the pip344 era and 412
-    (PRECONDITION_FAILED, the NamespacesBase versions read for this model) to pre-pip344. Rows
-    pip344-admin-override-invalid-*.
+    is " + errorInfo, with PRECONDITION_FAILED in every release: NamespacesBase
+    #internalSetAutoTopicCreationAsync throws RestException(Status.PRECONDITION_FAILED, ...) at
+    v3.0.2, v3.0.7, v3.2.3, v4.0.7 and v4.2.4 (pulsar-broker/src/main/java/org/apache/pulsar/
+    broker/admin/impl/NamespacesBase.java), and 4.0.7 and 4.2.4 answered 412 when observed. An
+    earlier reading gave the PIP-344 era 400; no release does. Rows pip344-admin-override-invalid-*.
     """
-    reason = f"Invalid configuration for autoTopicCreationOverride. the detail is {detail}"
-    return RestError(400 if era == "pip344" else 412, reason)
+    return RestError(412, f"Invalid configuration for autoTopicCreationOverride. the detail is {detail}")
 
 
 # -- REST, broker resources (BrokersBase#persistDynamicConfigurationAsync) ------------------------
@@ -98,11 +98,21 @@ NON_DYNAMIC_CONFIGURATION = RestError(412, "Can't update non-dynamic configurati
 BINARY_TOPIC_NOT_FOUND = ServerError("TopicNotFound", "")
 
 
-def binary_namespace_missing(era: str, namespace: NamespaceName) -> ServerError:
+def binary_namespace_missing(era: str, namespace: NamespaceName, auto_creating: bool) -> ServerError:
+    """PARTITIONED_METADATA for a topic whose namespace (or tenant) is missing.
+
+    PIP-344 era, ServerCnx#handlePartitionMetadataRequest (v3.0.7, v4.0.7, v4.2.4): when the
+    request may auto-create (field 6 true or absent, and the broker allows it) the auto-creating
+    fetch fails on the namespace check with a 404, answered TopicNotFound with the exception's
+    message, the REST reason of that check ("Namespace not found"); otherwise checkTopicExists
+    finds nothing and the answer is TopicNotFound with an empty message. Observed so on 3.0.7,
+    4.0.7 and 4.2.4. (The "Tenant or namespace or topic does not exist" text of the same method
+    is the authorization check's, reached only with authorization enabled.)
+    """
     if era == "pip344":
-        # facts §1.3 step 4: "The authorization future fails with an HTTP 404 (namespace or tenant
-        # missing): TopicNotFound, "Tenant or namespace or topic does not exist: <tenant/ns>"".
-        return ServerError("TopicNotFound", f"Tenant or namespace or topic does not exist: {namespace}")
+        if auto_creating:
+            return ServerError("TopicNotFound", namespace_missing(era, namespace).reason)
+        return BINARY_TOPIC_NOT_FOUND
     # facts §1.3: older brokers "answered MetadataError with "Policies not found for public/default
     # namespace"" (captured Go client trace, index id 29451639921).
     return ServerError("MetadataError", f"Policies not found for {namespace} namespace")

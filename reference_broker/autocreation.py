@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from model.names import TopicName
 from reference_broker.config import BrokerConfig
-from reference_broker.errors import InvalidPolicies, NotAllowed
+from reference_broker.errors import InvalidOverride, InvalidPolicies, NotAllowed
 
 PARTITIONED = "partitioned"
 NON_PARTITIONED = "non-partitioned"
@@ -129,21 +129,21 @@ def validate_override(body: Any, config: BrokerConfig) -> dict[str, Any]:
         raise InvalidPolicies(_INVALID_OVERRIDE + f"[defaultNumPartitions] must be an integer, got {count!r}")
     if allow:
         if topic_type not in TOPIC_TYPES:
-            raise InvalidPolicies(_INVALID_OVERRIDE + f"Unknown topic type [{_java_text(topic_type)}]")
+            raise InvalidOverride(_INVALID_OVERRIDE + f"Unknown topic type [{_java_text(topic_type)}]")
         if topic_type == PARTITIONED:
             if count is None:
-                raise InvalidPolicies(
+                raise InvalidOverride(
                     _INVALID_OVERRIDE + "[defaultNumPartitions] cannot be null when the type is partitioned."
                 )
             if count <= 0:
-                raise InvalidPolicies(
+                raise InvalidOverride(
                     _INVALID_OVERRIDE + "[defaultNumPartitions] cannot be less than 1 for partition type."
                 )
             limit = config.maxNumPartitionsPerPartitionedTopic
             if limit > 0 and count > limit:
                 raise NotAllowed(f"Number of partitions should be less than or equal to {limit}", http_status=406)
         elif count is not None:
-            raise InvalidPolicies(
+            raise InvalidOverride(
                 _INVALID_OVERRIDE
                 + "[defaultNumPartitions] is not allowed to be set when the type is non-partition."
             )

@@ -121,6 +121,14 @@ class InvalidPolicies(BrokerError):
     http_status = 400
 
 
+class InvalidOverride(BrokerError):
+    """An autoTopicCreationOverride refused by its validation: REST 412, as NamespacesBase
+    #internalSetAutoTopicCreationAsync answers (PRECONDITION_FAILED in every release)."""
+
+    server_error = "MetadataError"
+    http_status = 412
+
+
 class TooManyRequests(BrokerError):
     """No lookup permit free (maxConcurrentLookupRequest); REST 503 (facts §3.5)."""
 

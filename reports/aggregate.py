@@ -19,8 +19,9 @@ Rule 3: bad lines never stop the job. The ingestion finds them, with their line 
 Rule 4: the tables, made on the driver from the per-target summaries (``compute_tables`` says why and
         how), written as ``<out>/tables/<name>.parquet`` and ``<out>/csv/<name>.csv``:
         ``runs``      one row per run x target: when it started, counts per verdict;
-        ``matrix``    target x PIP x grade over each target's *latest* run: counts per verdict and pass
-                      rate (schema.py Rule 2);
+        ``matrix``    target x PIP x grade over each target's *latest* run: counts per verdict, how many
+                      failures are known divergences (``expected_failure``), and pass rate (schema.py
+                      Rule 2);
         ``history``   per target x case x driver over all runs: counts per verdict, first/last seen, last
                       verdict, pass rate with its 95% Wilson interval, flaky or not;
         ``flaky``     per target x target version x case x driver with both passed and failed: pass rate
@@ -53,6 +54,9 @@ DEFAULT_MASTER = "local[2]"
 Z95 = 1.959963984540054
 TABLES = ("runs", "matrix", "history", "flaky", "diff", "durations_case", "durations_target")
 VERDICT_COLUMNS = S.VERDICTS  # one count column per verdict, in this order
+# In the matrix: how many of the failed cases are known divergences (spec/divergences/); failed counts
+# every failure, so the pass rate is unchanged by what is known.
+EXPECTED_FAILURE = "expected_failure"
 BAD_LINE_LIMIT = 10_000  # bad lines listed (csv/bad_lines.csv); all are counted
 
 
@@ -202,7 +206,7 @@ def spark_cpu_seconds(spark) -> Optional[float]:
 
 QUANTILES = (0.5, 0.99)
 QUANTILE_COLUMNS = ("p50_s", "p99_s")
-RECENT_COLUMNS = ("run_id", "case_id", "driver", "pip", "grade", "verdict")
+RECENT_COLUMNS = ("run_id", "case_id", "driver", "pip", "grade", "verdict", "known_divergence")
 VERSION_KEYS = ("target_version", "case_id", "driver")
 UNSUPPORTED = S.UNSUPPORTED
 
@@ -426,7 +430,8 @@ def _max_by(rows: list[dict], value: str, by: str):
 TABLE_COLUMNS = {  # every table's columns and their types, as the tables have always had them
     "runs": ["target:s", "run_id:s", "run_date:s", "started:s", "finished:s", "records:i", *[f"{v}:i" for v in
              VERDICT_COLUMNS], "target_version:s", "recency:i32"],
-    "matrix": ["target:s", "pip:s", "grade:s", "total:i", *[f"{v}:i" for v in VERDICT_COLUMNS], "run_id:s",
+    "matrix": ["target:s", "pip:s", "grade:s", "total:i", *[f"{v}:i" for v in VERDICT_COLUMNS], "expected_failure:i",
+               "run_id:s",
                "pass_rate:d", "wilson_low:d", "wilson_high:d"],
     "history": ["target:s", "case_id:s", "driver:s", "pip:s", "grade:s", "runs:i", *[f"{v}:i" for v in
                 VERDICT_COLUMNS], "first_seen:s", "last_seen:s", "last_verdict:s", "last_version:s", "flaky:b",
@@ -485,7 +490,9 @@ def compute_tables(summaries: list[dict]) -> dict:
             cells.setdefault((row["target"], row["pip"], row["grade"]), []).append(row)
     tables["matrix"] = _ordered([_rates({
         "target": target, "pip": pip, "grade": grade, "total": len(rows),
-        **{v: sum(r["verdict"] == v for r in rows) for v in VERDICT_COLUMNS}, "run_id": rows[0]["run_id"]})
+        **{v: sum(r["verdict"] == v for r in rows) for v in VERDICT_COLUMNS},
+        EXPECTED_FAILURE: sum(r["verdict"] == S.FAILED and bool(r.get("known_divergence")) for r in rows),
+        "run_id": rows[0]["run_id"]})
         for (target, pip, grade), rows in cells.items()], "target", "pip", "grade")
 
     # flaky and history, from the per-version counts.

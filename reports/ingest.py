@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from reports.schema import (
-    BAD_REASONS, DATASET_TYPES, DERIVED, PARTITIONS, REQUIRED, SCHEMA_VERSION, VERDICTS, line_problem, parse_line,
+    BAD_REASONS, DATASET_TYPES, DERIVED, PARTITIONS, READABLE_VERSIONS, REQUIRED, VERDICTS, line_problem, parse_line,
 )
 
 MANIFEST = "_ingested.json"  # "_": Spark's partition discovery and DuckDB's *.parquet globs skip it
@@ -176,7 +176,7 @@ def _valid_mask(table):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ok = pc.equal(table["schema_version"], SCHEMA_VERSION)
+    ok = pc.is_in(table["schema_version"], value_set=pa.array(READABLE_VERSIONS, pa.int64()))
     ok = pc.and_kleene(ok, pc.is_in(table["verdict"], value_set=pa.array(VERDICTS)))
     for name in REQUIRED:
         column = table[name]

@@ -74,8 +74,10 @@ def heatmap_png(matrix: list[dict], path: Path) -> Path:
             elif rate is None:
                 text = f"not executed\n{cell['unsupported']} unsupported"
             else:
+                known = cell.get("expected_failure") or 0
                 text = (f"{_pct(rate)}  ({cell['passed']}/{cell['passed'] + cell['failed']})\n"
-                        f"u{cell['unsupported']} i{cell['indefinite']} b{cell['broken']}")
+                        + (f"x{known} " if known else "")
+                        + f"u{cell['unsupported']} i{cell['indefinite']} b{cell['broken']}")
             dark = sum(to_rgb(colour)) < 1.2
             ax.text(x + 0.5, y + 0.5, text, ha="center", va="center", fontsize=8.5,
                     color="white" if dark else "black")
@@ -87,8 +89,8 @@ def heatmap_png(matrix: list[dict], path: Path) -> Path:
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    ax.set_title("Pass rate, latest run per target\npassed / (passed + failed); u unsupported, "
-                 "i indefinite, b broken", fontsize=9, pad=24)
+    ax.set_title("Pass rate, latest run per target\npassed / (passed + failed); x of the failed are known "
+                 "divergences; u unsupported, i indefinite, b broken", fontsize=9, pad=24)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path)
@@ -148,7 +150,10 @@ def matrix_table_html(matrix: list[dict]) -> str:
                 tds.append(f"<td class='cell' {attrs} style='background:{GREY}'>no cases</td>")
                 continue
             rate = cell.get("pass_rate")
-            counts = (f"passed {cell['passed']} · failed {cell['failed']}<br>unsupported {cell['unsupported']} · "
+            known = cell.get("expected_failure") or 0
+            failed = (f"failed {cell['failed'] - known} · expected-failure {known}" if known
+                      else f"failed {cell['failed']}")
+            counts = (f"passed {cell['passed']} · {failed}<br>unsupported {cell['unsupported']} · "
                       f"indefinite {cell['indefinite']} · broken {cell['broken']}")
             tds.append(f"<td class='cell' {attrs} data-pass-rate='{'' if rate is None else rate}' "
                        f"style='background:{_rate_colour(rate)}'><div class='rate'>{_pct(rate)}</div>"
@@ -181,8 +186,9 @@ def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] 
         f"<p class='meta'>{len(result.files)} result file(s), {result.records} records, "
         f"{len({r['run_id'] for r in tables.get('runs', [])})} run(s), {bad_note}; generated {now}</p>", allure,
         "<h2>Compliance matrix (latest run per target)</h2>",
-        "<p class='meta'>pass rate = passed / (passed + failed); unsupported, indefinite and broken are "
-        "counted apart and never in the rate.</p>",
+        "<p class='meta'>pass rate = passed / (passed + failed); expected-failure counts the failed cases that "
+        "spec/divergences/ records as known divergences of that target (they are failures, shown apart); "
+        "unsupported, indefinite and broken are counted apart and never in the rate.</p>",
         matrix_table_html(tables.get("matrix", [])), picture,
         "<h2>Latest runs</h2>",
         _table(latest, ["target", "run_id", "target_version", "started", "records", *VERDICTS]),
@@ -215,11 +221,12 @@ def summary_markdown(result) -> str:
            f"{len(result.files)} result file(s), {result.records} records, "
            f"{len({r['run_id'] for r in tables.get('runs', [])})} run(s), {result.bad_count} bad line(s).", "",
            "### Compliance matrix (latest run per target)", "",
-           _md_row(["target", "PIP", "grade", *VERDICTS, "pass rate", "95% CI"]),
-           _md_row(["---"] * (len(VERDICTS) + 5))]
+           _md_row(["target", "PIP", "grade", *VERDICTS, "of which expected", "pass rate", "95% CI"]),
+           _md_row(["---"] * (len(VERDICTS) + 6))]
     for r in tables.get("matrix", []):
         ci = "" if r.get("wilson_low") is None else f"{_pct(r['wilson_low'])}–{_pct(r['wilson_high'])}"
-        out.append(_md_row([r["target"], r["pip"], r["grade"], *[r[v] for v in VERDICTS], _pct(r.get("pass_rate")), ci]))
+        out.append(_md_row([r["target"], r["pip"], r["grade"], *[r[v] for v in VERDICTS], r.get("expected_failure") or 0,
+                            _pct(r.get("pass_rate")), ci]))
     diff = tables.get("diff", [])
     out += ["", "### Changes since the previous run", ""]
     if not diff:

@@ -5,7 +5,7 @@ The field list is conformance/results.py's (an earlier stage); everything here i
 rather than silently in a report).
 
 Rule 1: a line is a *valid record* when it parses as one JSON object whose values fit SPARK_TYPES, has
-        ``schema_version`` equal to ``SCHEMA_VERSION``, a known ``verdict``, non-empty ``run_id``,
+        a ``schema_version`` of READABLE_VERSIONS, a known ``verdict``, non-empty ``run_id``,
         ``case_id``, ``target`` and ``timestamp``, and a finite ``duration_s`` (or none). Any other
         non-blank line is a *bad line*: counted and reported with its file and line number, never fatal
         (``BAD_REASONS`` names why). ``line_problem`` is the rule in Python; reports/ingest.py applies it
@@ -58,15 +58,20 @@ SPARK_TYPES: dict[str, str] = {
     "failing_step": "bigint",
     "duration_s": "double",
     "source": "array<string>",
+    "namespace": "string",
+    "known_divergence": "string",
 }
 if tuple(SPARK_TYPES) != FIELDS:
     raise ImportError(f"reports/schema.py is out of date with conformance/results.py: fields {FIELDS} "
                       f"vs Spark types for {tuple(SPARK_TYPES)}; update SPARK_TYPES")
 
 REQUIRED = ("run_id", "case_id", "target", "timestamp")
+# Schema 1 records lack namespace and known_divergence (conformance/results.py Rule 4); they are read
+# with both null, so earlier runs stay in the reports.
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
 BAD_REASONS = {
     "json": "not a JSON object (truncated or corrupt line)",
-    "schema_version": f"schema_version is not {SCHEMA_VERSION}",
+    "schema_version": f"schema_version is not 1 or {SCHEMA_VERSION}",
     "verdict": f"verdict is not one of {', '.join(VERDICTS)}",
     "missing": f"one of {', '.join(REQUIRED)} is missing or empty",
     "duration": "duration_s is not a finite number",
@@ -122,7 +127,7 @@ def parse_line(text: str):
         return None, BAD_REASONS["json"]
     if not isinstance(data, dict) or not _types_ok(data):
         return None, BAD_REASONS["json"]
-    if data.get("schema_version") != SCHEMA_VERSION or isinstance(data.get("schema_version"), bool):
+    if data.get("schema_version") not in READABLE_VERSIONS or isinstance(data.get("schema_version"), bool):
         return None, BAD_REASONS["schema_version"]
     if data.get("verdict") not in VERDICTS:
         return None, BAD_REASONS["verdict"]

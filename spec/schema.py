@@ -22,11 +22,15 @@ from typing import Any, Optional
 
 import yaml
 
+from spec.versions import RangeError, parse_range
+
 SCHEMA_VERSION = 1
 SPEC_DIR = Path(__file__).resolve().parent
 
 GRADES = ("MUST", "SHOULD")
-ERAS = ("pip344", "pre-pip344")
+# pip344: PIP-344 releases and every other broker; pre-pip344: releases without it; any: every broker,
+# its expectations computed for the broker's own release (model/releases.py).
+ERAS = ("pip344", "pre-pip344", "any")
 APIS = ("rest", "binary", "client-binary", "client-http")
 DOMAINS = ("persistent", "non-persistent")
 PRESENCE = ("present", "missing")
@@ -162,6 +166,7 @@ class Row:
     note: Optional[str] = None
     features: tuple[str, ...] = ()
     tentative: bool = False  # the outcome rests on our decision where upstream never decided
+    releases: Optional[str] = None  # a version range (spec/versions.py); the row applies only inside it
     table: str = ""
     pip: str = ""
     file: str = ""
@@ -269,7 +274,7 @@ class _Checker:
 
 
 _ROW_REQUIRED = {"id", "description", "source", "grade", "era", "apis", "setup", "operation"}
-_ROW_OPTIONAL = {"info", "observe", "stated", "note", "features", "tentative"}  # lint requires info on MUST rows
+_ROW_OPTIONAL = {"info", "observe", "stated", "note", "features", "tentative", "releases"}  # lint requires info on MUST rows
 
 
 def load_file(path: Path) -> SpecFile:
@@ -330,11 +335,19 @@ def _load_row(path: str, node: _Node, table: str, feature: str, pip: str) -> Row
     tentative = value.get("tentative", False)
     if not isinstance(tentative, bool):
         check.fail(node.child("tentative"), f"tentative must be true or false, got {tentative!r}")
+    releases = None
+    if "releases" in value:
+        releases = check.string(node.child("releases"), "releases")
+        try:
+            parse_range(releases)
+        except RangeError as exc:
+            check.fail(node.child("releases"), str(exc))
     return Row(
         id=row_id, description=description, source=check.strings(node.child("source"), "source"),
         info=check.string(node.child("info"), "info") if "info" in value else None, grade=check.string(node.child("grade"), "grade", GRADES),
         era=check.string(node.child("era"), "era", ERAS), apis=apis, setup=setup, operation=operation,
-        observe=observe, stated=stated, note=note, features=features, tentative=tentative, table=table, pip=pip,
+        observe=observe, stated=stated, note=note, features=features, tentative=tentative, releases=releases,
+        table=table, pip=pip,
         file=path, line=node.line)
 
 
@@ -553,3 +566,75 @@ def load_registry(path: Path, key: str) -> dict[str, dict]:
                                                                                "link", "first_versions", "note",
                                                                                "field", "pip_name"})
     return entries
+
+
+# -- known divergences (one file per kind of target, like wpt's expectation files) -----------------
+
+DIVERGENCES_DIR = SPEC_DIR / "divergences"
+DIVERGENCE_KINDS = (
+    "pip-deviation",   # the release does not do what the PIP states; the spec keeps the PIP's text
+    "unimplemented",   # the release never implemented the (tentative) PIP the rows state
+    "defect",          # a bug of the implementation, against its own documented behaviour
+)
+CASE_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\[[a-z-]+\])?$")
+DIVERGENCE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A case a target is known to fail, why, and where that is recorded upstream."""
+
+    id: str
+    cases: tuple[str, ...]      # row ids (every api of the row) or case ids "row[api]"
+    releases: str               # a version range (spec/versions.py); "*" for targets that are not releases
+    kind: str
+    summary: str
+    evidence: tuple[str, ...]
+    upstream: Optional[str] = None
+    file: str = ""
+    line: int = 0
+
+    def covers(self, case_id: str, row_id: str, release) -> bool:
+        return (case_id in self.cases or row_id in self.cases) and release in parse_range(self.releases)
+
+
+def load_divergences(name: str, directory: Path = DIVERGENCES_DIR) -> tuple[Divergence, ...]:
+    """``spec/divergences/<name>.yaml``; a profile without a file has no known divergences."""
+    path = Path(directory) / f"{name}.yaml"
+    if not path.is_file():
+        return ()
+    root = read_yaml(path)
+    check = _Checker(str(path), root, "(divergences)")
+    top = check.keys(root, "file", {"schema", "target", "title", "divergences"}, set())
+    if top["schema"] != SCHEMA_VERSION:
+        check.fail(root.child("schema"), f"schema must be {SCHEMA_VERSION}")
+    if top["target"] != name:
+        check.fail(root.child("target"), f"target must be {name!r}, the file's name")
+    entries = root.child("divergences")
+    if not isinstance(entries.value, list):
+        check.fail(entries, "divergences must be a list")
+    found, seen = [], set()
+    for i in range(len(entries.value)):
+        node = entries.child(i)
+        entry = _Checker(str(path), node, str(node.value.get("id", "?")) if isinstance(node.value, dict) else "?")
+        value = entry.keys(node, "divergence", {"id", "cases", "releases", "kind", "summary", "evidence"}, {"upstream"})
+        ident = entry.string(node.child("id"), "id")
+        if not DIVERGENCE_ID.match(ident) or ident in seen:
+            entry.fail(node.child("id"), f"id {ident!r} must be unique, lowercase words joined by -")
+        seen.add(ident)
+        cases = entry.strings(node.child("cases"), "cases")
+        for j, case in enumerate(cases):
+            if not CASE_PATTERN.match(case):
+                entry.fail(node.child("cases").child(j), f"{case!r} is neither a row id nor a case id row[api]")
+        releases = entry.string(node.child("releases"), "releases")
+        try:
+            parse_range(releases)
+        except RangeError as exc:
+            entry.fail(node.child("releases"), str(exc))
+        found.append(Divergence(
+            id=ident, cases=cases, releases=releases, kind=entry.string(node.child("kind"), "kind", DIVERGENCE_KINDS),
+            summary=entry.string(node.child("summary"), "summary"),
+            evidence=entry.strings(node.child("evidence"), "evidence"),
+            upstream=entry.string(node.child("upstream"), "upstream") if "upstream" in value else None,
+            file=str(path), line=node.line))
+    return tuple(found)

@@ -8,8 +8,8 @@ Rule 1: ``GetPartitionsForTopic`` is ``client.get_topic_partitions(topic)`` on a
         (facts §1.4 for the Java names, pulsar/exceptions.py for the Python ones).
 Rule 2: ``ProduceConsume`` subscribes first (a new Exclusive subscription), produces
         ``m0..m{count-1}``, then receives until ``count`` messages arrived or no message came for
-        ``RECEIVE_IDLE_S``; the received payloads are the outcome (ops.py: "outcome lists the
-        received payloads"). Fewer messages is an answer, not a timeout.
+        ``RECEIVE_IDLE_S``; the received payloads, in index order, are the outcome (ops.py:
+        "outcome lists the received payloads"). Fewer messages is an answer, not a timeout.
 Rule 3: ``pulsar.Timeout`` and a call that does not return within the bound raise ``Indefinite``.
         The C++ calls run in a daemon thread so a stuck call cannot hang the run; a stuck thread
         is left behind (and said so in the reason) because the C++ client cannot be interrupted.
@@ -163,7 +163,9 @@ class ClientDriver:
             consumer.acknowledge(message)
         producer.close()
         consumer.close()
-        return Delivered(tuple(received))
+        # Pulsar orders messages per partition only, so across the partitions of a topic the
+        # order a consumer sees is not an answer (outcomes.Delivered).
+        return Delivered(tuple(sorted(received, key=lambda payload: (message_index(payload.encode()), payload))))
 
     def _pub_sub(self, client, op: ops.PubSub):
         """Rule 5; returns the outcome, or ClientError when a producer or consumer is refused."""

@@ -26,12 +26,16 @@ Rule 3: a transport failure (refused, reset, timed out) raises ``Indefinite``: t
 Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters as numbers, each
         msgDropRate / msgRateOut as its sign (ZERO or POSITIVE), and the names of
         TOPIC_STATS_FIELDS / PARTITIONED_STATS_FIELDS the JSON lacks. A field of the wrong JSON
-        type counts as missing.
+        type counts as missing. Rates are read across two of the broker's stats updates
+        (``stats_window``, ``merge_rate_views``), because a broker that recomputes them
+        periodically shows an event only from the next update on; a broker whose runtime
+        configuration does not show ``statsUpdateFrequencyInSecs`` is read once.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import urllib.parse
 from typing import Optional
 
@@ -106,6 +110,7 @@ class RestDriver(RestBatch, RestBuckets):
         self._client = httpx.Client(base_url=self.admin_url, timeout=timeout, transport=transport,
                                     follow_redirects=False)
         self._cluster: Optional[str] = None
+        self._stats_interval_s = _UNREAD
         self.transcript = Transcript("rest")
 
     # -- driver protocol ---------------------------------------------------------------------
@@ -277,20 +282,41 @@ class RestDriver(RestBatch, RestBuckets):
         return body
 
     def _do_GetTopicStats(self, op: ops.GetTopicStats):
-        body = self._stats_json(f"/admin/v2/{topic_path(op.topic)}/stats", "getStats")
+        """The topic's stats as the model views them, its rates read across the broker's stats
+        updates (``stats_window``)."""
+        path = f"/admin/v2/{topic_path(op.topic)}/stats"
+        body = self._stats_json(path, "getStats")
         if isinstance(body, RestError):
             return body
-        publishers = body.get("publishers") if isinstance(body.get("publishers"), list) else []
-        subscriptions = body.get("subscriptions") if isinstance(body.get("subscriptions"), dict) else {}
-        return TopicStatsView(
-            missing=missing_fields(body, TOPIC_STATS_FIELDS),
-            msg_in_counter=_int(body.get("msgInCounter")),
-            msg_out_counter=_int(body.get("msgOutCounter")),
-            msg_rate_out=sign(body.get("msgRateOut")),
-            publishers=tuple(sorted(sign(p.get("msgDropRate")) for p in publishers if isinstance(p, dict))),
-            subscriptions=tuple(
-                (name, sign(sub.get("msgDropRate")), _int(sub.get("msgOutCounter")))
-                for name, sub in sorted(subscriptions.items()) if isinstance(sub, dict)))
+        views = [topic_stats_view(body)]
+        window = stats_window(self._stats_interval())
+        deadline = time.monotonic() + window
+        while time.monotonic() < deadline:
+            time.sleep(min(STATS_POLL_S, max(0.0, deadline - time.monotonic())))
+            body = self._stats_json(path, "getStats")
+            if isinstance(body, RestError):
+                return body
+            views.append(topic_stats_view(body))
+        return merge_rate_views(views)
+
+    def _stats_interval(self) -> Optional[float]:
+        """``statsUpdateFrequencyInSecs`` from the runtime configuration, once per driver; None
+        when the broker does not show it (its rates are then taken as current at any read)."""
+        if self._stats_interval_s is _UNREAD:
+            interval = None
+            try:
+                response = self.request("GET", "/admin/v2/brokers/configuration/runtime")
+                runtime = response.json() if response.status_code == 200 else None
+                value = runtime.get("statsUpdateFrequencyInSecs") if isinstance(runtime, dict) else None
+                interval = float(value) if value is not None else None
+            except (ValueError, TypeError):
+                interval = None
+            self._stats_interval_s = interval
+        if self._stats_interval_s is not None and self._stats_interval_s > STATS_INTERVAL_MAX_S:
+            raise Indefinite(f"the target recomputes topic rates every {self._stats_interval_s:g} s "
+                             f"(statsUpdateFrequencyInSecs), longer than the {STATS_INTERVAL_MAX_S:g} s the harness "
+                             f"waits for them; run it with statsUpdateFrequencyInSecs=1")
+        return self._stats_interval_s
 
     def _do_GetPartitionedStats(self, op: ops.GetPartitionedStats):
         body = self._stats_json(f"/admin/v2/{topic_path(op.topic)}/partitioned-stats", "getPartitionedStats",
@@ -308,6 +334,54 @@ class RestDriver(RestBatch, RestBuckets):
             return body
         cursors = body.get("cursors") if isinstance(body.get("cursors"), dict) else {}
         return InternalStatsView(_int(body.get("entriesAddedCounter")), tuple(sorted(cursors)))
+
+
+# Apache Pulsar recomputes a topic's rates every statsUpdateFrequencyInSecs over the interval just
+# ended (BrokerService#updateRates), so a rate shows an event only from the first update after it,
+# and only until the next one. A rate row is read across two whole intervals: a rate counts as
+# positive when any read in that window shows it positive; counters are taken from the last read.
+STATS_POLL_S = 0.2
+STATS_INTERVAL_MAX_S = 5.0
+_UNREAD = object()
+
+
+def stats_window(interval: Optional[float]) -> float:
+    """How long to keep reading a topic's stats after the first read."""
+    return 0.0 if interval is None or interval <= 0 else 2 * interval + 0.5
+
+
+def topic_stats_view(body: dict) -> TopicStatsView:
+    publishers = body.get("publishers") if isinstance(body.get("publishers"), list) else []
+    subscriptions = body.get("subscriptions") if isinstance(body.get("subscriptions"), dict) else {}
+    return TopicStatsView(
+        missing=missing_fields(body, TOPIC_STATS_FIELDS),
+        msg_in_counter=_int(body.get("msgInCounter")),
+        msg_out_counter=_int(body.get("msgOutCounter")),
+        msg_rate_out=sign(body.get("msgRateOut")),
+        publishers=tuple(sorted(sign(p.get("msgDropRate")) for p in publishers if isinstance(p, dict))),
+        subscriptions=tuple(
+            (name, sign(sub.get("msgDropRate")), _int(sub.get("msgOutCounter")))
+            for name, sub in sorted(subscriptions.items()) if isinstance(sub, dict)))
+
+
+def merge_rate_views(views: list[TopicStatsView]) -> TopicStatsView:
+    """One view of reads across the window: each rate positive if any read showed it positive,
+    everything else as the last read shows it. Reads whose publishers or subscriptions differ
+    in number are not merged: the last one is the answer."""
+    last = views[-1]
+
+    def most(signs):
+        return POSITIVE if POSITIVE in signs else signs[-1]
+
+    comparable = [view for view in views if len(view.publishers) == len(last.publishers)
+                  and [s[0] for s in view.subscriptions] == [s[0] for s in last.subscriptions]]
+    return TopicStatsView(
+        missing=last.missing, msg_in_counter=last.msg_in_counter, msg_out_counter=last.msg_out_counter,
+        msg_rate_out=most([view.msg_rate_out for view in comparable]),
+        publishers=tuple(sorted(most([view.publishers[i] for view in comparable])
+                                for i in range(len(last.publishers)))),
+        subscriptions=tuple((name, most([view.subscriptions[i][1] for view in comparable]), out)
+                            for i, (name, _sign, out) in enumerate(last.subscriptions)))
 
 
 def sign(value) -> str:

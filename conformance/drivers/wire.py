@@ -24,6 +24,11 @@ Rule 6 (PIP-2, PubSub): a burst's SEND frames go out in ONE ``sendall``, so the 
         may still be writing, so collection goes on until every subscription holds every
         accepted message or ``DRAIN_IDLE_S`` pass with no frame; the quiet period only ends the
         collection, it never decides an outcome on the reference broker.
+Rule 8: before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic on the same
+        connection, as every Pulsar client does: Apache Pulsar serves a topic only once a lookup
+        made its broker own the topic's bundle, and otherwise answers ServiceNotReady "Namespace
+        bundle ... not served by this instance. Please redo the lookup" (observed on 4.0.7). The
+        lookup's answer is recorded in the transcript and not judged; what follows is.
 Rule 7 (PIP-2, BadCommand): after the bad frame, a PING; a PONG means the command was ignored
         (Done), ERROR/SEND_ERROR is the answer, and a closed connection is ConnectionClosed —
         but only after a fresh connection's handshake shows the broker still serves.
@@ -281,7 +286,14 @@ class WireDriver(WirePip2, WireBatch):
             return _server_error(got)
         return TopicList(frozenset(got.topics))
 
+    def _claim(self, topic: str) -> None:
+        """A LOOKUP before PRODUCER or SUBSCRIBE, its answer not judged (Rule 8)."""
+        request_id = next(self._ids)
+        self._request(events.Lookup(topic=topic, request_id=request_id, authoritative=False), request_id,
+                      (events.LookupResponse,), "LOOKUP before PRODUCER or SUBSCRIBE")
+
     def _do_CreateNonPartitionedTopic(self, op: ops.CreateNonPartitionedTopic):
+        self._claim(op.topic)
         producer_id, request_id = next(self._ids), next(self._ids)
         got = self._request(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),
                             request_id, (events.ProducerSuccess,), "PRODUCER")

@@ -102,6 +102,7 @@ class WirePip2:
         from conformance.drivers.wire import _server_error
 
         collector = _Collector(op.topic)
+        self._claim(op.topic)
         producer_id, request_id = next(self._ids), next(self._ids)
         got = self._answer(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),
                            request_id, (events.ProducerSuccess,), "PRODUCER", collector)
@@ -169,6 +170,7 @@ class WirePip2:
         from conformance.drivers.wire import _server_error
 
         collector = _Collector(op.topic)
+        self._claim(op.topic)
         if op.command == "send-after-close-producer":
             producer_id, request_id = next(self._ids), next(self._ids)
             got = self._answer(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),

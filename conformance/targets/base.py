@@ -5,13 +5,13 @@ URLs, and it *detects* (never assumes) what it is:
 
 Rule 1: ``version`` is read from the broker: CONNECTED.server_version through the wire driver
         and, when there is an admin API, GET /admin/v2/brokers/version (the REST text wins).
-Rule 2: ``has_admin`` is true only if the admin REST API answered. ``era`` is keyed by the
-        broker's *version*: an Apache Pulsar release without PIP-344 is judged by the seed's
-        pre-PIP-344 table, every other broker by the current spec. Which releases have PIP-344 is
-        read from spec/features.yaml (``pip-344: first_versions``), the one place that says it
-        (facts §1.1: 3.0.6, 3.3.1, 4.0.0, hence not 3.1.x, 3.2.x, 3.3.0). Feature flag 5 is *not*
-        used to pick the era: whether a broker advertises it is itself a spec row
-        (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of having them skipped.
+Rule 2: ``has_admin`` is true only if the admin REST API answered. ``release`` is the Apache
+        Pulsar release the *version* names (None for other implementations, which are held to
+        the current spec), and every expectation is computed for it (model/releases.py); ``era``
+        follows from it: a release without PIP-344 is judged by the seed's pre-PIP-344 table.
+        Feature flag 5 is *not* used to pick the era: whether a broker advertises it is itself a
+        spec row (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of having them
+        skipped.
 Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with those broker.conf
         values, or raises ``Unsupported(reason)``. Keys a previous case (or a SetBrokerConfig
         step, via ``note_config_change``) changed and this case does not set are put back first,
@@ -28,8 +28,6 @@ Rule 5: ``generation`` increases whenever the broker process is replaced, so dri
 
 from __future__ import annotations
 
-import functools
-import re
 import time
 from pathlib import Path
 from typing import Optional
@@ -39,12 +37,12 @@ from conformance.drivers.rest import RestDriver, error_reason
 from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite, TargetError, Unsupported
 from conformance.targets import config as pulsar_config
+from model import releases
 from model.outcomes import ServerError
 
 ERA_PIP344 = "pip344"
 ERA_PRE_PIP344 = "pre-pip344"
 FLAG5 = "supports_get_partitioned_metadata_without_auto_creation"
-_APACHE_RELEASE = re.compile(r"^(?:Pulsar Server)?(\d+)\.(\d+)\.(\d+)(?:-SNAPSHOT)?$")
 
 
 def _same_value(shown: str, wanted: str) -> bool:
@@ -55,55 +53,14 @@ def _same_value(shown: str, wanted: str) -> bool:
     return canon(shown) == canon(wanted)
 
 
-ERA_FEATURE = "pip-344"  # the spec/features.yaml entry whose releases make up era "pip344"
-
-
-def _release(text: str) -> Optional[tuple[int, int, int]]:
-    match = _APACHE_RELEASE.match((text or "").strip())
-    return tuple(int(part) for part in match.groups()) if match else None  # type: ignore[return-value]
-
-
-@functools.lru_cache(maxsize=None)
-def feature_first_versions(feature: str = ERA_FEATURE) -> tuple[tuple[int, int, int], ...]:
-    """``first_versions`` of a feature in spec/features.yaml, as sorted (major, minor, patch)."""
-    from spec.schema import SPEC_DIR, load_registry
-
-    entry = load_registry(SPEC_DIR / "features.yaml", "features").get(feature)
-    if not entry or not entry.get("first_versions"):
-        raise ValueError(f"spec/features.yaml has no first_versions for {feature!r}; "
-                         "the era of an Apache Pulsar release cannot be decided without them")
-    versions = []
-    for text in entry["first_versions"]:
-        release = _release(str(text))
-        if release is None:
-            raise ValueError(f"spec/features.yaml: {feature}.first_versions has {text!r}, "
-                             "which is not a release number like 3.0.6")
-        versions.append(release)
-    return tuple(sorted(versions))
-
-
-def release_has_feature(release: tuple[int, int, int], first_versions: tuple[tuple[int, int, int], ...]) -> bool:
-    """A release line has the feature from the first_version listed for that line (major.minor)
-    on; a line newer than the newest listed one has it; any other line does not (lines between
-    listed ones, like 3.1 and 3.2 between 3.0.6 and 3.3.1, were cut before the feature)."""
-    line = release[:2]
-    for first in first_versions:
-        if first[:2] == line:
-            return release >= first
-    return line > max(first[:2] for first in first_versions)
-
-
 def era_of_version(version: Optional[str]) -> str:
-    """Which table judges a broker of this version (Rule 2).
+    """Which table judges a broker of this version (Rule 2; model/releases.py).
 
-    Only strings shaped like an Apache Pulsar release (``4.0.13``, ``Pulsar Server3.0.5``) can be
+    Only strings shaped like an Apache Pulsar release (``4.0.7``, ``Pulsar Server3.0.2``) can be
     old; other implementations (the reference broker is 0.x, pulsar-lite has its own numbering)
     are held to the current spec.
     """
-    release = _release(version or "")
-    if release is None or release[0] == 0:
-        return ERA_PIP344
-    return ERA_PIP344 if release_has_feature(release, feature_first_versions()) else ERA_PRE_PIP344
+    return releases.era_of(releases.parse_release(version))
 
 
 class Target:
@@ -115,6 +72,9 @@ class Target:
     implicit_namespaces = False
     # True for real Pulsar brokers: wait until a dynamic key shows in the runtime config (Rule 3).
     confirms_dynamic_config = False
+    # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
+    # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
+    divergence_profile: Optional[str] = None
 
     def __init__(self, name: Optional[str] = None, *, timeout: float = DEFAULT_TIMEOUT,
                  start_timeout: float = 30.0, log_dir: Optional[Path] = None):
@@ -130,6 +90,9 @@ class Target:
         self.has_admin = False
         self.versions: dict[str, str] = {}
         self.era: Optional[str] = None
+        # The Apache Pulsar release the detected version names; None for other implementations
+        # (model/releases.py NEWEST). Expectations are computed for it.
+        self.release: Optional[tuple[int, int, int]] = None
         self.advertises_flag5 = False
         # FeatureFlags names CONNECTED set to true (detect); None until detected. Cases whose row
         # lists a protocol-feature-flag feature need it (conformance/capabilities.py).
@@ -157,6 +120,16 @@ class Target:
 
     def stop(self) -> None:
         """Stop whatever start() launched; safe to call twice and after a failed start."""
+
+    def check_alive(self) -> Optional[str]:
+        """Why a started target no longer serves (its process exited), or None; targets that
+        launch a process answer it."""
+        return None
+
+    def config_group(self, broker_config: dict[str, str]) -> tuple:
+        """Cases with equal groups need no restart between them; the runner orders a target's
+        cases by it, so each distinct non-dynamic configuration starts once per run."""
+        return ()
 
     @property
     def version(self) -> Optional[str]:
@@ -192,7 +165,8 @@ class Target:
             finally:
                 rest.close()
 
-        self.era = era_of_version(self.version)
+        self.release = releases.parse_release(self.version)
+        self.era = releases.era_of(self.release)
 
     def describe(self) -> dict[str, str]:
         """What environment.properties and the run summary show for this target."""

@@ -9,9 +9,9 @@ Rule 1: the plan starts standalone the way testcontainers' own PulsarContainer d
         ``PULSAR_PREFIX_<key>=<value>`` environment (written into standalone.conf by
         apply-config-from-env.py), ``PULSAR_MEM`` bounding the JVM. The default tag is the 4.0
         LTS line's latest, 4.0.13 (facts §6.1).
-Rule 2: ready when GET /admin/v2/clusters answers exactly ``["standalone"]`` (PulsarContainer's
-        check) *and* GET /admin/v2/namespaces/public lists ``public/default``, which standalone
-        creates after the cluster (facts §6.2); both polled within ``start_timeout`` (120 s).
+Rule 2: ready by standalone_conf's checks (GET /admin/v2/clusters answers exactly
+        ``["standalone"]``, as PulsarContainer checks, and public/default exists), polled within
+        ``start_timeout`` (120 s).
         A container that exits, or is not ready in time, is a TargetError with its last output.
 Rule 3: ports. A Pulsar broker answers lookups with its *advertised* address and its *own*
         port, and clients (pulsar-client, REST redirects) then connect there. A random host port
@@ -34,10 +34,8 @@ Rule 6: stop removes the container (forced) and appends its output to ``<log_dir
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -48,14 +46,15 @@ import httpx
 
 from conformance.errors import TargetError, UsageError
 from conformance.targets import config as pulsar_config
+from conformance.targets import standalone_conf
 from conformance.targets.base import Target
+from conformance.targets.process import free_ports
+from conformance.targets.standalone_conf import READY_CHECKS, ReadyCheck
 
 IMAGE_REPOSITORY = "apachepulsar/pulsar"
 DEFAULT_TAG = "4.0.13"  # 4.0 LTS, latest patch (facts §6.1)
 BROKER_PORT = 6650
 HTTP_PORT = 8080
-CLUSTER = "standalone"
-DEFAULT_NAMESPACE = "public/default"
 STANDALONE = ("/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf && "
               "bin/pulsar standalone --no-functions-worker -nss")
 PULSAR_MEM = "-Xms256m -Xmx512m -XX:MaxDirectMemorySize=256m"
@@ -74,36 +73,6 @@ def check_tag(tag: str) -> str:
 
 
 # -- the plan (pure) ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ReadyCheck:
-    """One HTTP readiness condition: GET ``path`` and judge (status, body)."""
-
-    path: str
-    wants: str  # what the body must show, for messages
-
-    def problem(self, status: int, body: str) -> Optional[str]:
-        """None when satisfied, else what is missing."""
-        if not status:
-            return f"GET {self.path}: no HTTP answer ({body})"
-        if status != 200:
-            return f"GET {self.path} answered {status}, not 200 with {self.wants}"
-        try:
-            value = json.loads(body)
-        except ValueError:
-            value = None
-        if self.path.endswith("/clusters"):
-            ok = value == [CLUSTER]
-        else:
-            ok = isinstance(value, list) and DEFAULT_NAMESPACE in value
-        return None if ok else f"GET {self.path} answered {body.strip()[:200]!r}, not {self.wants}"
-
-
-READY_CHECKS = (
-    ReadyCheck("/admin/v2/clusters", f'["{CLUSTER}"]'),
-    ReadyCheck("/admin/v2/namespaces/public", f"a list with {DEFAULT_NAMESPACE}"),
-)
-
 
 @dataclass(frozen=True)
 class LaunchPlan:
@@ -152,13 +121,7 @@ def launch_plan(tag: Optional[str] = None, static: Optional[Mapping[str, str]] =
 
 def readiness_problem(plan: LaunchPlan, answers: Mapping[str, tuple[int, str]]) -> Optional[str]:
     """None when every check of ``plan`` is satisfied by ``answers`` (path -> (status, body))."""
-    for check in plan.ready_checks:
-        if check.path not in answers:
-            return f"GET {check.path} not answered yet"
-        problem = check.problem(*answers[check.path])
-        if problem:
-            return problem
-    return None
+    return standalone_conf.readiness_problem(plan.ready_checks, answers)
 
 
 # -- the engine check (bounded) ---------------------------------------------------------------------
@@ -272,19 +235,6 @@ class _TestcontainersHandle:
         self.container.stop()
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = []
-    try:
-        for _ in range(count):  # all held open at once, so they are distinct
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def _tail(text: str, count: int = 15) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     return "\n".join(lines[-count:]) if lines else "(no output)"
@@ -320,7 +270,7 @@ class ContainerTarget(Target):
             self._engine_ok = True
         host = self.backend.host()
         for attempt in range(2):  # a free port may be taken meanwhile: once more on new ones
-            broker_port, web_port = _free_ports(2)
+            broker_port, web_port = free_ports(2)
             self.plan = launch_plan(self.tag, self.static, broker_port=broker_port, web_port=web_port,
                                     advertised_address=host, start_timeout=self.start_timeout)
             try:

@@ -102,6 +102,7 @@ def render_toml(values: dict[str, int]) -> str:
 class PulsarLiteTarget(Target):
     kind = "pulsar-lite"
     implicit_namespaces = True
+    divergence_profile = "pulsar-lite"  # spec/divergences/pulsar-lite.yaml
 
     def __init__(self, name: Optional[str] = None, *, binary: Optional[str] = None, **kwargs):
         super().__init__(name, **kwargs)

@@ -3,10 +3,12 @@
 Rule 1: ``reference``, ``reference-cluster`` (three reference brokers, PIP-35) and ``pulsar-lite``
         are launched by the harness as processes (``reference-zk``: the reference broker on a real
         ZooKeeper whose znodes the harness reads, PIP-157);
+        ``pulsar-standalone[:VERSION]`` runs Apache Pulsar's own standalone from the release's
+        Maven jars in a JVM (default: standalone.DEFAULT_VERSION);
         ``pulsar-container[:TAG]`` runs Apache Pulsar's image ``apachepulsar/pulsar:TAG`` in
         Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is an already running
         broker. Anything else is a UsageError that lists what is known.
-Rule 2: ``--pulsar-versions 3.0.5,4.0.13`` is shorthand for one ``pulsar-container:<v>`` per
+Rule 2: ``--pulsar-versions 3.0.2,4.0.7`` is shorthand for one ``pulsar-standalone:<v>`` per
         version (``pulsar_version_targets``).
 """
 
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 from conformance.errors import UsageError
 from conformance.targets.base import Target
-from conformance.targets.container import ContainerTarget, check_tag
+from conformance.targets.container import ContainerTarget
 from conformance.targets.pulsar_lite import PulsarLiteTarget
 from conformance.targets.reference import ReferenceTarget
 from conformance.targets.reference_cluster import ReferenceClusterTarget
 from conformance.targets.reference_zk import ReferenceZkTarget
+from conformance.targets.standalone import DEFAULT_VERSION, PulsarStandaloneTarget
+from conformance.targets.maven import check_version
 from conformance.targets.url import UrlTarget
 
 TARGETS: dict[str, type[Target]] = {
@@ -30,7 +34,8 @@ TARGETS[ReferenceZkTarget.kind] = ReferenceZkTarget  # PIP-157: on a real ZooKee
 
 
 def known_names() -> list[str]:
-    return [*TARGETS, f"{ContainerTarget.kind}[:TAG]", "url:pulsar://HOST:PORT[,http://HOST:PORT]"]
+    return [*TARGETS, f"{PulsarStandaloneTarget.kind}[:VERSION]", f"{ContainerTarget.kind}[:TAG]",
+            "url:pulsar://HOST:PORT[,http://HOST:PORT]"]
 
 
 def make_target(spec: str, **kwargs) -> Target:
@@ -38,6 +43,11 @@ def make_target(spec: str, **kwargs) -> Target:
     if spec.startswith("url:"):
         return UrlTarget(spec[len("url:"):], **kwargs)
     kind, colon, tag = spec.partition(":")
+    if kind == PulsarStandaloneTarget.kind:
+        if colon and not tag:
+            raise UsageError(f"target {spec!r} has an empty version; use {PulsarStandaloneTarget.kind}:"
+                             f"{DEFAULT_VERSION} or {PulsarStandaloneTarget.kind} for the default")
+        return PulsarStandaloneTarget(check_version(tag) if tag else None, **kwargs)
     if kind == ContainerTarget.kind:
         if colon and not tag:
             raise UsageError(f"target {spec!r} has an empty tag; use {ContainerTarget.kind}:4.0.13 or "
@@ -51,9 +61,9 @@ def make_target(spec: str, **kwargs) -> Target:
 
 
 def pulsar_version_targets(versions: str) -> list[str]:
-    """``"3.0.5,4.0.13"`` -> ``["pulsar-container:3.0.5", "pulsar-container:4.0.13"]`` (Rule 2)."""
-    tags = [part.strip() for part in versions.split(",")]
-    if not any(tags) or not all(tags):
-        raise UsageError(f"--pulsar-versions {versions!r}: expected comma-separated image tags such as "
-                         "3.0.5,4.0.13,4.2.4")
-    return [f"{ContainerTarget.kind}:{check_tag(tag)}" for tag in tags]
+    """``"3.0.2,4.0.7"`` -> ``["pulsar-standalone:3.0.2", "pulsar-standalone:4.0.7"]`` (Rule 2)."""
+    releases = [part.strip() for part in versions.split(",")]
+    if not any(releases) or not all(releases):
+        raise UsageError(f"--pulsar-versions {versions!r}: expected comma-separated releases such as "
+                         "3.0.2,4.0.7,4.2.4")
+    return [f"{PulsarStandaloneTarget.kind}:{check_version(release)}" for release in releases]

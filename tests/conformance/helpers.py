@@ -42,7 +42,7 @@ class FakeCase:
     info: str = "quoted text"
     broker_config: dict = field(default_factory=dict)
 
-    def bind(self, namespace: str) -> BoundCase:
+    def bind(self, namespace: str, release=None) -> BoundCase:
         return BoundCase(tuple(self.steps(namespace)))
 
 
@@ -113,9 +113,21 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
+from reference_broker.protocol import pulsar_api_pb2 as pb
 
 CLOSE = "close"  # a handler answer: drop the connection
 SILENCE = ()  # a handler answer: send nothing
+
+
+def claiming(handler: Callable) -> Callable:
+    """``handler`` behind a broker that answers every LOOKUP with Connect to itself, as the wire
+    driver's lookup before a PRODUCER or SUBSCRIBE expects (wire.py)."""
+    def answer(event):
+        if isinstance(event, events.Lookup):
+            return [events.LookupResponse(request_id=event.request_id, brokerServiceUrl="pulsar://127.0.0.1:1",
+                                          response=pb.CommandLookupTopicResponse.Connect, authoritative=True)]
+        return handler(event)
+    return answer
 
 
 class FakePulsarServer:

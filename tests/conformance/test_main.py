@@ -19,7 +19,7 @@ def test_cases_lists_every_case_with_grade_and_source(capsys):
     assert main(["cases", "--pip", "nosuch"]) == 2
 
 
-def test_pulsar_versions_adds_one_container_target_per_version(monkeypatch, tmp_path):
+def test_pulsar_versions_adds_one_standalone_target_per_version(monkeypatch, tmp_path):
     import conformance.__main__ as cli
     seen = {}
 
@@ -28,12 +28,12 @@ def test_pulsar_versions_adds_one_container_target_per_version(monkeypatch, tmp_
         return 0
 
     monkeypatch.setattr(cli, "run", fake_run)
-    assert main(["run", "--target", "reference", "--pulsar-versions", "3.0.5,4.0.13,4.2.4",
+    assert main(["run", "--target", "reference", "--pulsar-versions", "3.0.2,4.0.7,4.2.4",
                  "--out", str(tmp_path)]) == 0
-    assert seen["targets"] == ["reference", "pulsar-container:3.0.5", "pulsar-container:4.0.13",
-                               "pulsar-container:4.2.4"]
+    assert seen["targets"] == ["reference", "pulsar-standalone:3.0.2", "pulsar-standalone:4.0.7",
+                               "pulsar-standalone:4.2.4"]
     assert main(["run", "--pulsar-versions", "", "--out", str(tmp_path)]) == 2
-    assert main(["run", "--pulsar-versions", "4.0.13,bad tag", "--out", str(tmp_path)]) == 2
+    assert main(["run", "--pulsar-versions", "4.0.7,bad tag", "--out", str(tmp_path)]) == 2
 
 
 @pytest.mark.slow

@@ -59,9 +59,9 @@ def test_invalid_names_missing_namespace_and_unknown_topics_are_per_entry():
                            failed("persistent://public/nosuch/t", "TopicNotFound"), connect(P + "never"))
 
 
-def test_a_disabled_domain_fails_its_entries_only():
+def test_a_disabled_domain_resolves_as_its_single_lookup_does():
     got = batch([f"non-persistent://{NS}/np", P + "a"], config={"enableNonPersistentTopics": "false"})
-    assert got.entries == (failed(f"non-persistent://{NS}/np", "ServiceNotReady"), connect(P + "a"))
+    assert got.entries == (connect(f"non-persistent://{NS}/np"), connect(P + "a"))
 
 
 def test_empty_batch_has_no_entries_on_both_apis():

@@ -74,8 +74,7 @@ def test_non_persistent_topics_follow_the_same_rules():
 
 
 @pytest.mark.parametrize("era, rest, binary", [
-    ("pip344", RestError(404, "Namespace not found"),
-     ServerError("TopicNotFound", "Tenant or namespace or topic does not exist: public/gone")),
+    ("pip344", RestError(404, "Namespace not found"), ServerError("TopicNotFound", "Namespace not found")),
     ("pre-pip344", RestError(404, "Policies not found for public/gone namespace"),
      ServerError("MetadataError", "Policies not found for public/gone namespace")),
 ])
@@ -86,10 +85,19 @@ def test_missing_namespace_per_era(era, rest, binary):
     assert answer(state, GetPartitionedMetadata(topic, "binary", True)) == binary
 
 
+def test_missing_namespace_without_auto_creation_is_an_empty_not_found():
+    """ServerCnx#handlePartitionMetadataRequest (v4.0.7): field 6 false, or a broker that does not
+    allow auto-creation, checks existence and answers TopicNotFound with no message."""
+    assert answer(initial_state(), GetPartitionedMetadata("persistent://public/gone/t", "binary", False)) == \
+        ServerError("TopicNotFound", "")
+    assert answer(broker({"allowAutoTopicCreation": "false"}),
+                  GetPartitionedMetadata("persistent://public/gone/t", "binary", True)) == ServerError("TopicNotFound", "")
+
+
 def test_missing_tenant_answers_like_a_missing_namespace():
     state = initial_state()
-    outcome = answer(state, GetPartitionedMetadata("persistent://nobody/ns/t", "binary", False))
-    assert outcome == ServerError("TopicNotFound", "Tenant or namespace or topic does not exist: nobody/ns")
+    outcome = answer(state, GetPartitionedMetadata("persistent://nobody/ns/t", "binary", True))
+    assert outcome == ServerError("TopicNotFound", "Namespace not found")
 
 
 def test_creation_refused_maps_per_api():
@@ -104,16 +112,20 @@ def test_creation_refused_maps_per_api():
 
 # -- pre-PIP-344 era: the seed's background table -----------------------------------------------------
 
-@pytest.mark.parametrize("api", ["rest", "binary"])
-def test_old_broker_never_answers_not_found_for_an_absent_topic(api):
+def test_old_broker_answers_zero_for_an_absent_topic_when_it_may_create():
     state = broker({"allowAutoTopicCreation": "false", **PART3}, era="pre-pip344")
-    assert apply(state, gpm("t", api, True)) == (state, Partitions(0))
-    assert apply(state, gpm("t", api, False)) == (state, Partitions(0))
+    assert apply(state, gpm("t", "rest", True)) == (state, Partitions(0))
+    assert apply(state, gpm("t", "binary", True)) == (state, Partitions(0))
+    assert apply(state, gpm("t", "binary", False)) == (state, Partitions(0))  # field 6 ignored
 
 
-def test_old_broker_rest_param_false_creates_nothing():
+def test_old_broker_rest_param_false_checks_existence_and_creates_nothing():
+    """PersistentTopicsBase#internalGetPartitionedMetadataAsync at v3.0.2: 0 partitions without
+    checkAllowAutoCreation runs internalCheckTopicExists (observed on 3.0.2 and 3.2.3)."""
     state = broker(PART3, era="pre-pip344")
-    assert apply(state, gpm("t", "rest", False)) == (state, Partitions(0))
+    assert apply(state, gpm("t", "rest", False)) == (state, RestError(404, f"Topic persistent://{NS}/t not found"))
+    existing = broker(PART3, topics={"t": 0}, era="pre-pip344")
+    assert apply(existing, gpm("t", "rest", False))[1] == Partitions(0)
 
 
 def test_old_broker_binary_ignores_field_6():

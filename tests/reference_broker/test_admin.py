@@ -140,12 +140,12 @@ def test_override_round_trip(admin):
 
 
 @pytest.mark.parametrize("body,status,text", [
-    ({"allowAutoTopicCreation": True, "topicType": "bogus"}, 400, "Unknown topic type [bogus]"),
-    ({"allowAutoTopicCreation": True, "topicType": "partitioned"}, 400,
+    ({"allowAutoTopicCreation": True, "topicType": "bogus"}, 412, "Unknown topic type [bogus]"),
+    ({"allowAutoTopicCreation": True, "topicType": "partitioned"}, 412,
      "[defaultNumPartitions] cannot be null when the type is partitioned."),
-    ({"allowAutoTopicCreation": True, "topicType": "partitioned", "defaultNumPartitions": -1}, 400,
+    ({"allowAutoTopicCreation": True, "topicType": "partitioned", "defaultNumPartitions": -1}, 412,
      "[defaultNumPartitions] cannot be less than 1 for partition type."),
-    ({"allowAutoTopicCreation": True, "topicType": "non-partitioned", "defaultNumPartitions": 1}, 400,
+    ({"allowAutoTopicCreation": True, "topicType": "non-partitioned", "defaultNumPartitions": 1}, 412,
      "[defaultNumPartitions] is not allowed to be set when the type is non-partition."),
     ({"allowAutoTopicCreation": True, "topicType": "partitioned", "defaultNumPartitions": 9}, 406,
      "Number of partitions should be less than or equal to 8"),

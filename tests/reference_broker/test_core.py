@@ -15,6 +15,7 @@ from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.errors import (
     AlreadyExists,
+    InvalidOverride,
     InvalidPolicies,
     InvalidTopicName,
     NamespaceNotFound,
@@ -175,17 +176,17 @@ DETAIL = "Invalid configuration for autoTopicCreationOverride. the detail is "
 
 
 @pytest.mark.parametrize("override,status,reason", [
-    ({"allowAutoTopicCreation": True, "topicType": "bogus"}, 400, DETAIL + "Unknown topic type [bogus]"),
-    ({"allowAutoTopicCreation": True}, 400, DETAIL + "Unknown topic type [null]"),
-    ({"allowAutoTopicCreation": True, "topicType": "partitioned"}, 400,
+    ({"allowAutoTopicCreation": True, "topicType": "bogus"}, 412, DETAIL + "Unknown topic type [bogus]"),
+    ({"allowAutoTopicCreation": True}, 412, DETAIL + "Unknown topic type [null]"),
+    ({"allowAutoTopicCreation": True, "topicType": "partitioned"}, 412,
      DETAIL + "[defaultNumPartitions] cannot be null when the type is partitioned."),
-    ({"allowAutoTopicCreation": True, "topicType": "partitioned", "defaultNumPartitions": 0}, 400,
+    ({"allowAutoTopicCreation": True, "topicType": "partitioned", "defaultNumPartitions": 0}, 412,
      DETAIL + "[defaultNumPartitions] cannot be less than 1 for partition type."),
-    ({"allowAutoTopicCreation": True, "topicType": "non-partitioned", "defaultNumPartitions": 2}, 400,
+    ({"allowAutoTopicCreation": True, "topicType": "non-partitioned", "defaultNumPartitions": 2}, 412,
      DETAIL + "[defaultNumPartitions] is not allowed to be set when the type is non-partition."),
 ])
 def test_override_validation_messages(core, override, status, reason):
-    with pytest.raises(InvalidPolicies) as info:
+    with pytest.raises(InvalidOverride) as info:
         core.set_auto_topic_creation_override(NS, override)
     assert (info.value.http_status, info.value.reason) == (status, reason)
     assert core.get_auto_topic_creation_override(NS) is None
@@ -214,7 +215,7 @@ def test_override_set_get_remove(core):
 
 
 def test_override_in_namespace_create_body_is_validated(core):
-    with pytest.raises(InvalidPolicies, match="Unknown topic type"):
+    with pytest.raises(InvalidOverride, match="Unknown topic type"):
         core.create_namespace("public/ns", {"autoTopicCreationOverride": {"allowAutoTopicCreation": True}})
     assert not core.namespace_exists("public/ns")
     core.create_namespace("public/ns", {"autoTopicCreationOverride": {

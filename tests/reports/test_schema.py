@@ -25,7 +25,10 @@ def test_line_rules():
     assert S.line_problem(good[:40]) == S.BAD_REASONS["json"]
     assert S.line_problem("[1, 2]") == S.BAD_REASONS["json"]
     data = json.loads(good)
-    assert S.line_problem(json.dumps({**data, "schema_version": 2})) == S.BAD_REASONS["schema_version"]
+    assert S.line_problem(json.dumps({**data, "schema_version": 3})) == S.BAD_REASONS["schema_version"]
+    # a record written before namespace and known_divergence existed is still read
+    older = {key: value for key, value in data.items() if key not in ("namespace", "known_divergence")}
+    assert S.line_problem(json.dumps({**older, "schema_version": 1})) is None
     assert S.line_problem(json.dumps({**data, "verdict": "ok"})) == S.BAD_REASONS["verdict"]
     assert S.line_problem(json.dumps({**data, "case_id": ""})) == S.BAD_REASONS["missing"]
     assert S.line_problem(json.dumps({**data, "duration_s": "slow"})) == S.BAD_REASONS["json"]

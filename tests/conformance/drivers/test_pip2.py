@@ -19,7 +19,7 @@ from model.outcomes import (
 )
 from reference_broker.protocol import Connection, Role, events
 from reference_broker.protocol import pulsar_api_pb2 as pb
-from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer
+from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer, claiming
 
 NP = "non-persistent://public/c1/t"
 P = "persistent://public/c1/t"
@@ -103,7 +103,7 @@ class NonPersistentFake:
 
 
 def _run(handler, op):
-    server = FakePulsarServer(handler)
+    server = FakePulsarServer(claiming(handler))
     driver = WireDriver(server.url, timeout=2.0)
     try:
         return driver.perform(op), server, driver
@@ -240,7 +240,7 @@ def test_bad_command_on_a_broker_that_stops_serving_is_indefinite():
             return [events.Success(request_id=event.request_id)]
         return CLOSE
 
-    server = FakePulsarServer(closing)
+    server = FakePulsarServer(claiming(closing))
     driver = WireDriver(server.url, timeout=1.0)
     try:
         driver.perform(ops.Handshake())
@@ -292,3 +292,48 @@ def test_partitioned_and_internal_stats_views_and_errors():
     assert _rest(internal).perform(ops.GetInternalStats(NP)) == InternalStatsView(4, ("a", "b"))
     assert _rest({"reason": "Topic x not found"}, 404).perform(ops.GetTopicStats(NP)) == RestError(
         404, "Topic x not found")
+
+
+# -- rates read across stats updates (rest.py) -------------------------------------------------------
+
+
+def _view(rate_out, publisher, subscription, out=3):
+    return TopicStatsView((), 3, out, rate_out, (publisher,), (("s", subscription, out),))
+
+
+def test_a_rate_seen_positive_in_any_read_of_the_window_is_positive():
+    from conformance.drivers.rest import merge_rate_views
+
+    reads = [_view(ZERO, ZERO, ZERO, 2), _view(POSITIVE, ZERO, POSITIVE, 3), _view(ZERO, ZERO, ZERO, 3)]
+    assert merge_rate_views(reads) == _view(POSITIVE, ZERO, POSITIVE, 3)
+    assert merge_rate_views([_view(ZERO, ZERO, ZERO)]) == _view(ZERO, ZERO, ZERO)
+    # a read with another set of subscriptions does not lend its rates to the last one
+    other = TopicStatsView((), 3, 3, POSITIVE, (POSITIVE,), (("t", POSITIVE, 3),))
+    assert merge_rate_views([other, _view(ZERO, ZERO, ZERO)]) == _view(ZERO, ZERO, ZERO)
+
+
+def test_stats_window_spans_two_updates():
+    from conformance.drivers.rest import stats_window
+
+    assert stats_window(None) == 0.0 and stats_window(0) == 0.0
+    assert stats_window(1.0) == 2.5
+
+
+def test_stats_are_read_until_the_rate_shows_and_a_slow_updater_is_indefinite():
+    reads = iter([0.0, 0.0, 5.0] + [0.0] * 100)
+    runtime = {"statsUpdateFrequencyInSecs": "0.2"}
+
+    def app(request):
+        if request.url.path.endswith("/runtime"):
+            return httpx.Response(200, json=runtime)
+        rate = next(reads)
+        return httpx.Response(200, json={
+            "msgInCounter": 1, "msgOutCounter": 1, "msgRateOut": rate,
+            "publishers": [{"msgDropRate": 0.0}], "subscriptions": {"s": {"msgDropRate": 0.0, "msgOutCounter": 1}}})
+
+    driver = RestDriver("http://broker", transport=httpx.MockTransport(app))
+    got = driver.perform(ops.GetTopicStats(NP))
+    assert got.msg_rate_out == POSITIVE
+    runtime["statsUpdateFrequencyInSecs"] = "60"
+    with pytest.raises(Indefinite, match="statsUpdateFrequencyInSecs=1"):
+        RestDriver("http://broker", transport=httpx.MockTransport(app)).perform(ops.GetTopicStats(NP))

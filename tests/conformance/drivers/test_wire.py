@@ -8,7 +8,7 @@ from model import ops
 from model.outcomes import Done, LookupAnswer, Partitions, ServerError, TopicList
 from reference_broker.protocol import events
 from reference_broker.protocol import pulsar_api_pb2 as pb
-from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer
+from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer, claiming
 
 T = "persistent://public/c1/t"
 PMR = pb.CommandPartitionedTopicMetadataResponse
@@ -123,12 +123,13 @@ def test_create_non_partitioned_topic_is_producer_then_close():
             return [events.Success(request_id=event.request_id)]
         return SILENCE
 
-    server, driver = _answering(handler)
+    server, driver = _answering(claiming(handler))
     try:
         assert driver.perform(ops.CreateNonPartitionedTopic(T)) == Done()
         kinds = [type(e).__name__ for e in server.received]
-        assert kinds == ["Connect", "Producer", "CloseProducer"]
-        assert server.received[1].topic == T
+        # the LOOKUP a client sends first: Apache Pulsar serves a topic only after one
+        assert kinds == ["Connect", "Lookup", "Producer", "CloseProducer"]
+        assert server.received[1].topic == T and server.received[2].topic == T
     finally:
         driver.close()
         server.close()

@@ -24,7 +24,7 @@ from conformance.targets.container import (DEFAULT_TAG, LaunchPlan, ContainerTar
                                            docker_engine_problem, launch_plan, readiness_problem)
 from conformance.targets.process import ManagedProcess
 from conformance.targets.reference import ready_urls
-from conformance.targets.registry import known_names, make_target, pulsar_version_targets
+from conformance.targets.registry import known_names, make_target
 
 NO_ENGINE = "unix:///nonexistent/conformance-test/docker.sock"
 STANDALONE = ("/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf && "
@@ -98,11 +98,6 @@ def test_registry_names_and_pulsar_versions():
     assert "pulsar-container[:TAG]" in known_names()
     with pytest.raises(UsageError, match="empty tag"):
         make_target("pulsar-container:")
-    assert pulsar_version_targets("3.0.5, 4.0.13,4.2.4") == [
-        "pulsar-container:3.0.5", "pulsar-container:4.0.13", "pulsar-container:4.2.4"]
-    for bad in ("", "3.0.5,,4.0.13", "3.0.5,bad tag"):
-        with pytest.raises(UsageError):
-            pulsar_version_targets(bad)
 
 
 # -- no Docker engine -----------------------------------------------------------------------------
@@ -308,18 +303,8 @@ def test_a_container_that_exits_before_ready_is_a_target_error_with_its_output()
 
 # -- version-keyed era (base.py), as the images of --pulsar-versions get it ----------------------
 
-def test_era_boundaries_come_from_features_yaml():
-    import yaml
+def test_era_of_an_image_version():
+    from conformance.targets.base import ERA_PRE_PIP344, era_of_version
 
-    from conformance.targets.base import ERA_PRE_PIP344, era_of_version, feature_first_versions, release_has_feature
-    from spec.schema import SPEC_DIR
-
-    listed = yaml.safe_load((SPEC_DIR / "features.yaml").read_text())["features"]["pip-344"]["first_versions"]
-    assert feature_first_versions() == tuple(sorted(tuple(int(p) for p in v.split(".")) for v in listed))
-    assert [era_of_version(t) for t in ("3.0.5", "4.0.13", "4.2.4")] == [ERA_PRE_PIP344, ERA_PIP344, ERA_PIP344]
-    # The rule itself, on a made-up list: own line from its first version on, newer lines yes,
-    # unlisted lines in between and older lines no.
-    firsts = ((2, 10, 3), (3, 1, 0))
-    assert release_has_feature((2, 10, 3), firsts) and not release_has_feature((2, 10, 2), firsts)
-    assert not release_has_feature((2, 11, 9), firsts) and not release_has_feature((2, 9, 9), firsts)
-    assert release_has_feature((3, 1, 0), firsts) and release_has_feature((3, 2, 0), firsts)
+    assert [era_of_version(t) for t in ("3.0.5", "4.0.13", "4.2.4", "Pulsar Server3.0.2")] == \
+        [ERA_PRE_PIP344, ERA_PIP344, ERA_PIP344, ERA_PRE_PIP344]

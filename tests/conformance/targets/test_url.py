@@ -23,7 +23,7 @@ def test_registry_builds_by_name_and_lists_names_on_error():
     target = make_target("url:pulsar://127.0.0.1:6650,http://127.0.0.1:8080")
     assert isinstance(target, UrlTarget) and target.name == "url-127.0.0.1-6650"
     with pytest.raises(UsageError, match=r"unknown target 'pulsar'; known targets: reference, pulsar-lite, "
-                                         r"(.+, )?reference-zk, pulsar-container\[:TAG\], url:"):
+                                         r"(.+, )?reference-zk, pulsar-standalone\[:VERSION\], pulsar-container\[:TAG\], url:"):
         make_target("pulsar")
 
 

@@ -1,0 +1,45 @@
+"""Known divergences: the cases a kind of target is recorded to fail, read from spec/divergences/.
+
+Like web-platform-tests' expectation files, they let a run tell an expected failure from a
+regression without hiding either: the verdict stays ``failed``, the record names the divergence,
+and the summaries count the two apart.
+
+Rule 1: a target's file is named by its ``divergence_profile``: ``apache-pulsar`` for any
+        target whose version is an Apache Pulsar release (detected, never assumed), the
+        target's own name for implementations that keep a file (``pulsar-lite``), none for the
+        reference broker, which must pass everything.
+Rule 2: a divergence covers a case when the case or its row is listed and the target's release
+        is inside the entry's range. Only a ``failed`` verdict is covered: a known divergence
+        that passes is reported as such (the entry may be stale), and one that turns indefinite
+        or broken is not excused.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from spec.schema import Divergence, load_divergences
+
+APACHE_PULSAR = "apache-pulsar"
+
+
+def profile_of(target) -> Optional[str]:
+    """Rule 1."""
+    own = getattr(target, "divergence_profile", None)
+    if own:
+        return own
+    return APACHE_PULSAR if getattr(target, "release", None) is not None else None
+
+
+class KnownDivergences:
+    def __init__(self, entries: Iterable[Divergence] = ()):
+        self.entries = tuple(entries)
+
+    @classmethod
+    def for_target(cls, target) -> "KnownDivergences":
+        profile = profile_of(target)
+        return cls(load_divergences(profile) if profile else ())
+
+    def covering(self, case_id: str, row_id: str, release) -> Optional[Divergence]:
+        """The entry that covers this case on a broker of ``release`` (Rule 2), if any."""
+        return next((entry for entry in self.entries if entry.covers(case_id, row_id, release)), None)

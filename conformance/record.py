@@ -1,0 +1,86 @@
+"""``python -m conformance record``: keep what Apache Pulsar releases answered, as spec data.
+
+A run's result records hold, per case, the answer of the step where the case stopped: the
+failing step's for ``failed``, the last step's for ``passed`` (every earlier step matched). This
+command copies those answers from result files into ``spec/observed/pulsar-<release>.jsonl``,
+one line per case, so the model can be checked against real Pulsar on any machine, JVM or not
+(tests/spec/test_observations.py).
+
+Rule 1: only targets whose version is an Apache Pulsar release are recorded, and only the
+        verdicts that carry an answer (passed, failed) of a case that ran in a namespace.
+Rule 2: a file holds one line per case id, sorted by case id, so a new recording shows as a
+        reviewable diff; a case recorded again replaces its line, cases not in the new run keep
+        theirs. Files are written whole and atomically.
+Rule 3: each line keeps what re-binding the case needs: the namespace it ran in, the step
+        index, the answer, and the run it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Optional
+
+from conformance.results import ResultRecord, read_results
+from spec.schema import SPEC_DIR
+from spec.versions import parse_release, release_text
+
+OBSERVED_DIR = SPEC_DIR / "observed"
+FIELDS = ("case_id", "row_id", "release", "namespace", "verdict", "step", "actual", "known_divergence", "run_id")
+
+
+def observation(record: ResultRecord) -> Optional[dict]:
+    """Rule 1 and 3: the line a record becomes, or None when it is not an observation."""
+    release = parse_release(record.target_version)
+    if release is None or record.verdict not in ("passed", "failed") or not record.namespace:
+        return None
+    return {"case_id": record.case_id, "row_id": record.row_id, "release": release_text(release),
+            "namespace": record.namespace, "verdict": record.verdict,
+            "step": record.failing_step,  # None for passed: the last step
+            "actual": record.actual, "known_divergence": record.known_divergence, "run_id": record.run_id}
+
+
+def observed_path(release: str, directory: Path = OBSERVED_DIR) -> Path:
+    return Path(directory) / f"pulsar-{release}.jsonl"
+
+
+def read_observations(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def record(records: Iterable[ResultRecord], directory: Path = OBSERVED_DIR) -> dict[str, int]:
+    """Merge the observations of ``records`` into their files (Rule 2); returns lines per file."""
+    by_release: dict[str, dict[str, dict]] = {}
+    for rec in records:
+        line = observation(rec)
+        if line is not None:
+            by_release.setdefault(line["release"], {})[line["case_id"]] = line
+    written = {}
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for release, new in sorted(by_release.items()):
+        path = observed_path(release, directory)
+        merged = {line["case_id"]: line for line in read_observations(path)} if path.is_file() else {}
+        merged.update(new)
+        temporary = path.with_suffix(".jsonl.partial")
+        with open(temporary, "w", encoding="utf-8") as handle:
+            for case_id in sorted(merged):
+                handle.write(json.dumps({key: merged[case_id].get(key) for key in FIELDS}, ensure_ascii=False) + "\n")
+        os.replace(temporary, path)
+        written[str(path)] = len(merged)
+    return written
+
+
+def main(paths: list[Path], directory: Path = OBSERVED_DIR) -> int:
+    records: list[ResultRecord] = []
+    for path in paths:
+        records.extend(read_results(path))
+    written = record(records, directory)
+    if not written:
+        print("conformance record: no observation of an Apache Pulsar release in "
+              f"{', '.join(map(str, paths))}; nothing written")
+        return 2
+    for path, count in written.items():
+        print(f"conformance record: {path}: {count} cases")
+    return 0

@@ -1,0 +1,207 @@
+"""Apache Pulsar's broker as Maven artifacts: resolve a release's runtime classpath once, reuse it.
+
+Apache Pulsar publishes every release to Maven Central as jars, its standalone launcher
+(``org.apache.pulsar.PulsarStandaloneStarter``) included in ``org.apache.pulsar:pulsar-broker``.
+Resolving that artifact with its runtime dependencies gives a complete classpath; no tarball and
+no Docker image is needed.
+
+Rule 1: everything lives in one cache outside the repository (``PULSAR_CONFORMANCE_CACHE``, else
+        ``~/.cache/pulsar-conformance``): Maven's local repository under ``m2/`` and one classpath
+        file per release under ``classpaths/``. A classpath file whose jars all still exist is
+        reused without running Maven.
+Rule 2: the generated pom imports ``org.apache.pulsar:pulsar:<version>`` as a BOM, so every
+        third-party library has the version that release was built and tested with (without it
+        Maven picks other versions, and for 3.0.x its conflict resolution never finishes).
+Rule 3: Maven runs with a settings file that sends every repository to Maven Central
+        (``maven-settings.xml`` beside this module; ``PULSAR_CONFORMANCE_MAVEN_SETTINGS`` names
+        another, e.g. a company mirror): Pulsar's poms declare other repositories that may be
+        unreachable and are not needed for the broker.
+Rule 4: every failure is a ``TargetError`` that names the problem and the fix: no Java or Maven
+        installed, a version that is not a release number, artifacts the repository does not
+        serve (listed by coordinates), a resolution that exceeds its time bound.
+Rule 5: two resolutions never write the local repository at once (a file lock), so several
+        ``pulsar-standalone`` targets of one run, or two runs, can share the cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from conformance.errors import TargetError, UsageError
+
+GROUP = "org.apache.pulsar"
+BROKER_ARTIFACT = "pulsar-broker"
+BOM_ARTIFACT = "pulsar"
+RESOLVE_TIMEOUT = 900.0
+SETTINGS = Path(__file__).with_name("maven-settings.xml")
+_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
+# Maven's ways of saying an artifact is missing; the coordinates are group:artifact:type:version.
+_MISSING = (re.compile(r"Could not find artifact (\S+)"),
+            re.compile(r"Failure to find (\S+)"),
+            re.compile(r"Could not transfer artifact (\S+)"),
+            re.compile(r"Failed to read artifact descriptor for (\S+)"),
+            re.compile(r"(\S+:\S+:\S+:\S+) was not found in"))
+_COORDINATES = re.compile(r"^[\w.\-]+:[\w.\-]+(:[\w.\-]+){1,3}$")
+
+
+def cache_dir() -> Path:
+    """Rule 1."""
+    configured = os.environ.get("PULSAR_CONFORMANCE_CACHE")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "pulsar-conformance"
+
+
+def check_version(version: str) -> str:
+    if not _RELEASE.match(version or ""):
+        raise UsageError(f"bad Apache Pulsar version {version!r}: expected a release number such as 4.0.7 "
+                         f"(pulsar-standalone:VERSION runs {GROUP}:{BROKER_ARTIFACT}:VERSION)")
+    return version
+
+
+def pom_text(version: str) -> str:
+    """The pom whose runtime classpath is the standalone's (Rule 2)."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>pulsar-conformance</groupId>
+  <artifactId>pulsar-standalone-{version}</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencyManagement>
+    <dependencies>
+      <dependency>
+        <groupId>{GROUP}</groupId><artifactId>{BOM_ARTIFACT}</artifactId><version>{version}</version>
+        <type>pom</type><scope>import</scope>
+      </dependency>
+    </dependencies>
+  </dependencyManagement>
+  <dependencies>
+    <dependency>
+      <groupId>{GROUP}</groupId><artifactId>{BROKER_ARTIFACT}</artifactId><version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def maven_command(pom: Path, repository: Path, classpath_file: Path, settings: Path) -> list[str]:
+    return ["mvn", "-B", "-q", "-s", str(settings), f"-Dmaven.repo.local={repository}", "-f", str(pom),
+            "dependency:build-classpath", f"-Dmdep.outputFile={classpath_file}", "-Dmdep.includeScope=runtime"]
+
+
+def missing_artifacts(output: str) -> list[str]:
+    """Coordinates Maven says it could not find or read, in the order it named them."""
+    found: list[str] = []
+
+    def add(text: str) -> None:
+        text = text.strip().rstrip(":,.")
+        if _COORDINATES.match(text) and text not in found:
+            found.append(text)
+
+    listed = re.search(r"could not be resolved: (.+?)(?:: [A-Z]|$)", output, re.MULTILINE)
+    if listed:
+        for part in listed.group(1).split(", "):
+            add(part)
+    for pattern in _MISSING:
+        for match in pattern.finditer(output):
+            add(match.group(1))
+    return found
+
+
+@dataclass(frozen=True)
+class Classpath:
+    version: str
+    jars: tuple[Path, ...]
+    file: Path
+    resolved_s: float  # seconds Maven took; 0.0 when the cached file was reused
+
+    def text(self) -> str:
+        return os.pathsep.join(str(jar) for jar in self.jars)
+
+
+def read_classpath(file: Path, version: str) -> Optional[Classpath]:
+    """The cached classpath of ``version`` when every jar it names still exists (Rule 1)."""
+    try:
+        text = file.read_text().strip()
+    except OSError:
+        return None
+    jars = tuple(Path(part) for part in text.split(os.pathsep) if part)
+    if not jars or not all(jar.is_file() for jar in jars):
+        return None
+    if not any(jar.name == f"{BROKER_ARTIFACT}-{version}.jar" for jar in jars):
+        return None
+    return Classpath(version, jars, file, 0.0)
+
+
+def resolve(version: str, *, cache: Optional[Path] = None, timeout: float = RESOLVE_TIMEOUT,
+            maven: Optional[str] = None) -> Classpath:
+    """The runtime classpath of Apache Pulsar ``version``'s broker, resolved once (Rules 1-5)."""
+    check_version(version)
+    cache = cache or cache_dir()
+    file = cache / "classpaths" / f"{BROKER_ARTIFACT}-{version}.txt"
+    cached = read_classpath(file, version)
+    if cached is not None:
+        return cached
+    executable = maven or shutil.which("mvn")
+    if not executable:
+        raise TargetError("Maven (mvn) is not installed, so Apache Pulsar's jars cannot be resolved; "
+                          "install it (apt-get install maven, or `make system-maven`)")
+    settings = Path(os.environ.get("PULSAR_CONFORMANCE_MAVEN_SETTINGS") or SETTINGS)
+    work = cache / "poms" / version
+    work.mkdir(parents=True, exist_ok=True)
+    pom = work / "pom.xml"
+    pom.write_text(pom_text(version))
+    file.parent.mkdir(parents=True, exist_ok=True)
+    partial = file.with_suffix(".partial")
+    command = maven_command(pom, cache / "m2", partial, settings)
+    command[0] = executable
+    with open(cache / "m2.lock", "a") as lock:  # Rule 5
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            cached = read_classpath(file, version)  # another process may have resolved it meanwhile
+            if cached is not None:
+                return cached
+            started = time.monotonic()
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                      stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                raise TargetError(f"resolving {GROUP}:{BROKER_ARTIFACT}:{version} with Maven took more than "
+                                  f"{timeout:g} s; check the network, or resolve once by hand with: "
+                                  f"{' '.join(command)}") from None
+            except OSError as exc:
+                raise TargetError(f"cannot run Maven ({executable}): {exc}") from exc
+            elapsed = time.monotonic() - started
+            if done.returncode != 0:
+                raise TargetError(resolution_failure(version, done.stdout + done.stderr))
+            partial.replace(file)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    resolved = read_classpath(file, version)
+    if resolved is None:
+        raise TargetError(f"Maven resolved {GROUP}:{BROKER_ARTIFACT}:{version} but {file} does not name "
+                          f"its jars; delete {cache / 'classpaths'} and try again")
+    return Classpath(version, resolved.jars, file, elapsed)
+
+
+def resolution_failure(version: str, output: str) -> str:
+    """The reason a failed resolution gives: the missing artifacts, or Maven's own error line."""
+    missing = missing_artifacts(output)
+    if missing:
+        first = missing[0]
+        if first.startswith(f"{GROUP}:{BOM_ARTIFACT}:pom:{version}") or \
+                first.startswith(f"{GROUP}:{BROKER_ARTIFACT}:") and first.endswith(f":{version}"):
+            return (f"Apache Pulsar {version} is not served by the Maven repository ({first} is missing); "
+                    f"pick a release it serves")
+        return (f"Apache Pulsar {version} cannot be resolved: the Maven repository lacks "
+                f"{', '.join(missing)}; pick another release")
+    errors = [line.strip() for line in output.splitlines() if "[ERROR]" in line and line.strip() != "[ERROR]"]
+    detail = errors[0] if errors else (output.strip().splitlines() or ["(no output)"])[-1]
+    return f"Maven could not resolve {GROUP}:{BROKER_ARTIFACT}:{version}: {detail[:500]}"

@@ -1,0 +1,347 @@
+"""Apache Pulsar itself, no Docker: ``pulsar-standalone:VERSION`` runs the release's own standalone.
+
+The release's broker jars come from Maven (targets/maven.py, resolved once and cached); the
+harness starts ``org.apache.pulsar.PulsarStandaloneStarter`` in a JVM child process, as
+Pulsar's ``bin/pulsar standalone`` does, and stops it at the end.
+
+Rule 1: the launch is a pure ``LaunchPlan`` (unit-tested): java with the options ``bin/pulsar``
+        passes (Java 17 module opens, IPv4, the BookKeeper metadata drivers), the classpath in an
+        argument file, ``-c <conf> -nss -nfw --metadata-dir D/metadata --bookkeeper-dir D/bookie
+        --bookkeeper-port B`` with a fresh data folder D; the configuration is standalone_conf.py's.
+Rule 2: ports: the broker, web and bookie ports are chosen free on 127.0.0.1 per start (a
+        bound port is retried once on new ones); the broker advertises 127.0.0.1, so lookups
+        answer URLs a client here can reach.
+Rule 3: ready when standalone_conf's checks pass, within ``start_timeout``; a JVM that exits
+        first, or is not ready in time, is a TargetError with its last lines of output.
+Rule 4: configuration per case: dynamic keys over the admin REST API, confirmed in the runtime
+        configuration (targets/base.py); a different value of a non-dynamic key restarts the
+        JVM with a configuration file that has it. Cases are ordered so that each distinct
+        non-dynamic configuration starts once per run (``config_group``).
+Rule 5: nothing is left behind. stop() ends the JVM (SIGTERM, a short bound, SIGKILL: its data
+        is thrown away, so a clean shutdown buys nothing) and removes its data folder; process.py
+        kills it if the harness dies; a data folder whose owner process is gone (the harness was
+        killed with SIGKILL) is removed by the next start.
+Rule 6: every failure names its cause: a version that is not a release, no Java 17+, no Maven,
+        artifacts the repository lacks, a JVM that dies or never gets ready. The runner reports
+        the target's cases unsupported with that reason, and the run goes on.
+Rule 7: measured per target: each start's seconds to ready, Maven's resolution time, and the
+        JVM's peak resident memory (VmHWM) at each stop; describe() reports them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Optional
+
+import httpx
+
+from conformance.errors import TargetError
+from conformance.targets import config as pulsar_config
+from conformance.targets import maven
+from conformance.targets import standalone_conf
+from conformance.targets.base import Target
+from conformance.targets.process import ManagedProcess, free_ports
+
+DEFAULT_VERSION = "4.0.7"  # the 4.0 LTS line's newest release whose broker Maven Central serves here whole
+MAIN_CLASS = "org.apache.pulsar.PulsarStandaloneStarter"
+START_TIMEOUT = 180.0
+STOP_TIMEOUT = 3.0
+JAVA_MIN_MAJOR = 17
+DATA_PREFIX = "pulsar-conformance-standalone-"
+OWNER_FILE = "owner.pid"
+HEAP = ("-Xms128m", "-Xmx1g", "-XX:MaxDirectMemorySize=512m")
+# What bin/pulsar passes to the JVM on Java 17 (Pulsar 3.0 to 4.2).
+JVM_OPTIONS = (
+    "--add-opens", "java.base/java.io=ALL-UNNAMED",
+    "--add-opens", "java.base/java.util.zip=ALL-UNNAMED",
+    "--add-opens", "java.base/sun.net=ALL-UNNAMED",
+    "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+    "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+    "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-opens", "java.base/jdk.internal.platform=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djava.net.preferIPv4Stack=true",
+    "-Djute.maxbuffer=10485760",
+    "-Dlog4j2.is.webapp=false",
+    "-Dlog4j.shutdownHookEnabled=false",
+    "-Dbookkeeper.metadata.bookie.drivers=org.apache.pulsar.metadata.bookkeeper.PulsarMetadataBookieDriver",
+    "-Dbookkeeper.metadata.client.drivers=org.apache.pulsar.metadata.bookkeeper.PulsarMetadataClientDriver",
+)
+
+
+# -- the plan (pure) ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    version: str
+    argv: tuple[str, ...]
+    config: Mapping[str, str]
+    data_dir: Path
+    config_file: Path
+    argfile: Path
+    broker_port: int
+    web_port: int
+    bookie_port: int
+
+    @property
+    def service_url(self) -> str:
+        return f"pulsar://127.0.0.1:{self.broker_port}"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}"
+
+
+def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir: Path,
+                broker_port: int, web_port: int, bookie_port: int) -> LaunchPlan:
+    """What to run for Apache Pulsar ``version`` with non-dynamic keys ``static`` (Rules 1, 2)."""
+    config = standalone_conf.broker_conf(static, broker_port=broker_port, web_port=web_port)
+    config_file = data_dir / "standalone.conf"
+    argfile = data_dir / "classpath.args"
+    argv = (java, *HEAP, *JVM_OPTIONS, f"@{argfile}", MAIN_CLASS,
+            "-c", str(config_file), "-nss", "-nfw",
+            "--metadata-dir", str(data_dir / "metadata"), "--bookkeeper-dir", str(data_dir / "bookie"),
+            "--bookkeeper-port", str(bookie_port))
+    return LaunchPlan(version=version, argv=argv, config=config, data_dir=data_dir, config_file=config_file,
+                      argfile=argfile, broker_port=broker_port, web_port=web_port, bookie_port=bookie_port)
+
+
+def java_major(version_output: str) -> Optional[int]:
+    """The major version in ``java -version``'s output (``openjdk version "17.0.15"`` -> 17)."""
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def find_java() -> str:
+    """A Java 17+ executable (JAVA_HOME first, then PATH), or TargetError naming the fix."""
+    home = os.environ.get("JAVA_HOME")
+    candidates = [str(Path(home) / "bin" / "java")] if home else []
+    found = shutil.which("java")
+    if found:
+        candidates.append(found)
+    for java in candidates:
+        try:
+            done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        major = java_major(done.stderr + done.stdout)
+        if major is not None and major >= JAVA_MIN_MAJOR:
+            return java
+    if not candidates:
+        raise TargetError(f"no Java found (JAVA_HOME unset, no java on PATH); Apache Pulsar needs Java "
+                          f"{JAVA_MIN_MAJOR}+: install it (apt-get install openjdk-17-jre-headless)")
+    raise TargetError(f"no Java {JAVA_MIN_MAJOR}+ found ({', '.join(candidates)}); Apache Pulsar needs Java "
+                      f"{JAVA_MIN_MAJOR} or newer: install it or point JAVA_HOME at one")
+
+
+def peak_rss_mb(pid: int) -> Optional[float]:
+    """VmHWM of a live process in MiB (Linux), None elsewhere or when it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+    return round(int(match.group(1)) / 1024, 1) if match else None
+
+
+# -- data folders (Rule 5) ------------------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_abandoned(root: Optional[Path] = None) -> list[Path]:
+    """Remove data folders whose owner process is gone; returns what was removed."""
+    root = Path(root or tempfile.gettempdir())
+    removed = []
+    for folder in root.glob(f"{DATA_PREFIX}*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            owner = None
+        if owner is not None and _alive(owner):
+            continue
+        if owner is None and time.time() - folder.stat().st_mtime < 3600:
+            continue  # being created right now by someone, or not ours to judge yet
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def new_data_dir(root: Optional[Path] = None) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=DATA_PREFIX, dir=root))
+    (folder / OWNER_FILE).write_text(str(os.getpid()))
+    return folder
+
+
+_DATA_DIRS: set[Path] = set()
+
+
+def _remove_data_dirs_at_exit() -> None:
+    for folder in list(_DATA_DIRS):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+atexit.register(_remove_data_dirs_at_exit)
+
+
+# -- the target -----------------------------------------------------------------------------------
+
+class PulsarStandaloneTarget(Target):
+    kind = "pulsar-standalone"
+    confirms_dynamic_config = True
+
+    def __init__(self, version: Optional[str] = None, name: Optional[str] = None, *,
+                 start_timeout: float = START_TIMEOUT, cache: Optional[Path] = None, java: Optional[str] = None,
+                 maven_executable: Optional[str] = None, **kwargs):
+        self.pulsar_version = maven.check_version(version or DEFAULT_VERSION)
+        super().__init__(name or f"pulsar-{self.pulsar_version}", start_timeout=start_timeout, **kwargs)
+        self.cache = cache
+        self.maven_executable = maven_executable
+        self.static: dict[str, str] = {}
+        self.classpath: Optional[maven.Classpath] = None
+        self.java: Optional[str] = java
+        self.plan: Optional[LaunchPlan] = None
+        self.process: Optional[ManagedProcess] = None
+        self.start_seconds: list[float] = []
+        self.peak_rss: list[float] = []
+        self.warnings: list[str] = []
+        self._last_ready_check = 0.0
+
+    @property
+    def spec(self) -> str:
+        return f"{self.kind}:{self.pulsar_version}"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _launch(self) -> None:
+        if self.java is None:
+            self.java = find_java()
+        if self.classpath is None:
+            self.classpath = maven.resolve(self.pulsar_version, cache=self.cache, maven=self.maven_executable)
+        sweep_abandoned()
+        last: Optional[TargetError] = None
+        for _attempt in range(2):  # Rule 2: a chosen port may be taken meanwhile
+            try:
+                self._start_once()
+                return
+            except TargetError as exc:
+                last = exc
+                if "Address already in use" not in str(exc) and "BindException" not in str(exc):
+                    break
+        raise last  # type: ignore[misc]
+
+    def _start_once(self) -> None:
+        broker_port, web_port, bookie_port = free_ports(3)
+        data_dir = new_data_dir()
+        _DATA_DIRS.add(data_dir)
+        plan = launch_plan(self.pulsar_version, self.static, java=self.java, data_dir=data_dir,
+                           broker_port=broker_port, web_port=web_port, bookie_port=bookie_port)
+        self.plan = plan
+        plan.config_file.write_text(standalone_conf.render(plan.config))
+        plan.argfile.write_text(f"-cp\n{self.classpath.text()}\n")
+        log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+        if log:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(f"--- {self.spec} non-dynamic config {self.static or 'defaults'}\n")
+        self.process = ManagedProcess(list(plan.argv), name=f"Apache Pulsar {self.pulsar_version} standalone",
+                                      cwd=str(data_dir), log_path=log)
+        started = time.monotonic()
+        client = httpx.Client(timeout=2.0)
+        try:
+            self.process.start(lambda lines: self._ready(client, plan), self.start_timeout)
+        except TargetError as exc:
+            self._discard(plan)
+            raise TargetError(f"{self.spec}: {exc}") from exc
+        finally:
+            client.close()
+        self.start_seconds.append(round(time.monotonic() - started, 2))
+        self.service_url, self.admin_url = plan.service_url, plan.admin_url
+        self.generation += 1
+
+    def _ready(self, client: httpx.Client, plan: LaunchPlan):
+        # Called for every burst of log lines; asking more often than a few times a second only
+        # slows the JVM down.
+        now = time.monotonic()
+        if now - self._last_ready_check < 0.25:
+            return None
+        self._last_ready_check = now
+        answers: dict[str, tuple[int, str]] = {}
+        for check in standalone_conf.READY_CHECKS:
+            try:
+                response = client.get(plan.admin_url + check.path)
+                answers[check.path] = (response.status_code, response.text)
+            except httpx.HTTPError as exc:
+                answers[check.path] = (0, f"{type(exc).__name__}: {exc}")
+                return None
+        return True if standalone_conf.readiness_problem(standalone_conf.READY_CHECKS, answers) is None else None
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.pid is not None:
+            rss = peak_rss_mb(process.pid)
+            if rss is not None and process.alive():
+                self.peak_rss.append(rss)
+            process.stop(STOP_TIMEOUT)
+        if self.plan is not None:
+            self._discard(self.plan)
+
+    def _discard(self, plan: LaunchPlan) -> None:
+        if self.process is not None:
+            self.process.stop(STOP_TIMEOUT)
+            self.process = None
+        shutil.rmtree(plan.data_dir, ignore_errors=True)
+        _DATA_DIRS.discard(plan.data_dir)
+
+    def check_alive(self) -> Optional[str]:
+        """Why the JVM is no longer serving (it exited), or None."""
+        process = self.process
+        if process is None or process.alive():
+            return None
+        code = process.popen.returncode if process.popen else None
+        return f"the {self.spec} JVM exited with code {code} during the run: {process.last_line()}"
+
+    # -- configuration (Rule 4) ----------------------------------------------------------------
+
+    def _configure(self, wanted: dict[str, str]) -> None:
+        self._configure_by_restart(wanted, same=lambda a, b: self._without_defaults(a) == self._without_defaults(b))
+
+    def config_group(self, broker_config: Mapping[str, str]) -> tuple:
+        static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if not pulsar_config.is_dynamic(k)}
+        return tuple(sorted(self._without_defaults(static).items()))
+
+    def describe(self) -> dict[str, str]:
+        info = super().describe()
+        info["release"] = self.pulsar_version
+        info["launch"] = f"{maven.GROUP}:{maven.BROKER_ARTIFACT}:{self.pulsar_version} ({MAIN_CLASS})"
+        if self.classpath is not None:
+            info["jars"] = str(len(self.classpath.jars))
+            info["resolve_s"] = f"{self.classpath.resolved_s:.1f}"
+        if self.start_seconds:
+            info["start_s"] = ", ".join(f"{s:.1f}" for s in self.start_seconds)
+        if self.peak_rss:
+            info["peak_rss_mb"] = f"{max(self.peak_rss):.0f}"
+        if self.static:
+            info["config"] = ", ".join(f"{k}={v}" for k, v in sorted(self.static.items()))
+        if self.warnings:
+            info["warning"] = "; ".join(self.warnings)
+        return info
