@@ -27,7 +27,8 @@ SPEC_DIR = Path(__file__).resolve().parent
 
 GRADES = ("MUST", "SHOULD")
 ERAS = ("pip344", "pre-pip344")
-APIS = ("rest", "binary", "client-binary", "client-http")
+APIS = ("rest", "binary", "client-binary", "client-http",
+        "java-client-binary", "java-client-http", "java-admin")  # the Java client and admin client
 DOMAINS = ("persistent", "non-persistent")
 PRESENCE = ("present", "missing")
 ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+$")
@@ -35,7 +36,8 @@ LOCAL_NAME = re.compile(r"^[-=:.\w]+$")
 DESCRIPTION_MAX = 100
 ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready", "connection-closed",
                "precondition-failed", "conflict",  # PIP-157: REST 412, REST 409
-               "too-many-requests")  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
+               "too-many-requests",  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
+               "not-supported")  # the Java client refuses a call the broker cannot honour
 RECEIPT_KINDS = ("0:0", "-1:-1", "stored")  # model/outcomes.py ACCEPTED, DROPPED, STORED
 
 
@@ -84,6 +86,13 @@ OPERATIONS.update({  # PIP-35 (model/batch_lookup.py; spec/pip35.md). ``topics``
     "BatchLookup": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
     "BatchEqualsSingles": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
     "SameOwnerEverywhere": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
+})
+OPERATIONS.update({  # the official Java client and admin client (model/java_client.py)
+    "JavaGetPartitionsForTopic": OpShape(frozenset({"topic", "auto_create"}), ("java-client-binary", "java-client-http"),
+                                         "transport"),
+    "JavaProduceConsume": OpShape(frozenset({"topic", "sub_type", "count"}), ("java-client-binary", "java-client-http"),
+                                  "transport"),
+    "JavaGetPartitionedTopicMetadata": OpShape(frozenset({"topic"}), ("java-admin",), None),
 })
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
@@ -446,6 +455,7 @@ _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count":
                 "default_num_partitions": int, "topic_type": str, "feature": str, "sends_before": int,
                 "flow_after": int, "close_after": bool}
 _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", "bounds"),
+                  "sub_type": ("Exclusive", "Shared", "Failover"),
                   "command": ("send-after-close-producer", "flow-negative-permits", "flow-zero-permits",
                               "subscribe-unknown-subtype")}
 SUB_TYPES = ("Exclusive", "Shared", "Failover")
