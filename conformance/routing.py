@@ -24,6 +24,8 @@ from model.outcomes import Done
 API_DRIVERS = {"rest": "rest", "binary": "wire", "client": "client",
                "client-binary": "client", "client-http": "client"}
 API_DRIVERS["metadata"] = "metadata"  # white-box reads of the target's store (ReadTopicLayout, PIP-157)
+API_DRIVERS.update({"java-client-binary": "java-client", "java-client-http": "java-client",  # drivers/java.py
+                    "java-admin": "java-admin"})
 
 # What exists on a fresh Pulsar standalone before any case runs.
 BUILTIN_TENANTS = frozenset({"public", "pulsar"})
