@@ -15,7 +15,7 @@ TARGETS ?= --target reference --target reference-zk --target pulsar-lite
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper test conformance cases quality bench clean
+.PHONY: install proto system-zookeeper system-maven java-drivers test conformance cases quality bench clean
 
 include mk/reports.mk
 
@@ -38,14 +38,24 @@ proto: $(PROTO_OUT)
 system-zookeeper:
 	@test -f $(ZOOKEEPER_JAR) || { apt-get update -qq && $(APT_INSTALL) zookeeper; }
 
-test: install system-zookeeper $(REPORTS_TEST_NEEDS)
+# The Java client drivers (clients/java) need a JDK and Maven (Debian's packages). Their jars, Maven's
+# local repository and each client version's classpath go to ~/.cache/pulsar-conformance, never
+# into the repository; a run builds what it lacks, this builds the versions the tests use.
+system-maven:
+	@command -v javac >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) openjdk-17-jdk-headless; }
+	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) maven; }
+
+java-drivers: install system-maven
+	$(PY) -m conformance.drivers.java_build --client 4.0.13 --client 3.0.5 --admin 4.0.13
+
+test: install system-zookeeper java-drivers $(REPORTS_TEST_NEEDS)
 	$(PY) -m pytest tests -q -p no:cacheprovider
 
 # Runs every spec case against the reference broker (in memory and on ZooKeeper) and pulsar-lite and
 # writes reports/.
 # Exit code 1 means the run found divergences (reported, not hidden); 2 and 3 are harness trouble.
 # It ends with the reports stage: the Spark job over every run so far and the single-file Allure HTML.
-conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java node_modules
+conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java java-drivers node_modules
 	$(PY) -m conformance run $(TARGETS) --out $(REPORTS); code=$$?; \
 	  if [ $$code -gt 1 ]; then exit $$code; fi; \
 	  if [ $$code -eq 1 ]; then echo "conformance: divergences found; see $(REPORTS)/"; fi
@@ -59,11 +69,12 @@ cases: install
 quality: install system-zookeeper
 	$(PY) -m conformance quality --out $(REPORTS)
 
-bench: install system-zookeeper
+bench: install system-zookeeper java-drivers
 	$(PY) bench/lookup.py
 	$(PY) bench/saturation.py
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
+	$(PY) bench/client_protocol.py
 
 clean: clean-report
 	rm -rf $(VENV) $(PROTO_OUT) $(REPORTS)/results $(REPORTS)/allure-results $(REPORTS)/junit.xml
