@@ -192,3 +192,13 @@ def test_in_a_run_crash_is_broken_hang_is_indefinite_and_the_next_case_passes():
     pid = process.pid
     process.close()
     assert pid is None or gone_soon(pid)
+
+
+def test_in_a_run_a_driver_of_another_protocol_version_makes_every_case_broken_after_one_start():
+    process = fake("wrong-version")
+    session = TargetSession(FakeTarget(), driver_factory=lambda t: {
+        "rest": FakeDriver("rest", lambda op: Done()),
+        "java-client": JavaClientDriver(t.service_url, t.admin_url, process, timeout=0.5)})
+    verdicts = [session.run_case(_java_case("t")).verdict for _ in range(3)]
+    assert all(x.verdict == v.BROKEN and "answered hello with protocol 2" in x.reason for x in verdicts)
+    assert process.starts == 1 and not process.running
