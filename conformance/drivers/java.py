@@ -58,10 +58,6 @@ def configure(*, client_version: Optional[str] = None, admin_version: Optional[s
             _versions[name] = version
 
 
-def version_of(name: str) -> str:
-    return _versions[name]
-
-
 def shared_process(name: str) -> DriverProcess:
     with _processes_lock:
         process = _processes.get(name)

@@ -140,10 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"pulsar-client-admin version (repeatable; default {DEFAULT_ADMIN_VERSION})")
     args = parser.parse_args(argv)
     try:
-        for version in args.client or [DEFAULT_CLIENT_VERSION]:
-            print(" ".join(driver_command("java-client", version)[-1:]), "with pulsar-client", version)
-        for version in args.admin or [DEFAULT_ADMIN_VERSION]:
-            print(" ".join(driver_command("java-admin", version)[-1:]), "with pulsar-client-admin", version)
+        for driver, versions in (("java-client", args.client or [DEFAULT_CLIENT_VERSION]),
+                                 ("java-admin", args.admin or [DEFAULT_ADMIN_VERSION])):
+            for version in versions:
+                driver_command(driver, version)
+                print(f"{driver} {version}: ready")
     except BuildError as exc:
         print(f"java_build: error: {exc}", file=sys.stderr)
         return 1
