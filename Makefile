@@ -17,7 +17,7 @@ TARGETS ?= --target reference --target reference-zk --target pulsar-lite --targe
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper system-maven pulsar-jars test conformance cases quality bench clean
+.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance cases quality bench clean
 
 include mk/reports.mk
 
@@ -40,24 +40,31 @@ proto: $(PROTO_OUT)
 system-zookeeper:
 	@test -f $(ZOOKEEPER_JAR) || { apt-get update -qq && $(APT_INSTALL) zookeeper; }
 
-# Maven resolves Apache Pulsar's jars (Java itself comes with system-java, mk/reports.mk).
-system-maven:
+# Maven resolves Apache Pulsar's jars and builds the Java client drivers (clients/java), which need a
+# JDK (Debian's packages). The jars, Maven's local repository, each release's classpath and the built
+# drivers go to ~/.cache/pulsar-conformance (PULSAR_CONFORMANCE_CACHE), never into the repository.
+system-maven: system-java
+	@command -v javac >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) openjdk-17-jdk-headless; }
 	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) maven; }
 
-# Apache Pulsar $(PULSAR_VERSION)'s broker and its dependencies, resolved once into
-# ~/.cache/pulsar-conformance (PULSAR_CONFORMANCE_CACHE), for the tests and `make conformance`.
-pulsar-jars: install system-java system-maven
+# Apache Pulsar $(PULSAR_VERSION)'s broker and its dependencies, resolved once, for the tests and
+# `make conformance`.
+pulsar-jars: install system-maven
 	$(PY) -m conformance prepare $(PULSAR_VERSION)
 
-test: install system-zookeeper $(REPORTS_TEST_NEEDS) pulsar-jars
+# A run builds the client versions it lacks; this builds the ones the tests use.
+java-drivers: install system-maven
+	$(PY) -m conformance.drivers.java_build --client 4.0.13 --client 3.0.5 --admin 4.0.13
+
+test: install system-zookeeper java-drivers pulsar-jars $(REPORTS_TEST_NEEDS)
 	$(PY) -m pytest tests -q -p no:cacheprovider
 
 # Runs every spec case against the reference broker (in memory and on ZooKeeper), pulsar-lite and
 # Apache Pulsar $(PULSAR_VERSION), and writes reports/.
 # Exit code 1 means the run found divergences (reported, not hidden); 2 and 3 are harness trouble.
 # It ends with the reports stage: the Spark job over every run so far and the single-file Allure HTML.
-conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java node_modules \
-		$(if $(findstring pulsar-standalone,$(TARGETS)),pulsar-jars)
+conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java java-drivers \
+		node_modules $(if $(findstring pulsar-standalone,$(TARGETS)),pulsar-jars)
 	$(PY) -m conformance run $(TARGETS) --out $(REPORTS); code=$$?; \
 	  if [ $$code -gt 1 ]; then exit $$code; fi; \
 	  if [ $$code -eq 1 ]; then echo "conformance: divergences found; see $(REPORTS)/"; fi
@@ -71,11 +78,12 @@ cases: install
 quality: install system-zookeeper
 	$(PY) -m conformance quality --out $(REPORTS)
 
-bench: install system-zookeeper
+bench: install system-zookeeper java-drivers
 	$(PY) bench/lookup.py
 	$(PY) bench/saturation.py
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
+	$(PY) bench/client_protocol.py
 
 clean: clean-report
 	rm -rf $(VENV) $(PROTO_OUT) $(REPORTS)/results $(REPORTS)/allure-results $(REPORTS)/junit.xml

@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     run_cmd.add_argument("--timeout", type=float, default=10.0, help="bound of every wait, seconds (default 10)")
     run_cmd.add_argument("--run-id", help="identifier of this run (default: UTC time + random)")
+    run_cmd.add_argument("--java-client-version", metavar="V",
+                         help="org.apache.pulsar:pulsar-client release the java-client driver runs (default 4.0.13)")
+    run_cmd.add_argument("--java-admin-version", metavar="V",
+                         help="org.apache.pulsar:pulsar-client-admin release the java-admin driver runs (default 4.0.13)")
 
     cases_cmd = commands.add_parser("cases", help="list case ids with grade and sources")
     cases_cmd.add_argument("--pip", action="append", default=[], metavar="N")
@@ -128,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"conformance: error: {exc}", file=sys.stderr)
             return v.EXIT_HARNESS
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
-               run_id=args.run_id, timeout=args.timeout)
+               run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
+               java_admin_version=args.java_admin_version)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from model.errors import ModelUsageError
+from model.java_client import JAVA_ERROR_KINDS
 from model.machine import apply, initial_state, run
 from model.names import InvalidName, NamespaceName, TopicName
 from model.ops import (
@@ -48,6 +49,8 @@ API_SELECTORS: dict[str, tuple[str, str]] = {
     "binary": ("api", "binary"),
     "client-binary": ("transport", "binary"),
     "client-http": ("transport", "http"),
+    "java-client-binary": ("transport", "binary"),  # the Java client (conformance/drivers/java.py)
+    "java-client-http": ("transport", "http"),
 }
 # Operations both drivers perform (selector "api+transport", e.g. PubSub): spec api -> fields.
 API_TRANSPORT_SELECTORS: dict[str, dict[str, str]] = {
@@ -222,6 +225,8 @@ def error_kind(outcome) -> Optional[str]:
     if isinstance(outcome, ServerError):
         return {"TopicNotFound": "not-found", "MetadataError": "metadata-error", "NotAllowedError": "not-allowed",
                 "ServiceNotReady": "service-not-ready"}.get(outcome.error)
+    if isinstance(outcome, ClientError) and outcome.exception in JAVA_ERROR_KINDS:
+        return JAVA_ERROR_KINDS[outcome.exception]
     if isinstance(outcome, ClientError):
         # The C++-based client shows a binary TopicNotFound as TopicNotFound and every HTTP error
         # status, 404 included, as ConnectError (model/client.py CLIENT_EXCEPTIONS).

@@ -28,6 +28,7 @@ from conformance import verdicts as v
 from conformance.capabilities import unsupported_reason
 from conformance.feature_flags import missing_flag
 from conformance.drivers.client import ClientDriver
+from conformance.drivers.java import java_drivers
 from conformance.drivers.metadata import MetadataDriver
 from conformance.drivers.rest import RestDriver
 from conformance.drivers.wire import WireDriver
@@ -47,7 +48,7 @@ def new_namespace() -> str:
 
 
 def default_drivers(target: Target) -> dict:
-    """The drivers a target offers: REST only with an admin API, wire and client always."""
+    """The drivers a target offers: REST (and java-admin) only with an admin API, the others always."""
     admin = target.admin_url if target.has_admin else None
     return {
         "rest": attach_cluster(RestDriver(admin, timeout=target.timeout), target) if admin else None,
@@ -55,6 +56,8 @@ def default_drivers(target: Target) -> dict:
         "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
         # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
+        # the Java client and admin client, in the run's driver processes (drivers/java.py)
+        **java_drivers(target.service_url, admin, timeout=target.timeout),
     }
 
 

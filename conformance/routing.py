@@ -1,7 +1,8 @@
 """Which driver performs which step of a case on a given target.
 
 Rule 1: action steps go to the driver of the case's api: rest -> rest, binary -> wire,
-        client-binary / client-http -> client. An op that names its own api (``ops.*.api``)
+        client-binary / client-http -> client, java-client-binary / java-client-http ->
+        java-client, java-admin -> java-admin. An op that names its own api (``ops.*.api``)
         goes where that api says, since the model computed its outcome for that api.
 Rule 2: setup and observe steps go by the op's own api if it has one; otherwise to REST when
         the target has an admin API, else to the wire driver when it can do that op (e.g.
@@ -24,6 +25,8 @@ from model.outcomes import Done
 API_DRIVERS = {"rest": "rest", "binary": "wire", "client": "client",
                "client-binary": "client", "client-http": "client"}
 API_DRIVERS["metadata"] = "metadata"  # white-box reads of the target's store (ReadTopicLayout, PIP-157)
+API_DRIVERS.update({"java-client-binary": "java-client", "java-client-http": "java-client",  # drivers/java.py
+                    "java-admin": "java-admin"})
 
 # What exists on a fresh Pulsar standalone before any case runs.
 BUILTIN_TENANTS = frozenset({"public", "pulsar"})

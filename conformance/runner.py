@@ -30,6 +30,7 @@ from typing import Callable, Iterable, Optional, TextIO
 import pytest
 
 from conformance import verdicts as v
+from conformance.drivers import java
 from conformance.errors import UsageError
 from conformance.execute import TargetSession, default_drivers
 from conformance.plugin import ConformancePlugin
@@ -82,7 +83,8 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         out_dir: Path = DEFAULT_OUT, run_id: Optional[str] = None, timeout: float = 10.0,
         cases: Optional[list] = None, targets: Optional[list[Target]] = None,
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
-        stream: Optional[TextIO] = None) -> int:
+        stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
+        java_admin_version: Optional[str] = None) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.py Rule 5).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
@@ -113,6 +115,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
             "nothing was run. Check --pip against `python -m conformance cases`.")
         return v.EXIT_HARNESS
 
+    java.configure(client_version=java_client_version, admin_version=java_admin_version)
     sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
     plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
                                allure_dir=out_dir / "allure-results")
@@ -123,6 +126,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     finally:
         for session in sessions:
             session.stop()
+        java.close_shared()  # the run's Java driver processes (drivers/java.py Rule 1)
     return _report(plugin, sessions, status, keyword, say)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from model import admin, batch_lookup, buckets, client, lookups, nonpersistent, ops, releases
+from model import admin, batch_lookup, buckets, client, java_client, lookups, nonpersistent, ops, releases
 from model.config import BrokerConfig
 from model.errors import ModelUsageError
 from model.ops import (
@@ -59,6 +59,11 @@ HANDLERS.update({  # PIP-35 (model/batch_lookup.py; TENTATIVE)
     ops.BatchLookup: batch_lookup.batch_lookup,
     ops.BatchEqualsSingles: batch_lookup.batch_equals_singles,
     ops.SameOwnerEverywhere: batch_lookup.same_owner_everywhere,
+})
+HANDLERS.update({  # the Java client and admin client (model/java_client.py)
+    ops.JavaGetPartitionsForTopic: java_client.get_partitions_for_topic,
+    ops.JavaProduceConsume: java_client.produce_consume,
+    ops.JavaGetPartitionedTopicMetadata: java_client.get_partitioned_topic_metadata,
 })
 
 

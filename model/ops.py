@@ -280,6 +280,36 @@ class SameOwnerEverywhere:
     api: Api = "binary"
 
 
+# -- PIP-344 through the official Java client and admin client (model/java_client.py) --------------
+
+
+@dataclass(frozen=True)
+class JavaGetPartitionsForTopic:
+    """``PulsarClient.getPartitionsForTopic(topic, metadataAutoCreationEnabled)`` of the Java client,
+    built on a ``pulsar://`` (transport "binary") or ``http://`` (transport "http") service URL.
+    ``auto_create`` None is the one-argument form, deprecated by PIP-344."""
+    topic: str
+    auto_create: Optional[bool] = None
+    transport: Transport = "binary"
+
+
+@dataclass(frozen=True)
+class JavaProduceConsume:
+    """With the Java client: subscribe (``sub_type``) on a new subscription, produce ``count``
+    messages, receive and acknowledge each; then subscribe again on the same subscription, where
+    nothing acknowledged may come back. The outcome lists every payload received, in order."""
+    topic: str
+    sub_type: str = "Exclusive"
+    count: int = 3
+    transport: Transport = "binary"
+
+
+@dataclass(frozen=True)
+class JavaGetPartitionedTopicMetadata:
+    """``PulsarAdmin.topics().getPartitionedTopicMetadata(topic)`` of the Java admin client."""
+    topic: str
+
+
 Operation = (
     SetBrokerConfig | CreateTenant | CreateNamespace | DeleteNamespace | SetAutoTopicCreation
     | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
@@ -303,6 +333,9 @@ OPERATION_TYPES.update({cls.__name__: cls for cls in (
     GetNumberOfTopicBuckets, SetNumberOfTopicBuckets, RemoveNumberOfTopicBuckets, ReadTopicLayout)})
 # PIP-35 (model/batch_lookup.py)
 OPERATION_TYPES.update({cls.__name__: cls for cls in (BatchLookup, BatchEqualsSingles, SameOwnerEverywhere)})
+# The Java client and admin client (model/java_client.py)
+OPERATION_TYPES.update({cls.__name__: cls for cls in (
+    JavaGetPartitionsForTopic, JavaProduceConsume, JavaGetPartitionedTopicMetadata)})
 
 
 def op_to_json(op) -> dict:

@@ -11,7 +11,7 @@ Per-API shapes (facts §1.2, §1.3, §1.4, §7):
 - ``Done()``               an admin call that succeeded (2xx, no body that matters)
 - ``RestError(status, reason)``  REST error: HTTP status and the ``{"reason": ...}`` text
 - ``ServerError(error, message)`` binary ``Failed``/``ERROR`` with the ServerError name and message
-- ``ClientError(exception)``      the official client raised ``pulsar.<exception>``
+- ``ClientError(exception)``      the official client raised ``pulsar.<exception>`` (Java: its class)
 - ``LookupAnswer(response, authoritative)`` binary LOOKUP or REST lookup; the broker URL itself
   is normalised away by drivers (a single-broker target always answers itself)
 - ``FeatureFlag(name, advertised)`` what CONNECTED's FeatureFlags say about one flag
@@ -72,7 +72,9 @@ class ServerError:
 
 @dataclass(frozen=True)
 class ClientError:
-    exception: str  # class name in pulsar.exceptions, e.g. "TopicNotFound"
+    # The Python client: a class name in pulsar.exceptions ("TopicNotFound"); the Java clients: the
+    # nested class as Java source names it ("PulsarClientException.NotFoundException").
+    exception: str
 
 
 @dataclass(frozen=True)

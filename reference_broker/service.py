@@ -185,7 +185,12 @@ class ServerCnx:
             f"{self.broker.cluster_name}-{self.id}-{next(_producer_names)}"
         self.producers[event.producer_id] = (topic, live)
         live.add_producer((self.id, event.producer_id), name, address=self.remote, client_version=self.client_version)
-        self.send(ev.ProducerSuccess(request_id=event.request_id, producer_name=name, last_sequence_id=-1))
+        # Pulsar always sets schema_version, empty for a topic without a schema:
+        # ".setSchemaVersion(schemaVersion.bytes())" (Commands#newProducerSuccessCommand @ v4.0.8), and
+        # the Java client reads it unconditionally (ClientCnx#handleProducerSuccess @ v4.0.8): without it
+        # the client drops the answer and its producer never becomes ready.
+        self.send(ev.ProducerSuccess(request_id=event.request_id, producer_name=name, last_sequence_id=-1,
+                                     schema_version=b""))
 
     def handle_Send(self, event) -> None:
         metadata, payload, checksum = _as_sent(event)

@@ -31,7 +31,8 @@ GRADES = ("MUST", "SHOULD")
 # pip344: PIP-344 releases and every other broker; pre-pip344: releases without it; any: every broker,
 # its expectations computed for the broker's own release (model/releases.py).
 ERAS = ("pip344", "pre-pip344", "any")
-APIS = ("rest", "binary", "client-binary", "client-http")
+APIS = ("rest", "binary", "client-binary", "client-http",
+        "java-client-binary", "java-client-http", "java-admin")  # the Java client and admin client
 DOMAINS = ("persistent", "non-persistent")
 PRESENCE = ("present", "missing")
 ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+$")
@@ -39,7 +40,8 @@ LOCAL_NAME = re.compile(r"^[-=:.\w]+$")
 DESCRIPTION_MAX = 100
 ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready", "connection-closed",
                "precondition-failed", "conflict",  # PIP-157: REST 412, REST 409
-               "too-many-requests")  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
+               "too-many-requests",  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
+               "not-supported")  # the Java client refuses a call the broker cannot honour
 RECEIPT_KINDS = ("0:0", "-1:-1", "stored")  # model/outcomes.py ACCEPTED, DROPPED, STORED
 
 
@@ -88,6 +90,13 @@ OPERATIONS.update({  # PIP-35 (model/batch_lookup.py; spec/pip35.md). ``topics``
     "BatchLookup": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
     "BatchEqualsSingles": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
     "SameOwnerEverywhere": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
+})
+OPERATIONS.update({  # the official Java client and admin client (model/java_client.py)
+    "JavaGetPartitionsForTopic": OpShape(frozenset({"topic", "auto_create"}), ("java-client-binary", "java-client-http"),
+                                         "transport"),
+    "JavaProduceConsume": OpShape(frozenset({"topic", "sub_type", "count"}), ("java-client-binary", "java-client-http"),
+                                  "transport"),
+    "JavaGetPartitionedTopicMetadata": OpShape(frozenset({"topic"}), ("java-admin",), None),
 })
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
@@ -459,6 +468,7 @@ _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count":
                 "default_num_partitions": int, "topic_type": str, "feature": str, "sends_before": int,
                 "flow_after": int, "close_after": bool}
 _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", "bounds"),
+                  "sub_type": ("Exclusive", "Shared", "Failover"),
                   "command": ("send-after-close-producer", "flow-negative-permits", "flow-zero-permits",
                               "subscribe-unknown-subtype")}
 SUB_TYPES = ("Exclusive", "Shared", "Failover")

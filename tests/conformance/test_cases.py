@@ -20,7 +20,8 @@ def test_one_case_per_row_and_api_with_unique_ids():
     assert len(BY_ID) == len(CASES)
     for case in CASES:
         assert case.id == f"{case.row_id}[{case.api}]"
-        assert re.fullmatch(r"pip\d+(-[a-z0-9]+)+\[(rest|binary|client-binary|client-http)\]", case.id)
+        assert re.fullmatch(r"pip\d+(-[a-z0-9]+)+\[(rest|binary|client-binary|client-http|java-client-binary|"
+                            r"java-client-http|java-admin)\]", case.id)
         assert case.table.startswith(f"pip-{case.pip}/") and case.pip in ("344", "2", "35", "157")
         assert isinstance(case, Case)
 
@@ -31,7 +32,8 @@ def test_filters():
     assert pre and all(c.era == "pre-pip344" for c in pre)
     assert len(pre) + len(load_cases(era="pip344")) == len(CASES)
     assert {c.pip for c in load_cases({"2"})} == {"2"}
-    assert Counter(c.api for c in CASES).keys() == {"rest", "binary", "client-binary", "client-http"}
+    assert Counter(c.api for c in CASES).keys() == {"rest", "binary", "client-binary", "client-http",
+                                                    "java-client-binary", "java-client-http", "java-admin"}
 
 
 def test_broker_config_is_defaults_overlaid_with_the_row():

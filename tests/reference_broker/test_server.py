@@ -174,3 +174,13 @@ def test_bad_json_to_rest_is_400_with_reason(broker):
                      content=b"{not json", headers={"content-type": "application/json"})
     assert response.status_code == 400 and "reason" in response.json()
     assert _still_serving(broker[0])
+
+
+def test_producer_success_carries_an_empty_schema_version(broker):
+    """The Java client reads schema_version without asking has_schema_version (ClientCnx @ v4.0.8)."""
+    sock, conn = raw_connect(broker[0])
+    sock.sendall(conn.send(ev.Producer(topic="persistent://public/default/schema-version", producer_id=1, request_id=1)))
+    answer = read_event(sock, conn)
+    assert isinstance(answer, ev.ProducerSuccess)
+    assert answer.has("schema_version") and answer.schema_version == b""
+    sock.close()

@@ -1,0 +1,220 @@
+"""The java-client and java-admin drivers: Pulsar's official Java client and admin client, driven
+through the client-driver protocol (drivers/external.py, clients/README.md).
+
+Rule 1: one driver process per Java driver per run, shared by every target (each request names
+        the URL it is for): ``shared_process`` starts it at the first case that needs it, with the
+        library version chosen for the run (``configure``; default java_build's), and
+        ``close_shared`` ends it when the run ends.
+Rule 2: a model operation is composed here from the protocol's commands, the way an application
+        calls the client; each ``perform`` opens its own client (or admin) and closes it before
+        returning, so nothing carries over to the next case.
+        - ``JavaGetPartitionsForTopic``: client.create on the target's pulsar:// or http:// URL,
+          then client.get_partitions with the flag (none for the one-argument form);
+        - ``JavaProduceConsume``: consumer.subscribe (the op's sub_type, a new subscription),
+          producer.create, producer.send ``m0..m{count-1}``, consumer.receive until ``count``
+          messages came or none came for ``RECEIVE_IDLE_S``, consumer.acknowledge each; close the
+          consumer, subscribe again on the same subscription and receive until none comes for
+          ``REDELIVERY_IDLE_S``: anything then is appended, so a lost acknowledgement shows;
+        - ``JavaGetPartitionedTopicMetadata``: admin.create on the admin URL, then
+          admin.get_partitioned_topic_metadata.
+Rule 3: the first exception the client raises ends the operation; it is mapped by
+        java_exceptions.py (an outcome, a timeout, or a driver bug).
+Rule 4: every request is bounded by the driver's ``timeout`` (the Java side waits at most that
+        for each future; external.py waits a grace longer and then stops the process).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from typing import Optional
+
+from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S, DEFAULT_TIMEOUT
+from conformance.drivers.external import DriverProcess, Raised
+from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
+from conformance.drivers.java_exceptions import outcome_of
+from conformance.errors import Unsupported
+from conformance.transcript import Transcript
+from model import ops
+from model.outcomes import Delivered, PartitionList, Partitions
+
+RECEIVE_IDLE_S = 2.0
+REDELIVERY_IDLE_S = 0.3
+
+_versions = {"java-client": DEFAULT_CLIENT_VERSION, "java-admin": DEFAULT_ADMIN_VERSION}
+_processes: dict[str, DriverProcess] = {}
+_processes_lock = threading.Lock()
+
+
+def configure(*, client_version: Optional[str] = None, admin_version: Optional[str] = None) -> None:
+    """The library versions of this run's Java drivers (Rule 1); a running driver of another
+    version is closed."""
+    wanted = {"java-client": client_version or DEFAULT_CLIENT_VERSION,
+              "java-admin": admin_version or DEFAULT_ADMIN_VERSION}
+    with _processes_lock:
+        for name, version in wanted.items():
+            if _versions[name] != version and name in _processes:
+                _processes.pop(name).close()
+            _versions[name] = version
+
+
+def shared_process(name: str) -> DriverProcess:
+    with _processes_lock:
+        process = _processes.get(name)
+        if process is None:
+            version = _versions[name]
+            process = DriverProcess(f"{name} {version}", lambda: driver_command(name, version))
+            _processes[name] = process
+        return process
+
+
+def close_shared() -> None:
+    with _processes_lock:
+        processes = list(_processes.values())
+        _processes.clear()
+    for process in processes:
+        process.close()
+
+
+def java_drivers(service_url: Optional[str], admin_url: Optional[str], *, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """The Java drivers for a target: the admin one only when it has an admin URL."""
+    return {
+        "java-client": JavaClientDriver(service_url, admin_url, shared_process("java-client"), timeout=timeout),
+        "java-admin": JavaAdminDriver(admin_url, shared_process("java-admin"), timeout=timeout) if admin_url else None,
+    }
+
+
+class _JavaDriver:
+    name = "java"
+
+    def __init__(self, process: DriverProcess, *, timeout: float):
+        self.process = process
+        self.timeout = timeout
+        self.transcript = Transcript(self.name)
+
+    def reset(self) -> None:
+        self.transcript = Transcript(self.name)
+
+    def close(self) -> None:
+        """The process is the run's (Rule 1); a driver object holds nothing of its own."""
+
+    def _call(self, cmd: str, *, wait_s: Optional[float] = None, **args):
+        args["timeout_ms"] = int((self.timeout if wait_s is None else wait_s) * 1000)
+        self.transcript.sent(f"{cmd} {args}")
+        answer = self.process.request(cmd, args, timeout=self.timeout)
+        self.transcript.received(repr(answer))
+        return answer
+
+    def _close(self, handle: str) -> None:
+        """Closing is best effort: the answer of the operation is already decided."""
+        answer = self._call("close", handle=handle)
+        if isinstance(answer, Raised):
+            self.transcript.note(f"closing {handle} raised {answer.cls}: {answer.message}")
+
+
+class _Failed(Exception):
+    """The client raised: ``outcome`` is the operation's answer (Rule 3)."""
+
+    def __init__(self, outcome):
+        super().__init__(outcome)
+        self.outcome = outcome
+
+
+class JavaClientDriver(_JavaDriver):
+    """``JavaGetPartitionsForTopic`` and ``JavaProduceConsume`` with org.apache.pulsar:pulsar-client."""
+
+    name = "java-client"
+
+    def __init__(self, service_url: Optional[str], http_url: Optional[str], process: DriverProcess, *,
+                 timeout: float = DEFAULT_TIMEOUT):
+        super().__init__(process, timeout=timeout)
+        self.urls = {"binary": service_url, "http": http_url}
+
+    def can_perform(self, op) -> bool:
+        return isinstance(op, (ops.JavaGetPartitionsForTopic, ops.JavaProduceConsume))
+
+    def perform(self, op):
+        if not self.can_perform(op):
+            raise Unsupported(f"the java-client driver cannot perform {type(op).__name__}")
+        url = self.urls.get(op.transport)
+        if not url:
+            raise Unsupported(f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
+        created = self._call("client.create", service_url=url, operation_timeout_ms=CLIENT_OPERATION_TIMEOUT_S * 1000,
+                             connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS)
+        if isinstance(created, Raised):
+            return outcome_of(created, f"{self.process.name} client.create")
+        client = created
+        try:
+            if isinstance(op, ops.JavaGetPartitionsForTopic):
+                return self._get_partitions(client["handle"], op)
+            return self._produce_consume(client["handle"], op)
+        except _Failed as failed:
+            return failed.outcome
+        finally:
+            self._close(client["handle"])
+
+    def _ok(self, answer, what: str) -> dict:
+        if isinstance(answer, Raised):
+            raise _Failed(outcome_of(answer, f"{self.process.name} {what}"))
+        return answer
+
+    def _get_partitions(self, client: str, op: ops.JavaGetPartitionsForTopic):
+        flag = {} if op.auto_create is None else {"auto_create": op.auto_create}
+        answer = self._ok(self._call("client.get_partitions", client=client, topic=op.topic, **flag),
+                          f"getPartitionsForTopic({op.topic}{'' if op.auto_create is None else f', {op.auto_create}'})")
+        return PartitionList(tuple(answer["topics"]))
+
+    def _produce_consume(self, client: str, op: ops.JavaProduceConsume):
+        subscription = f"conformance-{secrets.token_hex(4)}"
+        subscribe = dict(client=client, topic=op.topic, subscription=subscription, sub_type=op.sub_type)
+        consumer = self._ok(self._call("consumer.subscribe", **subscribe), "subscribe")["handle"]
+        producer = self._ok(self._call("producer.create", client=client, topic=op.topic), "createProducer")["handle"]
+        for index in range(op.count):
+            self._ok(self._call("producer.send", producer=producer, payload=f"m{index}"), "send")
+        received = self._drain(consumer, op.count, RECEIVE_IDLE_S, acknowledge=True)
+        self._close(consumer)
+        again = self._ok(self._call("consumer.subscribe", **subscribe), "subscribe again")["handle"]
+        received += self._drain(again, op.count, REDELIVERY_IDLE_S, acknowledge=False)
+        return Delivered(tuple(received))
+
+    def _drain(self, consumer: str, most: int, idle_s: float, *, acknowledge: bool) -> list[str]:
+        """Receive until ``most`` messages came or none came for ``idle_s``."""
+        payloads: list[str] = []
+        while len(payloads) < most:
+            message = self._ok(self._call("consumer.receive", wait_s=idle_s, consumer=consumer), "receive")["message"]
+            if message is None:
+                break
+            payloads.append(message["payload"])
+            if acknowledge:
+                self._ok(self._call("consumer.acknowledge", consumer=consumer, message_id=message["message_id"]),
+                         "acknowledge")
+        return payloads
+
+
+class JavaAdminDriver(_JavaDriver):
+    """``JavaGetPartitionedTopicMetadata`` with org.apache.pulsar:pulsar-client-admin."""
+
+    name = "java-admin"
+
+    def __init__(self, admin_url: Optional[str], process: DriverProcess, *, timeout: float = DEFAULT_TIMEOUT):
+        super().__init__(process, timeout=timeout)
+        self.admin_url = admin_url
+
+    def can_perform(self, op) -> bool:
+        return isinstance(op, ops.JavaGetPartitionedTopicMetadata)
+
+    def perform(self, op):
+        if not self.can_perform(op):
+            raise Unsupported(f"the java-admin driver cannot perform {type(op).__name__}")
+        if not self.admin_url:
+            raise Unsupported("target has no admin URL for the Java admin client")
+        created = self._call("admin.create", admin_url=self.admin_url)
+        if isinstance(created, Raised):
+            return outcome_of(created, f"{self.process.name} admin.create")
+        try:
+            answer = self._call("admin.get_partitioned_topic_metadata", admin=created["handle"], topic=op.topic)
+            if isinstance(answer, Raised):
+                return outcome_of(answer, f"{self.process.name} getPartitionedTopicMetadata({op.topic})")
+            return Partitions(answer["partitions"])
+        finally:
+            self._close(created["handle"])

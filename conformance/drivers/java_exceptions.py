@@ -1,0 +1,52 @@
+"""What a Java client's exception means to the harness: an outcome, a timeout, or a driver bug.
+
+Rule 1: an exception of the Pulsar client or admin API (``PulsarClientException`` or
+        ``PulsarAdminException`` and their nested classes) is the client's answer: the outcome
+        ``ClientError`` with the class as Java source names it (``org.apache.pulsar.client.api.
+        PulsarClientException$NotFoundException`` -> ``PulsarClientException.NotFoundException``),
+        which is how model/java_client.py writes its expectations.
+Rule 2: a timeout is no answer: ``java.util.concurrent.TimeoutException`` (the driver's bounded
+        wait on a future) and the client's and admin's own TimeoutException raise ``Indefinite``.
+Rule 3: anything else (a NullPointerException, an IllegalStateException thrown by the JDK or by our
+        driver) is not an answer of the client's API: ``JavaDriverBug`` (verdict broken) with the
+        class and message.
+"""
+
+from __future__ import annotations
+
+from conformance.drivers.external import DriverError, Raised
+from conformance.errors import Indefinite
+from model.outcomes import ClientError
+
+API_EXCEPTION_ROOTS = (
+    "org.apache.pulsar.client.api.PulsarClientException",
+    "org.apache.pulsar.client.admin.PulsarAdminException",
+)
+TIMEOUTS = frozenset({
+    "java.util.concurrent.TimeoutException",
+    "org.apache.pulsar.client.api.PulsarClientException$TimeoutException",
+    "org.apache.pulsar.client.admin.PulsarAdminException$TimeoutException",
+})
+
+
+class JavaDriverBug(DriverError):
+    """The driver raised something that is not the client API's answer (Rule 3)."""
+
+
+def java_name(binary_name: str) -> str:
+    """``a.b.Outer$Inner`` -> ``Outer.Inner``: the name Java source gives the class."""
+    return binary_name.rsplit(".", 1)[-1].replace("$", ".")
+
+
+def is_api_exception(binary_name: str) -> bool:
+    return any(binary_name == root or binary_name.startswith(root + "$") for root in API_EXCEPTION_ROOTS)
+
+
+def outcome_of(raised: Raised, what: str) -> ClientError:
+    """Rules 1-3 for one ``raised`` answer of the call described by ``what``."""
+    if raised.cls in TIMEOUTS:
+        raise Indefinite(f"{what}: {java_name(raised.cls)} ({raised.message})")
+    if is_api_exception(raised.cls):
+        return ClientError(java_name(raised.cls))
+    raise JavaDriverBug(f"{what}: the driver raised {raised.cls}: {raised.message} "
+                        f"(causes: {', '.join(raised.causes) or 'none'}), which no client API call answers")

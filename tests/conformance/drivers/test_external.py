@@ -1,0 +1,204 @@
+"""conformance/drivers/external.py: the client-driver protocol against drivers that misbehave on
+purpose (fake_client_driver.py): every failure gives a clean verdict in bounded time, the run goes
+on, and nothing is left running."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conformance import verdicts as v
+from conformance.drivers.external import (SCHEMA_PATH, DriverCrashed, DriverHung, DriverProcess, DriverProtocolError,
+                                          DriverRefused, DriverRequestError, Raised, round_trip)
+from conformance.drivers.java import JavaClientDriver
+from conformance.errors import Unsupported
+from conformance.execute import TargetSession
+from model import ops
+from model.outcomes import ClientError, Done, PartitionList
+from tests.conformance.helpers import FakeCase, FakeDriver, FakeTarget, Step
+
+FAKE = Path(__file__).with_name("fake_client_driver.py")
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
+
+
+def fake(mode: str = "ok", **kwargs) -> DriverProcess:
+    kwargs.setdefault("start_timeout", 5.0)
+    kwargs.setdefault("grace", 0.5)
+    return DriverProcess(f"fake-{mode}", [sys.executable, str(FAKE), mode], **kwargs)
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def gone_soon(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def get_partitions(process: DriverProcess, name: str, timeout: float = 0.5):
+    client = process.request("client.create", {"service_url": "pulsar://127.0.0.1:1", "operation_timeout_ms": 1000,
+                                               "connection_timeout_ms": 1000, "timeout_ms": 1000}, timeout=timeout)
+    return process.request("client.get_partitions", {"client": client["handle"], "topic": f"persistent://t/ns/{name}",
+                                                     "timeout_ms": int(timeout * 1000)}, timeout=timeout)
+
+
+def test_a_well_behaved_driver_agrees_answers_and_is_gone_after_close():
+    process = fake()
+    assert process.request("noop", timeout=1) == {}
+    assert process.info["protocol"] == 1 and process.info["driver"] == "fake"
+    assert get_partitions(process, "t") == {"topics": ["persistent://t/ns/t"]}
+    pid = process.pid
+    process.close()
+    assert gone_soon(pid) and not process.running
+
+
+def test_wrong_protocol_version_is_refused_once_and_remembered():
+    for mode, words in (("wrong-version", "answered hello with protocol 2"), ("refuse", "refused the request hello")):
+        process = fake(mode)
+        with pytest.raises(DriverRefused, match=words):
+            process.request("noop", timeout=1)
+        with pytest.raises(DriverRefused):
+            process.request("noop", timeout=1)
+        assert process.starts == 1 and not process.running  # not restarted per case, not left running
+
+
+def test_a_driver_that_never_answers_hello_or_dies_at_start_is_refused_in_bounded_time():
+    silent = fake("silent", start_timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(DriverRefused, match="did not answer hello within 0.5 s"):
+        silent.request("noop", timeout=1)
+    assert time.monotonic() - started < 3 and not silent.running
+    with pytest.raises(DriverRefused, match="ended during hello"):
+        fake("crash-at-start").request("noop", timeout=1)
+    with pytest.raises(DriverRefused, match="cannot run"):
+        DriverProcess("nothing", ["/nonexistent/driver"]).request("noop", timeout=1)
+
+
+def test_a_crash_mid_request_is_reported_with_its_stderr_and_the_next_request_restarts():
+    process = fake()
+    with pytest.raises(DriverCrashed, match=r"exit status 3.*crashing as asked"):
+        get_partitions(process, "crash")
+    assert get_partitions(process, "t") == {"topics": ["persistent://t/ns/t"]}
+    assert process.starts == 2
+    process.close()
+
+
+def test_a_hang_is_indefinite_within_its_bound_and_kills_the_whole_process_group():
+    process = fake()
+    started = time.monotonic()
+    with pytest.raises(DriverHung, match="no answer to client.get_partitions within 1 s"):
+        get_partitions(process, "hang", timeout=0.5)
+    assert time.monotonic() - started < 4
+    assert not process.running
+    grandchild = re.search(r"grandchild (\d+)", process.stderr_tail(20))
+    assert grandchild, process.stderr_tail(20)
+    assert gone_soon(int(grandchild.group(1)))
+    assert get_partitions(process, "t") == {"topics": ["persistent://t/ns/t"]}
+    process.close()
+
+
+def test_answers_that_break_the_protocol_kill_the_driver():
+    process = fake()
+    with pytest.raises(DriverProtocolError, match="is not JSON"):
+        get_partitions(process, "garbage")
+    assert not process.running
+    with pytest.raises(DriverProtocolError, match="carries id"):
+        get_partitions(process, "wrong-id")
+    assert not process.running
+    process.close()
+
+
+def test_raised_unsupported_and_error_answers():
+    process = fake()
+    raised = get_partitions(process, "raise")
+    assert raised == Raised("org.apache.pulsar.client.api.PulsarClientException$TopicDoesNotExistException",
+                            "topic does not exist", ())
+    with pytest.raises(Unsupported, match="this fake has no such method"):
+        get_partitions(process, "unsupported")
+    with pytest.raises(DriverRequestError, match="must be a string"):
+        get_partitions(process, "error")
+    assert process.running  # none of these is the driver's fault as a program
+    process.close()
+
+
+def test_round_trip_times_no_op_requests():
+    process = fake()
+    times = round_trip(process, 5)
+    assert len(times) == 5 and all(0 < t < 1 for t in times)
+    process.close()
+
+
+def test_the_schema_accepts_what_the_harness_sends_and_rejects_what_it_must_not():
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    good = [{"id": 1, "cmd": "hello", "args": {"protocol": 1}},
+            {"id": 2, "cmd": "client.get_partitions", "args": {"client": "c1", "topic": "persistent://a/b/c",
+                                                               "timeout_ms": 10}},
+            {"id": 2, "ok": {"topics": []}}, {"id": None, "error": "not JSON"},
+            {"id": 3, "raised": {"class": "java.util.concurrent.TimeoutException", "message": None}}]
+    bad = [{"id": 1, "cmd": "hello", "args": {"protocol": 2}},
+           {"id": 2, "cmd": "client.get_partitions", "args": {"client": "c1", "topic": "t", "auto_create": "no",
+                                                              "timeout_ms": 10}},
+           {"id": 2, "ok": {}, "error": "both"}, {"id": 3, "raised": {"message": "no class"}}]
+    for message in good:
+        validator.validate(message)
+    for message in bad:
+        assert not validator.is_valid(message), message
+
+
+# -- through a run: each misbehaviour is one case's verdict, and the run goes on ------------------
+
+
+def _java_case(name: str) -> FakeCase:
+    def steps(ns):
+        topic = f"persistent://{ns}/{name}"
+        return (Step(ops.CreateNamespace(ns), "setup", Done()),
+                Step(ops.JavaGetPartitionsForTopic(topic, False), "action", PartitionList((topic,))))
+    return FakeCase(f"fake-{name}[java-client-binary]", steps, api="java-client-binary")
+
+
+def test_in_a_run_crash_is_broken_hang_is_indefinite_and_the_next_case_passes():
+    process = fake()
+    target = FakeTarget()
+
+    def factory(t):
+        return {"rest": FakeDriver("rest", lambda op: Done()),
+                "java-client": JavaClientDriver(t.service_url, t.admin_url, process, timeout=0.5)}
+
+    session = TargetSession(target, driver_factory=factory)
+    names = ["t", "crash", "t", "hang", "t", "garbage", "t", "raise", "unsupported"]
+    started = time.monotonic()
+    verdicts = [session.run_case(_java_case(name)).verdict for name in names]
+    assert [x.verdict for x in verdicts] == [v.PASSED, v.BROKEN, v.PASSED, v.INDEFINITE, v.PASSED, v.BROKEN,
+                                             v.PASSED, v.FAILED, v.UNSUPPORTED]
+    assert verdicts[7].actual == ClientError("PulsarClientException.TopicDoesNotExistException")
+    assert "DriverCrashed" in verdicts[1].reason and "DriverProtocolError" in verdicts[5].reason
+    assert time.monotonic() - started < 15
+    pid = process.pid
+    process.close()
+    assert pid is None or gone_soon(pid)
+
+
+def test_in_a_run_a_driver_of_another_protocol_version_makes_every_case_broken_after_one_start():
+    process = fake("wrong-version")
+    session = TargetSession(FakeTarget(), driver_factory=lambda t: {
+        "rest": FakeDriver("rest", lambda op: Done()),
+        "java-client": JavaClientDriver(t.service_url, t.admin_url, process, timeout=0.5)})
+    verdicts = [session.run_case(_java_case("t")).verdict for _ in range(3)]
+    assert all(x.verdict == v.BROKEN and "answered hello with protocol 2" in x.reason for x in verdicts)
+    assert process.starts == 1 and not process.running
