@@ -32,7 +32,9 @@ Lookup (facts §3.4, §3.5), both eras:
 
 Rule 6: REST: "persistent topic that does not exist and may not be auto-created → 404 "Topic not
         found <topic>". Non-persistent topics skip the existence check." Otherwise the single broker
-        answers itself (Connect, authoritative).
+        answers itself (Connect, authoritative). Releases without the behaviour
+        ``rest-lookup-skips-non-persistent`` (model/releases.py) skip it only for non-persistent
+        names that are not partition names.
 Rule 7: binary LOOKUP has no existence check: after the cluster check it asks for the owner, and a
         single broker "otherwise → Connect, authoritative = true". Rows: pip344-lookup-*.
 """
@@ -57,11 +59,13 @@ CONNECT = LookupAnswer("Connect", True)
 # Apache Pulsar release sets it, so real brokers fail row pip35-flag-001, a SHOULD).
 ADVERTISED_FLAGS = {
     "pip344": frozenset({"supports_get_partitioned_metadata_without_auto_creation", "supports_batch_lookup"}),
-    "pre-pip344": frozenset(),
+    "pre-pip344": frozenset({"supports_batch_lookup"}),
 }
 
 
 def handshake(state: State, op: Handshake):
+    # Field 5 is PIP-344's, so a release without it lacks the flag; field 10 is what this spec
+    # requires of every broker (PIP-35, tentative), whatever else the release has.
     return state, FeatureFlag(op.feature, op.feature in ADVERTISED_FLAGS[state.era])
 
 
@@ -128,7 +132,8 @@ def lookup(state: State, op: Lookup):
         if op.api == "binary":
             return state, texts.binary_lookup_namespace_missing(state.era, topic.namespace_name)
     if op.api == "rest":
-        if (topic.persistent and topic_existence(state, topic) is None
+        checked = topic.persistent or (topic.is_partition and not state.has("rest-lookup-skips-non-persistent"))
+        if (checked and topic_existence(state, topic) is None
                 and not is_allow_auto_topic_creation(state, topic)):  # Rule 6
             return state, texts.lookup_topic_not_found(topic)
         return state, CONNECT

@@ -29,7 +29,8 @@ Rule 5 (stats, facts §2.4 and testAccumulativeStats): msgInCounter counts accep
         BrokerService#updateRates; the REST driver reads across that update); internal stats
         hold entriesAddedCounter (accepted
         SENDs) and one cursor per subscription. "Unsubscribe when all the consumers
-        disconnected" (NonPersistentSubscription#removeConsumer). Rows: pip2-stats-*.
+        disconnected" (NonPersistentSubscription#removeConsumer, from 3.1: releases before keep
+        the subscription, model/releases.py). Rows: pip2-stats-*.
 Rule 6 (isolation): with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
         NotAllowedError "Broker is unable to load persistent topic" (BrokerService#getTopic uses
         that text for both domains). A lookup still answers Connect: a standalone runs
@@ -65,13 +66,22 @@ from model.ops import (
 )
 from model.outcomes import (
     ACCEPTED, DROPPED, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, Partitions,
-    PartitionedStatsView, PubSubBounds, PubSubResult, ServerError, TopicStatsView,
-    payload_ranges, run_length,
+    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+    payload_ranges, relayed_client_error, run_length,
 )
 from model.state import State, parse_topic
 
 # BrokerService#getTopic, newest text, for either disabled domain (facts §2.6).
 UNABLE_TO_LOAD = "Broker is unable to load persistent topic"
+# Releases without "domain-checked-before-topic-policies" (model/releases.py): their texts.
+NP_UNABLE_TO_LOAD_BEFORE = "Broker is not unable to load non-persistent topic"
+
+
+def _policies_first_refusal(topic: TopicName) -> str:
+    """What a release that reads topic policies before the domain check answers for a persistent
+    topic on a broker that cannot load the persistent system topic holding them."""
+    return ("Topic creation encountered an exception by initialize topic policies service. "
+            f"topic_name={topic} error_message={relayed_client_error(UNABLE_TO_LOAD)}")
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,12 @@ def domain_enabled(state: State, topic: TopicName) -> bool:
 def _attach(state: State, topic: TopicName, api: str):
     """(state, refusal or None) for a PRODUCER/SUBSCRIBE on exactly ``topic`` (BrokerService#getTopic)."""
     if not domain_enabled(state, topic):
-        refusal = ServerError("NotAllowedError", UNABLE_TO_LOAD)
+        if state.has("domain-checked-before-topic-policies"):
+            refusal = ServerError("NotAllowedError", UNABLE_TO_LOAD)
+        elif topic.persistent:
+            refusal = ServerError("ServiceNotReady", _policies_first_refusal(topic))
+        else:
+            refusal = ServerError("NotAllowedError", NP_UNABLE_TO_LOAD_BEFORE)
         return state, refusal if api == "binary" else ClientError("NotAllowed")
     if not state.namespace_exists(topic.namespace_name):
         raise ModelUsageError(f"{topic}: attaching in a missing namespace is not modelled; rows attach in their namespace")
@@ -130,6 +145,11 @@ def _targets(state: State, topic: TopicName, op):
         return state, client_exception(op.transport, answer), ()
     targets = tuple(topic.partition(i) for i in range(answer.partitions)) or (topic,)
     for target in targets:
+        if op.transport == "http":
+            # The client looks each topic up over HTTP before it connects; a refused lookup ends it.
+            _, found = lookups.lookup(state, Lookup(str(target), "rest"))
+            if isinstance(found, RestError):
+                return state, client_exception("http", found), ()
         state, refusal = _attach(state, target, "client")
         if refusal is not None:
             return state, refusal, ()
@@ -314,6 +334,13 @@ def _record_live(state: State, op: PubSub, targets, subs: dict, counters: dict) 
     publishers = ((POSITIVE if counters["drops"] else ZERO),) if attached else ()
     subscriptions = tuple((name, POSITIVE if subs[name].drops else ZERO, len(subs[name].delivered))
                           for name in sorted(subs)) if attached else ()
+    if not attached and not state.has("np-subscription-ends-with-its-consumers"):
+        # Older releases keep a consumer's subscription after its last consumer left, with what it
+        # delivered (NonPersistentSubscription#removeConsumer before 3.1).
+        kept = {name: (sign, out) for name, sign, out in before.subscriptions}
+        for name in subs:
+            kept[name] = (POSITIVE if subs[name].drops else ZERO, kept.get(name, (ZERO, 0))[1] + len(subs[name].delivered))
+        subscriptions = tuple((name, sign, out) for name, (sign, out) in sorted(kept.items()))
     accepted_sends = counters["in"]  # one message per SEND here
     return state.with_live(target, LiveStats(
         msg_in=before.msg_in + counters["in"], msg_out=before.msg_out + out,

@@ -10,7 +10,9 @@ Per-API shapes (facts §1.2, §1.3, §1.4, §7):
 - ``TopicList(names)``     listings, compared as sets (order is not specified by Pulsar)
 - ``Done()``               an admin call that succeeded (2xx, no body that matters)
 - ``RestError(status, reason)``  REST error: HTTP status and the ``{"reason": ...}`` text
-- ``ServerError(error, message)`` binary ``Failed``/``ERROR`` with the ServerError name and message
+- ``ServerError(error, message)`` binary ``Failed``/``ERROR`` with the ServerError name and message;
+  a message that quotes an error of Pulsar's own client keeps its text and has the request id and
+  socket addresses that client adds replaced (``normalise_message``), since no model knows them
 - ``ClientError(exception)``      the official client raised ``pulsar.<exception>`` (Java: its class)
 - ``LookupAnswer(response, authoritative)`` binary LOOKUP or REST lookup; the broker URL itself
   is normalised away by drivers (a single-broker target always answers itself)
@@ -32,7 +34,28 @@ PIP-2 (model/nonpersistent.py), normalised so that ``==`` is still the whole com
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
+
+# How Pulsar's own client (the broker's internal one) formats a server error it relays:
+# {"errorMsg":"<text>","reqId":<id>, "remote":"<address>", "local":"<address>"}
+_CLIENT_ERROR_PARTS = (
+    (re.compile(r'"reqId":-?\d+'), '"reqId":<id>'),
+    (re.compile(r'"remote":"[^"]*"'), '"remote":"<address>"'),
+    (re.compile(r'"local":"[^"]*"'), '"local":"<address>"'),
+)
+
+
+def normalise_message(message: str) -> str:
+    """A broker's error message with the parts no model can know replaced by placeholders."""
+    for pattern, placeholder in _CLIENT_ERROR_PARTS:
+        message = pattern.sub(placeholder, message)
+    return message
+
+
+def relayed_client_error(text: str) -> str:
+    """``normalise_message``'s form of Pulsar's client error ``text``, as a broker relays it."""
+    return '{"errorMsg":"%s","reqId":<id>, "remote":"<address>", "local":"<address>"}' % text
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,32 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "REST partitions takes checkAllowAutoCreation",
         "apache/pulsar PR #22206 with #22773 and #22838, released in 3.0.6, 3.3.1 and 4.0.0; observed: "
         "3.0.2 and 3.2.3 lack it, 3.0.7, 4.0.7 and 4.2.4 have it"),
+    # The next two changed in the releases that took PIP-344's lookup changes; the sources of 3.0.3 to
+    # 3.0.6, 3.1.1 and 3.3.0 to 3.3.1 were not read, so each range starts at the first release read
+    # that has it.
+    "rest-lookup-skips-non-persistent": _behaviour(
+        ">=3.0.7 <3.1 | >=3.3.2",
+        "GET /lookup/v2/topic skips the existence check for every non-persistent name; before, only for a "
+        "non-persistent name that is not a partition name",
+        "TopicLookupBase#internalLookupTopicAsync: '!topicName.isPersistent() && !topicName.isPartitioned()' at "
+        "v3.0.2, v3.1.0, v3.1.2, v3.2.0, v3.2.3; '!topicName.isPersistent()' at v3.0.7, v3.3.2, v4.0.7; observed: "
+        "3.0.2 and 3.2.3 answer 404 for an absent non-persistent partition name with auto-creation off"),
+    "domain-checked-before-topic-policies": _behaviour(
+        ">=3.0.7 <3.1 | >=3.3.2",
+        "BrokerService#getTopic refuses a disabled domain first, NotAllowedError 'Broker is unable to load "
+        "persistent topic' for either domain; before, a disabled non-persistent domain said 'Broker is not unable "
+        "to load non-persistent topic' and a persistent topic read its topic policies first, which fail on a "
+        "broker that cannot load the persistent system topic: ServiceNotReady 'Topic creation encountered an "
+        "exception by initialize topic policies service. ...'",
+        "BrokerService#getTopic at v3.0.2, v3.1.2, v3.2.3 (policies first) against v3.0.7, v3.3.2, v4.0.7 (domain "
+        "first); observed on 3.0.2, 3.2.3 (old) and 3.0.7, 4.0.7, 4.2.4 (new)"),
+    "np-subscription-ends-with-its-consumers": _behaviour(
+        ">=3.1",
+        "a non-persistent subscription is removed when its last consumer leaves; before, only a non-durable one "
+        "(a reader's), so a consumer's subscription stayed in the topic's stats",
+        "NonPersistentSubscription#removeConsumer: 'Unsubscribe when all the consumers disconnected' at v3.1.0, "
+        "v3.2.3, v4.0.7, 'if (!isDurable)' at v3.0.2 and v3.0.7 (PIP-245, apache/pulsar issue #19448); observed: "
+        "3.0.2 and 3.0.7 keep the subscription, 3.2.3, 4.0.7 and 4.2.4 remove it"),
 }
 
 ERAS = ("pip344", "pre-pip344", "any")

@@ -10,7 +10,8 @@ Rule 1: the handshake is CONNECT(protocol_version 21, client_version "pulsar-con
 Rule 2: a response is matched by request_id; PING is answered with PONG while waiting
         (pulsar-wire.md §2.5 item 5); any other unsolicited frame is recorded and ignored.
 Rule 3: binary ``Failed``/ERROR answers become ``ServerError(<ServerError name>, message)``
-        (facts §1.3 step 5: "Failed, error = TopicNotFound (11), message = ''").
+        (facts §1.3 step 5: "Failed, error = TopicNotFound (11), message = ''"), the message
+        with the request id and addresses of a relayed client error replaced (outcomes.normalise_message).
 Rule 4: every frame, both ways, goes into the transcript with its exact bytes. Received bytes
         are cut into frames here by the 4-byte totalSize prefix, so the hex shown is exactly what
         the target sent, not a re-encoding.
@@ -50,7 +51,7 @@ from conformance.transcript import Transcript
 from model import ops
 from conformance.drivers.wire_pip2 import WirePip2
 from conformance.drivers.wire_batch import WireBatch
-from model.outcomes import Done, FeatureFlag, LookupAnswer, Partitions, ServerError, TopicList
+from model.outcomes import Done, FeatureFlag, LookupAnswer, Partitions, ServerError, TopicList, normalise_message
 from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
 from reference_broker.protocol import pulsar_api_pb2 as pb
 from reference_broker.protocol.errors import ProtocolError
@@ -356,4 +357,4 @@ def _server_error(event) -> ServerError:
         name = pb.ServerError.Name(code)
     except ValueError:
         name = f"ServerError({code})"
-    return ServerError(name, event.message if event.has("message") else "")
+    return ServerError(name, normalise_message(event.message) if event.has("message") else "")

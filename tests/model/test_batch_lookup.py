@@ -141,10 +141,13 @@ def test_compare(batch_side, single_side, why):
     assert agreement([("t", batch_side, single_side)]) == expected
 
 
-def test_flag_10_is_advertised_in_the_current_era_only():
-    assert apply(state(), Handshake("supports_batch_lookup"))[1] == FeatureFlag("supports_batch_lookup", True)
+def test_flag_10_is_required_of_every_broker_and_flag_5_of_pip344_ones():
+    """Field 10 is what this spec asks of any broker (PIP-35, ours); field 5 is PIP-344's."""
     old = initial_state(era="pre-pip344")
-    assert apply(old, Handshake("supports_batch_lookup"))[1] == FeatureFlag("supports_batch_lookup", False)
+    for s in (state(), old):
+        assert apply(s, Handshake("supports_batch_lookup"))[1] == FeatureFlag("supports_batch_lookup", True)
+    flag5 = "supports_get_partitioned_metadata_without_auto_creation"
+    assert apply(old, Handshake(flag5))[1] == FeatureFlag(flag5, False)
 
 
 def test_the_client_api_is_refused():
