@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 
-from bench.lookup_cpu import CollectingTransport
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.metadata.memory import MemoryMetadataStore
@@ -17,17 +16,15 @@ from reference_broker.server import BrokerProtocol, BrokerServer
 FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed
 
 
-class KeepingTransport(CollectingTransport):
-    """bench/lookup_cpu.py's stand-in transport, keeping the bytes too, and closing as asyncio's
-    does (it is closing from ``close()`` on)."""
+class KeepingTransport:
+    """The part of an asyncio transport BrokerProtocol uses: it keeps the bytes written and closes
+    as asyncio's does (it is closing from ``close()`` on)."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.data = bytearray()
         self.closed = False
 
     def write(self, data: bytes) -> None:
-        super().write(data)
         self.data += data
 
     def is_closing(self) -> bool:
@@ -35,6 +32,9 @@ class KeepingTransport(CollectingTransport):
 
     def close(self) -> None:
         self.closed = True
+
+    def get_extra_info(self, name, default=None):
+        return ("127.0.0.1", 1) if name == "peername" else default
 
 
 class BinaryClient:
