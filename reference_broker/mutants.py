@@ -57,21 +57,23 @@ SVC = "reference_broker.service:ServerCnx"
 AC = "reference_broker.autocreation"
 NP = "reference_broker.topics.non_persistent"
 LS = "reference_broker.lookup_service"
+# Rule 2 of service.py's ServerCnx: an absent field 6 reads as true.
+F6 = 'auto_create = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else True'
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- PIP-344, binary ------------------------------------------------------------------------
     _m("p344-bin-ignores-field6", "344", "binary", "PARTITIONED_METADATA ignores field 6 (always auto-creates)",
-       f"{SVC}.partitioned_metadata", "auto_create=True if field6 is None else field6", "auto_create=True"),
+       f"{SVC}.handle_PartitionedMetadata", F6, "auto_create = True"),
     _m("p344-bin-field6-absent-false", "344", "binary", "an absent field 6 reads as false instead of the proto default true",
-       f"{SVC}.partitioned_metadata", "auto_create=True if field6 is None else field6",
-       "auto_create=bool(field6)"),
+       f"{SVC}.handle_PartitionedMetadata", F6, F6.replace("else True", "else False")),
     _m("p344-bin-no-flag5", "344", "binary", "CONNECTED does not advertise FeatureFlags field 5",
        f"{SVC}.handle_Connect", '"supports_get_partitioned_metadata_without_auto_creation": True',
        '"supports_get_partitioned_metadata_without_auto_creation": False'),
     _m("p344-bin-wrong-error", "344", "binary", "a missing topic answers ServiceNotReady instead of TopicNotFound",
-       f"{SVC}.partitioned_metadata", "return exc.server_error, exc.binary_message",
-       "return ('ServiceNotReady' if exc.server_error == 'TopicNotFound' else exc.server_error), "
-       "exc.binary_message"),
+       f"{SVC}.handle_PartitionedMetadata",
+       "return self._partitioned_metadata_failed(event.request_id, exc.server_error, exc.binary_message)",
+       "return self._partitioned_metadata_failed(event.request_id, 'ServiceNotReady' if exc.server_error == "
+       "'TopicNotFound' else exc.server_error, exc.binary_message)"),
     _m("p344-bin-error-message", "344", "binary", "binary TopicNotFound carries the REST text instead of an empty message",
        f"{CT}.get_partitioned_metadata", 'raise TopicNotFound(topic_not_found_reason(topic), binary_message="")',
        "raise TopicNotFound(topic_not_found_reason(topic), binary_message=topic_not_found_reason(topic))"),

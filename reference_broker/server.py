@@ -25,20 +25,6 @@ Rule 5: answers are queued per connection and written in one ``transport.write``
         one send syscall, not one per answer (bench/nonpersistent.py: per-frame writes were the
         largest cost of a non-persistent publish). Frames go out in the order they were queued,
         and anything written directly (an ERROR before closing) flushes the queue first.
-Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact shape a client
-        sends, protocol/shortcut.py Rule 1) is answered before the Connection sees the rest:
-        from the answers the core remembers for the request or its namespace (core.py Rules 5
-        and 6), else decided by the same
-        ``ServerCnx.partitioned_metadata`` the Connection path calls, and written as the bytes
-        that path would write. Only between frames, with nothing queued, so the order of answers
-        is kept (a transport stops reading once it starts closing, in asyncio and uvloop alike,
-        so a read never finds its own transport closing); a request whose topic is not UTF-8, or
-        whose decision fails with anything but a Failed answer, and everything after it, go the
-        Connection way. A read that is one request answered from what the core remembers (its
-        own answer or its namespace's), the usual read, is answered before anything else is set
-        up. So a repeated lookup costs a dictionary look-up, the first lookup of a name nobody
-        created in a namespace already asked about a few more, and any other first one no
-        protobuf decode, event or dispatch (bench/lookup.py, bench/lookup_cpu.py).
 Rule 7: a read that starts with plain SENDs (the shape the official client writes,
         protocol/shortcut.py Rule 5) has them published before the Connection sees the rest:
         each goes to ``ServerCnx.publish``, the decision ``handle_Send`` makes, inside the read's
@@ -51,7 +37,7 @@ Rule 7: a read that starts with plain SENDs (the shape the official client write
 Rule 8: a read that ends inside a frame, between frames otherwise, keeps that frame's start back
         from the Connection (shortcut.py Rule 6; the whole frames before it go to the Connection)
         until the reads after it complete the frame, which is then read as the first frame of a
-        read, by Rules 6 and 7. Were the Connection to buffer it, it would no longer be between
+        read, by Rule 7. Were the Connection to buffer it, it would no longer be between
         frames, and every SEND after it, until a read happened to end between frames, would be
         decoded the Connection's way, at twice the cost in process. A SEND larger than one read
         (uvloop reads at most 256,000 bytes, asyncio 256 KiB) always ends a read inside it; smaller
@@ -77,9 +63,8 @@ from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
 from .protocol.frames import max_frame_size
-from .protocol.shortcut import (incomplete_tail, partitioned_metadata_answer, read_partitioned_metadata, read_send,
-                                varint_value)
-from .service import U64_MINUS_ONE, ServerCnx, partitioned_metadata_failure
+from .protocol.shortcut import incomplete_tail, read_send
+from .service import U64_MINUS_ONE, ServerCnx
 from .topics import TopicRegistry
 
 log = logging.getLogger("reference_broker.server")
@@ -104,7 +89,6 @@ class BrokerProtocol(asyncio.Protocol):
         self._frame_limit = max_frame_size(broker.core.config.get("maxMessageSize"))
         self.conn = Connection(Role.SERVER, max_frame_size=self._frame_limit)
         self.cnx: Optional[ServerCnx] = None
-        self._remembered = broker.core.remembered_answers  # Rule 6: the core's one dict, always current
         self.paused = False
         self._outgoing: list[bytes] = []  # Rule 5: frames waiting for this loop iteration's flush
         self._flush_scheduled = False
@@ -141,20 +125,6 @@ class BrokerProtocol(asyncio.Protocol):
                 return
             self._held = None
             data = bytes(held)
-        request = read_partitioned_metadata(data)  # None at once for any other command
-        if request is not None and self.conn.between_frames and not self._outgoing:
-            remembered = self._remembered
-            if request[0] == len(data) and remembered is not None:  # Rule 6: the usual read, one request
-                partitions = remembered.get((request[1], request[3]))
-                if partitions is None:  # (as _answer_plain_lookups asks, without its loop; one neither
-                    # answers is asked again there, next to a decision that costs far more)
-                    partitions = self.broker.core.namespace_answer(request[1], request[3])
-                if partitions is not None:
-                    self.transport.write(partitioned_metadata_answer(partitions, request[2]))
-                    return
-            data = self._answer_plain_lookups(data, request)
-            if not data:
-                return
         self._batching = self.broker.reading = True
         try:
             if self.conn.between_frames:
@@ -188,32 +158,6 @@ class BrokerProtocol(asyncio.Protocol):
                 start, self._held_size = tail
                 self._held, rest = bytearray(rest[start:]), rest[:start]
         return rest
-
-    def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:
-        """Rule 6: answer the read's leading plain lookups (``request`` is the first, already read);
-        returns the rest, starting at the first request that is not plain or whose answer is Failed."""
-        core, remembered, size = self.broker.core, self._remembered, len(data)
-        answers, pos = [], 0
-        while request is not None:
-            end, topic, request_id, auto_creation = request
-            partitions = None if remembered is None else remembered.get((topic, auto_creation))
-            if partitions is None and remembered is not None:
-                partitions = core.namespace_answer(topic, auto_creation)  # core.py Rule 6
-            if partitions is None:
-                try:
-                    partitions = self.cnx.partitioned_metadata(topic.decode(), auto_creation)
-                except Exception:  # noqa: BLE001 - not UTF-8, or a fault: the Connection path answers it (Rule 2)
-                    break
-            if isinstance(partitions, tuple):
-                answers.append(self.conn.send(partitioned_metadata_failure(varint_value(request_id), partitions)))
-            else:
-                answers.append(partitioned_metadata_answer(partitions, request_id))
-            pos = end
-            request = read_partitioned_metadata(data, pos) if pos < size else None
-        if not answers:
-            return data
-        self.transport.write(b"".join(answers))
-        return data[pos:]
 
     def eof_received(self):
         self.conn.receive_data(b"")

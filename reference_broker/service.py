@@ -59,13 +59,6 @@ def _as_sent(send) -> tuple[bytes, bytes, Optional[int]]:
     return metadata, send.payload, send.checksum
 
 
-def partitioned_metadata_failure(request_id: int, failure: tuple[str, str]) -> ev.PartitionedMetadataResponse:
-    """The Failed answer for ``ServerCnx.partitioned_metadata``'s (ServerError name, message)."""
-    error, message = failure
-    return ev.PartitionedMetadataResponse(request_id=request_id, error=_server_error(error), message=message,
-                                          response=pb.CommandPartitionedTopicMetadataResponse.Failed)
-
-
 class ServerCnx:
     def __init__(self, broker, send: Callable[[ev.Event], None], remote: str = "?", *,
                  send_receipt: Callable[[int, int, int, int, int], None],
@@ -117,29 +110,21 @@ class ServerCnx:
     # -- lookups ----------------------------------------------------------------------------
 
     def handle_PartitionedMetadata(self, event) -> None:
-        field6 = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else None
-        outcome = self.partitioned_metadata(event.topic, field6)
-        if isinstance(outcome, tuple):
-            return self.send(partitioned_metadata_failure(event.request_id, outcome))
+        # Rule 2: an absent field 6 means its proto default, true.
+        auto_create = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else True
+        try:
+            partitions = self.core.get_partitioned_metadata(TopicName.parse(event.topic), auto_create=auto_create)
+        except InvalidName as exc:
+            return self._partitioned_metadata_failed(event.request_id, "InvalidTopicName", str(exc))
+        except BrokerError as exc:
+            return self._partitioned_metadata_failed(event.request_id, exc.server_error, exc.binary_message)
         self.send(ev.PartitionedMetadataResponse(
-            request_id=event.request_id, partitions=outcome,
+            request_id=event.request_id, partitions=partitions,
             response=pb.CommandPartitionedTopicMetadataResponse.Success))
 
-    def partitioned_metadata(self, topic: str, field6: bool | None) -> int | tuple[str, str]:
-        """The partition count that answers PARTITIONED_METADATA for ``topic`` with field 6 as sent
-        (None when absent), or the ServerError name and message of a Failed answer. Every request
-        is decided here: through ``handle_PartitionedMetadata``, or by server.py Rule 6 for a
-        request it reads itself."""
-        try:
-            partitions = self.core.get_partitioned_metadata(
-                TopicName.parse(topic), auto_create=True if field6 is None else field6)  # Rule 2: absent is true
-        except InvalidName as exc:
-            return "InvalidTopicName", str(exc)
-        except BrokerError as exc:
-            return exc.server_error, exc.binary_message
-        # core.py Rule 5: server.py answers the same request from this until the state changes.
-        self.core.remember_partitions(topic, field6, partitions)
-        return partitions
+    def _partitioned_metadata_failed(self, request_id: int, error: str, message: str) -> None:
+        self.send(ev.PartitionedMetadataResponse(request_id=request_id, error=_server_error(error), message=message,
+                                                 response=pb.CommandPartitionedTopicMetadataResponse.Failed))
 
     def handle_Lookup(self, event) -> None:
         lookup_service.handle_lookup(self, event)  # PIP-35 cluster: Connect from the owner, else Redirect

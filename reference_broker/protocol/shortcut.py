@@ -1,28 +1,7 @@
 """Shortcuts for the broker's most frequent frames: bytes built directly, no protobuf objects.
 
-PARTITIONED_METADATA, read from raw bytes, and its answer; SEND_RECEIPT and MESSAGE (Rule 4);
-SEND, read from raw bytes (Rule 5).
+SEND_RECEIPT and MESSAGE (Rule 4); SEND, read from raw bytes (Rule 5).
 
-A client asks for a topic's partitions before every producer and consumer it creates, and again
-whenever it re-checks them (pulsar-wire.md §3.3). A broker that already knows the answer spends
-most of such a round trip decoding and encoding protobuf around a dictionary look-up
-(bench/lookup.py). The first two functions let the server skip that for the common shape only;
-the decision itself stays in the broker (service.py, core.py), which says which answers may be reused.
-
-Rule 1: ``read_partitioned_metadata`` accepts exactly one shape: a command-only frame holding
-        BaseCommand{type = PARTITIONED_METADATA, partitionMetadata{topic, request_id,
-        [metadata_auto_creation_enabled as 0 or 1]}} with the fields in field-number order, as
-        protobuf writes them, and nothing else. Any other byte (another command, an unknown or
-        repeated field, a varint written longer than it needs or past 64 bits, a frame cut short)
-        gives None, and the caller takes the Connection path, which decodes and checks
-        everything. So it never raises and never accepts a frame the full decoder would treat
-        differently.
-Rule 2: the request id stays the varint bytes it came as (canonical, by Rule 1): a Success answer
-        copies them rather than decoding and encoding a number; only a Failed answer, written
-        through the Connection, needs the number (``varint_value``).
-Rule 3: ``partitioned_metadata_answer`` writes the bytes ``Connection.send`` writes for
-        PartitionedMetadataResponse{partitions, request_id, response = Success} (tests compare
-        them for every size of varint).
 Rule 4: ``send_receipt_frame`` and ``message_frame`` write the bytes ``Connection.send`` writes for
         the SendReceipt and Message events the broker builds: every field it sets, set even when
         zero, in field-number order, a negative int32 as ten bytes. A MESSAGE's checksum block holds
@@ -38,7 +17,7 @@ Rule 5: ``read_send`` accepts exactly the SEND shape the official client writes:
         checksum block, the metadata size, a MessageMetadata with every required field, and the
         payload. Anything else (another field or order, a broker-entry-metadata block, a
         num_messages the int32 field would read differently, metadata that does not decode, a
-        frame past ``limit`` or cut short) gives None and the Connection path, as in Rule 1. A
+        frame past ``limit`` or cut short) gives None and the Connection path, as for any frame it does not accept. A
         checksum that does not match is read, with ``checksum_valid`` False: refusing it is the
         broker's decision, not the reader's. A batch of 100 messages is a 7 KB frame; read this
         way it is copied once (the payload), where the FrameDecoder copies it four times and
@@ -60,64 +39,10 @@ from .frames import FRAME_PADDING, PayloadProblem, command_frame, payload_frame,
 
 _TWO_U32 = struct.Struct(">II")
 _U32 = struct.Struct(">I")
-# BaseCommand field 1 (type) = 21 PARTITIONED_METADATA, then field 21 (partitionMetadata) as LEN.
-_REQUEST_HEAD = b"\x08\x15\xaa\x01"
-# BaseCommand field 1 (type) = 22 PARTITIONED_METADATA_RESPONSE, then field 22 as LEN.
-_ANSWER_HEAD = b"\x08\x16\xb2\x01"
-_TOPIC_TAG, _REQUEST_ID_TAG, _AUTO_CREATION_TAG = 0x0A, 0x10, 0x30
-_SUCCESS_TAIL = b"\x18\x00"  # field 3 (response) = Success
+_INT32_LIMIT = 2**31
 # Below the smallest frame limit any broker configuration gives (maxMessageSize + 10 KiB), so the
 # Connection path would never refuse a frame this accepts for its size.
 _LARGEST_FRAME = FRAME_PADDING
-
-
-def read_partitioned_metadata(data: bytes, start: int = 0) -> Optional[tuple[int, bytes, bytes, Optional[bool]]]:
-    """``(end, topic, request_id varint, auto_creation)`` of the frame at ``data[start:]`` (Rule 1), or None.
-
-    ``end`` is where the next frame starts; ``auto_creation`` is field 6 as sent, None when it is
-    absent (which means true: the broker that remembers an answer decides that, not this).
-    """
-    size = len(data)
-    if size - start < 14 or data[start + 8:start + 12] != _REQUEST_HEAD:
-        return None
-    total, command_size = _TWO_U32.unpack_from(data, start)
-    end = start + 4 + total
-    if command_size != total - 4 or end > size or total + 4 > _LARGEST_FRAME:
-        return None
-    pos = start + 12
-    length = data[pos]
-    if length < 0x80:
-        pos += 1
-    else:
-        length, pos = _two_byte_length(data, pos, end)
-    if length < 2 or pos + length != end or data[pos] != _TOPIC_TAG:
-        return None  # (a topic needs its tag and its length, so at least two bytes)
-    pos += 1
-    topic_length = data[pos]
-    if topic_length < 0x80:
-        pos += 1
-    else:
-        topic_length, pos = _two_byte_length(data, pos, end)
-    topic_end = pos + topic_length
-    if topic_end >= end or data[topic_end] != _REQUEST_ID_TAG:
-        return None
-    topic = data[pos:topic_end]
-    varint_start = topic_end + 1
-    stop = varint_start + 10 if varint_start + 10 < end else end
-    pos = varint_start
-    while pos < stop and data[pos] & 0x80:
-        pos += 1
-    if pos == stop:
-        return None  # no last byte within ten
-    pos += 1
-    request_id = data[varint_start:pos]
-    if (len(request_id) > 1 and request_id[-1] == 0) or (len(request_id) == 10 and request_id[-1] > 1):
-        return None  # written longer than needed, or past 64 bits (Rule 1)
-    if pos == end:
-        return end, topic, request_id, None
-    if pos + 2 != end or data[pos] != _AUTO_CREATION_TAG or data[pos + 1] > 1:
-        return None
-    return end, topic, request_id, data[pos + 1] == 1
 
 
 class PlainSend(NamedTuple):
@@ -136,7 +61,6 @@ class PlainSend(NamedTuple):
 
 # BaseCommand field 1 (type) = 6 SEND, then field 6 (send) as LEN.
 _SEND_HEAD = b"\x08\x06\x32"
-_INT32_LIMIT = 2**31
 
 
 def read_send(data: bytes, start: int = 0, limit: int = _LARGEST_FRAME) -> Optional[PlainSend]:
@@ -207,38 +131,9 @@ def _canonical_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
     return 0, end + 1
 
 
-def _two_byte_length(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    """The two-byte varint length at ``pos`` and the position after it; a length past ``end``
-    when it is not one, which the caller refuses."""
-    if pos + 1 >= end or data[pos + 1] >= 0x80 or data[pos + 1] == 0:
-        return end, end
-    return (data[pos] & 0x7F) | (data[pos + 1] << 7), pos + 2
-
-
-def partitioned_metadata_answer(partitions: int, request_id: bytes) -> bytes:
-    """The frame answering the request whose id is the varint ``request_id`` with Success and
-    ``partitions`` (Rule 3). All but the id depends only on the count and the id's length, so
-    that head is built once per pair: 0.3 µs an answer instead of 1.0 (the lookup's hot path)."""
-    head = _answer_heads.get((partitions, len(request_id)))
-    if head is None:
-        head = _answer_heads[(partitions, len(request_id))] = _answer_head(partitions, len(request_id))
-    return head + request_id + _SUCCESS_TAIL
-
-
-_answer_heads: dict[tuple[int, int], bytes] = {}
 _ONE_BYTE_VARINTS = [bytes((value,)) for value in range(0x80)]
 _U64_MASK = 2**64 - 1
 _MINUS_ONE = b"\xff" * 9 + b"\x01"  # -1 as an int32 or int64, 2**64 - 1 as a uint64
-
-
-def _answer_head(partitions: int, request_id_size: int) -> bytes:
-    if len(_answer_heads) > 1024:
-        _answer_heads.clear()
-    fields_before_id = b"\x08" + varint(partitions) + b"\x10"
-    body_size = len(fields_before_id) + request_id_size + len(_SUCCESS_TAIL)
-    command_head = _ANSWER_HEAD + varint(body_size) + fields_before_id
-    command_size = len(command_head) + request_id_size + len(_SUCCESS_TAIL)
-    return _TWO_U32.pack(command_size + 4, command_size) + command_head
 
 
 def varint(value: int) -> bytes:
@@ -258,14 +153,6 @@ def varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
-
-
-def varint_value(data: bytes) -> int:
-    """The number a whole varint (as ``read_partitioned_metadata`` gives a request id) stands for."""
-    value = 0
-    for shift, byte in enumerate(data):
-        value |= (byte & 0x7F) << (7 * shift)
-    return value
 
 
 _SEND_RECEIPT_HEAD = b"\x08\x07\x3a"  # type = SEND_RECEIPT (7), then field 7 (send_receipt) as LEN
