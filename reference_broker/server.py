@@ -17,34 +17,9 @@ Rule 3: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): every ``keepAlive
         later, and a read costs one flag, not a clock reading.
 Rule 4: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
         closes connections and waits for the HTTP server, each wait bounded.
-Rule 5: answers are queued per connection and written in one ``transport.write`` at the end of
-        the batch that produced them: a read (``data_received``, whose SEND completions run at its
-        end, service.py Rule 4). Frames a read queues on other connections (dispatch to their
-        consumers) are flushed at the end of that read too (``BrokerServer.flush_dirty``); frames
-        written from anywhere else (keep-alive) by a ``call_soon`` flush. So a read that carries many commands costs
-        one send syscall, not one per answer (bench/nonpersistent.py: per-frame writes were the
-        largest cost of a non-persistent publish). Frames go out in the order they were queued,
-        and anything written directly (an ERROR before closing) flushes the queue first.
-Rule 7: a read that starts with plain SENDs (the shape the official client writes,
-        protocol/shortcut.py Rule 5) has them published before the Connection sees the rest:
-        each goes to ``ServerCnx.publish``, the decision ``handle_Send`` makes, inside the read's
-        batch like any other command (Rule 5; its receipts complete at the read's end, service.py
-        Rule 4), and a fault in it is answered as Rule 2 answers one. Only between frames, so the
-        commands keep their order, and only while the connection is open: a SEND Pulsar closes
-        the connection for stops the read, as it does on the Connection path. A batch of 100
-        messages then costs one copy of its bytes and no BaseCommand, event or dispatch
-        (bench/nonpersistent.py).
-Rule 8: a read that ends inside a frame, between frames otherwise, keeps that frame's start back
-        from the Connection (shortcut.py Rule 6; the whole frames before it go to the Connection)
-        until the reads after it complete the frame, which is then read as the first frame of a
-        read, by Rule 7. Were the Connection to buffer it, it would no longer be between
-        frames, and every SEND after it, until a read happened to end between frames, would be
-        decoded the Connection's way, at twice the cost in process. A SEND larger than one read
-        (uvloop reads at most 256,000 bytes, asyncio 256 KiB) always ends a read inside it; smaller
-        ones do when the peer's writes are cut short. The Connection sees the same bytes in the same
-        order either way, and a frame it refuses from its prefix is never held. At the peer's EOF a
-        held start is dropped, as the Connection drops the partial frame it buffers (it reads
-        CLOSED).
+Rule 5: each answer is written when it is made, in the order the commands came; the completions
+        ServerCnx defers (the receipts of non-persistent SENDs) run once every frame of the read
+        that carried their SENDs is handled.
 """
 
 from __future__ import annotations
@@ -63,7 +38,6 @@ from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
 from .protocol import events as ev
 from .protocol import pulsar_api_pb2 as pb
 from .protocol.frames import max_frame_size
-from .protocol.shortcut import incomplete_tail, read_send
 from .service import U64_MINUS_ONE, ServerCnx
 from .topics import TopicRegistry
 
@@ -82,35 +56,24 @@ _HANDLERS = {
 class BrokerProtocol(asyncio.Protocol):
     def __init__(self, broker: "BrokerServer"):
         self.broker = broker
-        # Set by connection_made, before any read, write or timer of this connection: they ask it
-        # ``is_closing()`` directly (a property in between costs ~0.1 µs, several times per SEND).
-        self.transport: Optional[asyncio.Transport] = None
-        # A server's frame limit never changes (only a client's follows its CONNECTED).
-        self._frame_limit = max_frame_size(broker.core.config.get("maxMessageSize"))
-        self.conn = Connection(Role.SERVER, max_frame_size=self._frame_limit)
+        self.transport: Optional[asyncio.Transport] = None  # set by connection_made, before anything else
+        self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
         self.cnx: Optional[ServerCnx] = None
         self.paused = False
-        self._outgoing: list[bytes] = []  # Rule 5: frames waiting for this loop iteration's flush
-        self._flush_scheduled = False
-        self._batching = False  # inside a read or the deferred batch: the batch's end flushes
-        self._deferred: list = []  # service.py Rule 4: completions after the current read
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._reading = False  # inside data_received: deferred completions wait for its end (Rule 5)
+        self._deferred: list = []
         self._keepalive: Optional[asyncio.TimerHandle] = None
         self._received = False  # Rule 3: something arrived since the keep-alive last looked
         self._ping_outstanding = False
-        self._held: Optional[bytearray] = None  # Rule 8: the start of a frame, until it is whole
-        self._held_size = 0
 
     # -- transport callbacks ----------------------------------------------------------------
 
     def connection_made(self, transport) -> None:
         self.transport = transport
-        self._loop = asyncio.get_running_loop()
         peer = transport.get_extra_info("peername")
         self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?",
-                             send_receipt=self.write_receipt, send_message=self.write_message)
+                             send_message=self.write_message)
         self.cnx.writable = lambda: not self.paused
-        # PIP-2: receipts of non-persistent SENDs complete after the current read (service.py Rule 4).
         self.cnx.defer = self._defer
         self.cnx.close_connection = self._close_after_writes
         self.broker.connections.add(self)
@@ -118,46 +81,13 @@ class BrokerProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._received = True
-        if self._held is not None:  # Rule 8: these bytes continue a frame a read began
-            held = self._held
-            held += data
-            if len(held) < self._held_size:
-                return
-            self._held = None
-            data = bytes(held)
-        self._batching = self.broker.reading = True
+        self._reading = True
         try:
-            if self.conn.between_frames:
-                data = self._publish_plain_sends(data)
-            if data:
-                self.conn.receive_data(data)
-                self._drain_events()
-            self._run_deferred()  # service.py Rule 4: the read's SENDs are no longer in flight
+            self.conn.receive_data(data)
+            self._drain_events()
+            self._run_deferred()  # Rule 5: the read's SENDs are no longer in flight
         finally:
-            self._batching = self.broker.reading = False
-            self._flush()
-            self.broker.flush_dirty()
-
-    def _publish_plain_sends(self, data: bytes) -> bytes:
-        """Rule 7: publish the read's leading plain SENDs; returns the rest, which the Connection
-        reads, save the start of a frame the read ends in (Rule 8)."""
-        cnx, limit, pos = self.cnx, self._frame_limit, 0
-        send = read_send(data, 0, limit)  # None at once for any other command
-        while send is not None and not self.transport.is_closing():
-            try:
-                cnx.publish(send.producer_id, send.sequence_id, send.highest_sequence_id, send.num_messages,
-                            send.metadata, send.payload, send.checksum, send.checksum_valid)
-            except Exception as exc:  # Rule 2, as _dispatch answers a fault in handle_Send
-                self._internal_error("Send", U64_MINUS_ONE, exc)
-            pos = send.end
-            send = read_send(data, pos, limit) if pos < len(data) else None
-        rest = data[pos:] if pos else data  # (once the connection is closing, the Connection reads nothing more)
-        if rest:
-            tail = incomplete_tail(rest, limit)
-            if tail is not None and not self.transport.is_closing():  # Rule 8
-                start, self._held_size = tail
-                self._held, rest = bytearray(rest[start:]), rest[:start]
-        return rest
+            self._reading = False
 
     def eof_received(self):
         self.conn.receive_data(b"")
@@ -209,54 +139,35 @@ class BrokerProtocol(asyncio.Protocol):
             else:
                 cnx.handle_unexpected(event)
         except Exception as exc:  # Rule 2: one bad command never takes the broker down
-            self._internal_error(type(event).__name__, getattr(getattr(event, "pb", None), "request_id",
-                                                               U64_MINUS_ONE), exc)
-
-    def _internal_error(self, command: str, request_id: int, exc: Exception) -> None:
-        """Rule 2: a fault handling one command answers it with UnknownError and is logged."""
-        log.exception("error handling %s", command)
-        self.cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
-                               message=f"Internal error handling {command}: {exc}"))
+            command = type(event).__name__
+            log.exception("error handling %s", command)
+            request_id = getattr(getattr(event, "pb", None), "request_id", U64_MINUS_ONE)
+            self.cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
+                                   message=f"Internal error handling {command}: {exc}"))
 
     def _close_after_writes(self) -> None:
-        """Close once what is buffered is written (asyncio's close flushes); no frame is read after."""
+        """Close once what is written is sent (asyncio's close flushes); no frame is read after."""
         if not self.transport.is_closing():
             log.info("closing %s after a command Pulsar closes the connection for", self.cnx.remote)
-            self._flush()
             self.transport.close()
 
     def write(self, event: ev.Event) -> None:
-        """Rule 5: frames are queued and written together at the end of the current batch."""
-        if self.transport.is_closing():
-            return
-        self._queue(self.conn.send(event))
-
-    def write_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
-                      ledger_id: int, entry_id: int) -> None:
-        """``write(SendReceipt(...))``, encoded without the event (Connection.send_receipt)."""
-        if self.transport.is_closing():
-            return
-        self._queue(self.conn.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id))
+        if not self.transport.is_closing():
+            self.transport.write(self.conn.send(event))
 
     def write_message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
                       redelivery_count: int, metadata: bytes, payload: bytes, checksum: Optional[int]) -> None:
-        """``write(Message(...))`` of a stored entry, encoded without the event (Connection.message)."""
-        if self.transport.is_closing():
-            return
-        self._queue(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload, checksum))
-
-    def _queue(self, frame: bytes) -> None:
-        self._outgoing.append(frame)
-        if not self._batching and not self._flush_scheduled:
-            self._flush_scheduled = True
-            self.broker.mark_dirty(self)
+        """The MESSAGE of a stored entry, as the producer wrote it (Connection.message)."""
+        if not self.transport.is_closing():
+            self.transport.write(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
+                                                   metadata, payload, checksum))
 
     def _defer(self, completion) -> None:
-        """service.py Rule 4: run ``completion`` once every frame of the current read is handled."""
-        self._deferred.append(completion)
-        if not self._batching and len(self._deferred) == 1:  # not from a read: after this callback
-            self._loop.call_soon(self._run_deferred_and_flush)
+        """Rule 5: run ``completion`` once every frame of the current read is handled."""
+        if self._reading:
+            self._deferred.append(completion)
+        else:
+            asyncio.get_running_loop().call_soon(completion)
 
     def _run_deferred(self) -> None:
         while self._deferred:
@@ -264,26 +175,8 @@ class BrokerProtocol(asyncio.Protocol):
             for completion in batch:
                 completion()
 
-    def _run_deferred_and_flush(self) -> None:
-        self._batching = True
-        try:
-            self._run_deferred()
-        finally:
-            self._batching = False
-            self._flush()
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if not self._outgoing:
-            return
-        data = b"".join(self._outgoing)
-        self._outgoing.clear()
-        if not self.transport.is_closing():
-            self.transport.write(data)
-
     def _send_error_and_close(self, exc: RemoteProtocolError) -> None:
         error = pb.ServerError.Value(exc.server_error)
-        self._flush()
         self.transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=error, message=str(exc))))
         self.transport.close()
 
@@ -317,9 +210,6 @@ class BrokerServer:
         self.core = core
         self.host, self.broker_port, self.web_port = host, broker_port, web_port
         self.topics = TopicRegistry()
-        self._dirty: list[BrokerProtocol] = []  # connections with queued frames (BrokerProtocol Rule 5)
-        self._flush_all_scheduled = False
-        self.reading = False  # inside a connection's read, whose end flushes every dirty connection
         # A topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
         core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)  # cluster.py Rule 7
@@ -331,20 +221,6 @@ class BrokerServer:
         self._web_task: Optional[asyncio.Task] = None
         self._inactive_check: Optional[asyncio.TimerHandle] = None
         self.broker_url = self.web_url = ""
-
-    def mark_dirty(self, protocol: "BrokerProtocol") -> None:
-        """``protocol`` queued frames outside its own batch: they go out at the end of the read under
-        way (every read ends with ``flush_dirty``), or else from a callback scheduled now."""
-        self._dirty.append(protocol)
-        if not self.reading and not self._flush_all_scheduled:
-            self._flush_all_scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush_dirty)
-
-    def flush_dirty(self) -> None:
-        self._flush_all_scheduled = False
-        dirty, self._dirty = self._dirty, []
-        for protocol in dirty:
-            protocol._flush()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()

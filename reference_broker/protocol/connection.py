@@ -15,10 +15,6 @@ Rule 3: SEND carries a CRC32C checksum when the negotiated version is at least v
         SEND carried none: pulsar-wire.md, "the broker sends the stored entry as the producer
         wrote it".
 Rule 4: after a RemoteProtocolError the connection is in ERROR and yields no more events.
-Rule 5: ``between_frames`` is a plain attribute, kept true exactly when the handshake is done, no
-        partial frame is buffered and the peer has not closed its side. It is asked before every
-        read a server takes around this object (shortcut.py), so it is kept where those three
-        change (``receive_data``, ``next_event``, sending CONNECTED), not computed per read.
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ from typing import Optional, Union
 
 from . import events as ev
 from . import pulsar_api_pb2 as pb
-from . import shortcut
 from .errors import LocalProtocolError, RemoteProtocolError
 from .frames import PAYLOAD_TYPES, FrameDecoder, encode_command, encode_payload_command, max_frame_size
 
@@ -83,14 +78,8 @@ class Connection:
         self.server_version: Optional[str] = None
         self._decoder = FrameDecoder(max_frame_size)
         self._eof = False
-        # Rule 5: the handshake is done and no partial frame is buffered, so the next byte starts a
-        # frame. Only then may bytes go around this object without changing what it decodes.
-        self.between_frames = False
 
     # -- receiving ---------------------------------------------------------------------------
-
-    def _settle_between_frames(self) -> None:
-        self.between_frames = self.state is _CONNECTED and not self._decoder.buffered and not self._eof
 
     @property
     def max_frame_size(self) -> int:
@@ -99,19 +88,12 @@ class Connection:
 
     def receive_data(self, data: bytes) -> None:
         """Feed bytes from the peer; ``b""`` means the peer closed its side."""
-        self.between_frames = False  # bytes are buffered now, or the peer has closed
         if data:
             self._decoder.feed(data)
         else:
             self._eof = True
 
     def next_event(self) -> Received:
-        try:
-            return self._next_event()
-        finally:
-            self._settle_between_frames()  # Rule 5: a frame was taken, or the state changed
-
-    def _next_event(self) -> Received:
         if self.state is _ERROR:
             return CLOSED
         try:
@@ -162,12 +144,7 @@ class Connection:
     # -- sending -----------------------------------------------------------------------------
 
     def send(self, event: ev.Event) -> bytes:
-        if self.state in (_CLOSED_STATE, _ERROR) and not isinstance(event, ev.Error):
-            raise LocalProtocolError(f"Cannot send {event.type_name} on a {self.state.value} connection")
-        self._check_role(event)
-        missing = event.pb.FindInitializationErrors()
-        if missing:
-            raise LocalProtocolError(f"{event.type_name} is missing required fields: {', '.join(missing)}")
+        self._check_sendable(event)
         command = event.to_command()
         if event.TYPE in PAYLOAD_TYPES:
             if event.metadata is None or event.payload is None:
@@ -176,27 +153,26 @@ class Connection:
                                           checksum=self._checksum_on(event))
         return encode_command(command)
 
-    def send_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
-                     ledger_id: int, entry_id: int) -> bytes:
-        """The bytes of ``send(SendReceipt(...))`` with that message id, built directly (shortcut.py Rule 4)."""
-        if self.state is not _CONNECTED:  # (inline: this runs for every receipt)
-            self._refuse_unconnected("SEND_RECEIPT")
-        return shortcut.send_receipt_frame(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
-
     def message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
                 metadata: bytes, payload: bytes, checksum: Optional[int]) -> bytes:
-        """The MESSAGE for a stored entry, built directly (shortcut.py Rule 4): its metadata bytes and
-        payload as the producer wrote them, with the producer's ``checksum`` (None: it sent none) for
-        a client of v11 or later (Rule 3)."""
-        if self.state is not _CONNECTED:  # (inline, as the version test: this runs for every MESSAGE)
-            self._refuse_unconnected("MESSAGE")
+        """The MESSAGE that forwards a stored entry (Rule 3): its metadata bytes and payload as the
+        producer wrote them, with the producer's ``checksum`` (None: it sent none) for a client of
+        v11 or later."""
+        event = ev.Message(consumer_id=consumer_id, redelivery_count=redelivery_count,
+                           message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition})
+        self._check_sendable(event)
         if (self.peer_protocol_version or 0) < _MESSAGE_CHECKSUM_SINCE:
             checksum = None
-        return shortcut.message_frame(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload, checksum)
+        return encode_payload_command(event.to_command(), metadata, payload,
+                                      checksum=checksum is not None, checksum_value=checksum)
 
-    def _refuse_unconnected(self, type_name: str) -> None:
-        raise LocalProtocolError(f"Cannot send {type_name} on a {self.state.value} connection")
+    def _check_sendable(self, event: ev.Event) -> None:
+        if self.state in (_CLOSED_STATE, _ERROR) and not isinstance(event, ev.Error):
+            raise LocalProtocolError(f"Cannot send {event.type_name} on a {self.state.value} connection")
+        self._check_role(event)
+        missing = event.pb.FindInitializationErrors()
+        if missing:
+            raise LocalProtocolError(f"{event.type_name} is missing required fields: {', '.join(missing)}")
 
     def _check_role(self, event: ev.Event) -> None:
         if self.role is _CLIENT and isinstance(event, ev.Connect):
@@ -206,7 +182,6 @@ class Connection:
                 if self.state is not _AWAITING_CONNECT or self.protocol_version is None:
                     raise LocalProtocolError("CONNECTED may only answer a received CONNECT")
                 self.state = _CONNECTED
-                self._settle_between_frames()
             elif self.state is _AWAITING_CONNECT and not isinstance(event, ev.Error):
                 raise LocalProtocolError(f"Cannot send {event.type_name} before the handshake completes")
 
