@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import signal
 import sys
@@ -68,27 +67,12 @@ async def serve(args: argparse.Namespace, config) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        # Start-up objects (FastAPI's routes, protobuf descriptors, the spec of every config key) live
-        # as long as the broker: keep the collector from walking them again on every full collection.
-        gc.collect()
-        gc.freeze()
         print(f"READY {','.join(s.broker_url for s in servers)} {','.join(s.web_url for s in servers)}", flush=True)
         await stop.wait()
     finally:
         for server in reversed(servers):
             await server.stop()
         store.close()
-
-
-def run_event_loop(main_coroutine) -> None:
-    """uvloop when installed: bench/lookup.py measured the stdlib loop's per-request overhead as
-    the larger part of a partition-metadata round trip; behaviour is the same on either loop."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main_coroutine)
-    else:
-        uvloop.run(main_coroutine)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     try:
-        run_event_loop(serve(args, config))
+        asyncio.run(serve(args, config))
     except (OSError, BrokerError) as exc:
         print(f"reference-broker: cannot start: {exc}", file=sys.stderr)
         return 1
