@@ -5,8 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PROTO_SRC := reference_broker/protocol/pulsar_api.proto
-PROTO_OUT := reference_broker/protocol/pulsar_api_pb2.py
+PROTO_SRC := pulsar_codec/pulsar_api.proto
+PROTO_OUT := pulsar_codec/pulsar_api_pb2.py
 REPORTS ?= reports/out
 # reference-zk is the reference broker on a real ZooKeeper whose znodes the harness reads (PIP-157
 # white-box rows); it needs Debian's zookeeper, installed by system-zookeeper below.
@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 
 # The codec's protobuf module is generated from our own .proto with grpcio-tools, never committed.
 $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
-	$(PY) -m grpc_tools.protoc -Ireference_broker/protocol --python_out=reference_broker/protocol $(PROTO_SRC)
+	$(PY) -m grpc_tools.protoc -Ipulsar_codec --python_out=pulsar_codec $(PROTO_SRC)
 
 proto: $(PROTO_OUT)
 

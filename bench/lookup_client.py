@@ -21,9 +21,9 @@ import itertools
 import socket
 import urllib.parse
 
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role
-from reference_broker.protocol import events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import CLOSED, NEED_DATA, Connection, Role
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 LOOKUP = pb.CommandLookupTopicResponse
 CONNECT, REDIRECT = LOOKUP.Connect, LOOKUP.Redirect

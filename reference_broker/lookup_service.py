@@ -40,8 +40,8 @@ from typing import Any, Iterable
 from model.names import InvalidName, TopicName
 from reference_broker.cluster import BrokerInfo
 from reference_broker.errors import BrokerError, InvalidTopicName, TooManyRequests
-from reference_broker.protocol import events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 LOOKUP = pb.CommandLookupTopicResponse
 LOOKUP_PERMITS_MESSAGE = "Failed due to too many pending lookup requests"  # facts §3.4 (ServerCnx)

@@ -31,13 +31,12 @@ import time
 from typing import Optional
 
 from model.names import TopicName
+from pulsar_codec import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role, max_frame_size
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 from . import __version__
 from .errors import BrokerError
-from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
-from .protocol import events as ev
-from .protocol import pulsar_api_pb2 as pb
-from .protocol.frames import max_frame_size
 from .service import U64_MINUS_ONE, ServerCnx
 from .topics import TopicRegistry
 

@@ -32,11 +32,11 @@ import logging
 from typing import Callable, Optional
 
 from model.names import InvalidName, NamespaceName, TopicName
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 from . import lookup_service
 from .errors import BrokerError
-from .protocol import events as ev
-from .protocol import pulsar_api_pb2 as pb
 from .topics import Consumer, NonPersistentTopic, TopicRegistry
 
 log = logging.getLogger("reference_broker.service")

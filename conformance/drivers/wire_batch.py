@@ -34,8 +34,8 @@ from conformance.errors import ProtocolViolation, Unsupported
 from model import ops
 from model.batch_lookup import FLAG, FLAG_FIELD, Answer, agreement
 from model.outcomes import BatchLookupResult, ServerError
-from reference_broker.protocol import events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events
+from pulsar_codec import pulsar_api_pb2 as pb
 
 REASON = f"target does not advertise {FLAG} (FeatureFlags field {FLAG_FIELD})"
 LOOKUP = pb.CommandLookupTopicResponse

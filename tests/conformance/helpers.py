@@ -112,7 +112,7 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
+from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events
 
 CLOSE = "close"  # a handler answer: drop the connection
 SILENCE = ()  # a handler answer: send nothing

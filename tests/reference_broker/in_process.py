@@ -9,8 +9,8 @@ import asyncio
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.metadata.memory import MemoryMetadataStore
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 from reference_broker.server import BrokerProtocol, BrokerServer
 
 FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from reference_broker.protocol import CLOSED, events as ev
+from pulsar_codec import CLOSED, events as ev
 
 from .broker_process import running_broker
 from .wire_client import raw_connect, read_event

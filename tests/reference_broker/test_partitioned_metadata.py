@@ -12,7 +12,7 @@ import pytest
 
 from model.names import NamespaceName, TopicName
 from reference_broker.metadata import layout, open_store
-from reference_broker.protocol import events as ev
+from pulsar_codec import events as ev
 
 from .in_process import run
 

@@ -17,9 +17,9 @@ from model.names import TopicName
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.metadata.memory import MemoryMetadataStore
-from reference_broker.protocol import NEED_DATA, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import encode_payload_command
+from pulsar_codec import NEED_DATA, Connection, Role, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.frames import encode_payload_command
 from reference_broker.topics import persistent
 
 from .in_process import BinaryClient

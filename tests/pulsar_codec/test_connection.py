@@ -5,10 +5,10 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.protocol import (
+from pulsar_codec import (
     CLOSED, NEED_DATA, Connection, LocalProtocolError, RemoteProtocolError, Role, State, events as ev)
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import crc32c
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.frames import crc32c
 
 
 def pump(source: bytes, target: Connection):
