@@ -54,8 +54,9 @@ conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper
 cases: install
 	$(PY) -m conformance cases
 
-# Mutation check: the suite against each deliberately broken reference broker (reference_broker/mutants.py);
-# prints the score and the survivors, writes $(REPORTS)/quality.json.
+# Mutation check: the suite against each deliberately broken reference broker (mutation/variants.py,
+# started by python -m mutation.launch); prints the score and the survivors, writes
+# $(REPORTS)/quality.json.
 quality: install system-zookeeper
 	$(PY) -m conformance quality --out $(REPORTS)
 

@@ -41,7 +41,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--brokers", type=int, default=1, metavar="N",
                         help="run a cluster of N brokers in this process, sharing one metadata store (default 1)")
     parser.add_argument("--log-level", default="WARNING")
-    parser.add_argument("--mutant", help=argparse.SUPPRESS)  # tests only: reference_broker/mutants.py
     return parser.parse_args(argv)
 
 
@@ -87,12 +86,6 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"Unsupported --metadata-store {args.metadata_store!r}: "
                               "use memory:, sqlite:PATH or zk:HOST:PORT[/chroot]")
     except ConfigError as exc:
-        print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG_ERROR
-    try:
-        from .mutants import MutantError, install_from
-        install_from(args.mutant)  # a deliberately broken variant, for the mutation check only
-    except MutantError as exc:
         print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     try:

@@ -6,6 +6,12 @@ Rule 1: reference_broker may use the model's value helpers (model.names, model.h
 Rule 2: pulsar_codec/ is sans-IO: protobuf, crc32c, the standard library and itself.
 Rule 3: model/ is pure: no project layer after it, no I/O libraries.
 Rule 4: reports/ reads results through conformance.results and nothing else of the project.
+Rule 5: the harness and everything before it (spec, model, conformance, reports) never import
+        reference_broker or the mutation check's broken variants of it (mutation/): the broker is
+        one target among others, reached over the wire and through its command line (or the
+        variants' launcher); the harness speaks the protocol through pulsar_codec.
+Rule 6: mutation/ is test machinery around the broker: it may import the broker, which never
+        imports it.
 """
 
 import ast
@@ -15,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = ("spec", "model", "pulsar_codec", "reference_broker", "conformance", "reports")
+PROJECT = ("spec", "model", "pulsar_codec", "reference_broker", "mutation", "conformance", "reports")
 IO_LIBRARIES = {"asyncio", "socket", "selectors", "httpx", "pulsar", "uvicorn", "fastapi", "sqlite3", "kazoo",
                 "subprocess", "threading"}
 
@@ -80,15 +86,25 @@ def test_reports_read_only_the_results_schema(path):
         assert module.split(".")[0] == "reports" or module.startswith("conformance.results"), f"{path}: {module}"
 
 
-# The mutation check enumerates the reference broker's deliberately broken variants by name;
-# that registry is the one part of the broker the harness may see.
-@pytest.mark.parametrize("path", modules("conformance"), ids=str)
-def test_conformance_uses_the_broker_only_through_its_codec(path):
+HARNESS = ("spec", "model", "conformance", "reports")
+
+
+@pytest.mark.parametrize("path", [path for folder in HARNESS for path in modules(folder)], ids=str)
+def test_the_harness_never_imports_the_reference_broker_or_its_variants(path):
     for module in project_imports(path):
-        if module.startswith("reference_broker"):
-            assert module == "reference_broker" and path.name in ("quality.py", "fuzz_cli.py") \
-                or module.startswith("reference_broker.mutants"), f"{path} imports {module}"
+        assert module.split(".")[0] not in ("reference_broker", "mutation"), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("conformance"), ids=str)
+def test_conformance_never_imports_reports(path):
+    for module in project_imports(path):
         assert not module.startswith("reports"), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("mutation"), ids=str)
+def test_mutation_uses_only_the_broker_and_itself(path):
+    for module in project_imports(path):
+        assert module.split(".")[0] in ("mutation", "reference_broker"), f"{path} imports {module}"
 
 
 def test_the_walk_sees_every_layer():
