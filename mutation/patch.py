@@ -25,8 +25,8 @@ from typing import Iterator, Optional
 from mutation.variants import Mutant, MutantError, get
 
 # Rule 1: imported before a variant is installed.
-_MODULES = ("reference_broker.server", "reference_broker.service", "reference_broker.core",
-            "reference_broker.lookup_service", "reference_broker.admin.app")
+_MODULES = ("reference_broker.server", "reference_broker.binary_connection", "reference_broker.commands",
+            "reference_broker.core", "reference_broker.lookup_service", "reference_broker.admin.app")
 
 
 def _resolve(where: str):

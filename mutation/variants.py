@@ -32,7 +32,7 @@ def _m(name, pip, api, description, where, old, new) -> Mutant:
 
 
 CT = "reference_broker.core_topics:TopicOps"
-SVC = "reference_broker.service:ServerCnx"
+SVC = "reference_broker.commands:ServerCnx"
 AC = "reference_broker.autocreation"
 NP = "reference_broker.topics.non_persistent"
 LS = "reference_broker.lookup_service"

@@ -7,7 +7,7 @@ Rule 1: ``publish`` hands each message to every subscription at once and forgets
         and message ids are (ledgerId 0, entryId 0): "the broker calls callback.completed(null,
         0L, 0L) before dispatching ... consumers see message ids (0,0) as well (plus the
         partition index)" (facts §2.2). The per-connection in-flight limit lives in the
-        connection (service.py), which calls ``record_publish_drop`` for what it refuses.
+        connection (ServerCnx, commands.py), which calls ``record_publish_drop`` for what it refuses.
 Rule 2 (facts §2.3): Exclusive and Failover send to the active consumer (the first attached)
         only if "its availablePermits > 0, and its channel isWritable()"; Shared (and Key_Shared,
         which we dispatch the same way) sends while "the dispatcher's total available permits >

@@ -11,7 +11,8 @@ from reference_broker.core import BrokerCore
 from reference_broker.metadata.memory import MemoryMetadataStore
 from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
-from reference_broker.server import BrokerProtocol, BrokerServer
+from reference_broker.binary_connection import BrokerProtocol
+from reference_broker.server import BrokerServer
 
 FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed
 

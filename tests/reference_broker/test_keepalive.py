@@ -1,4 +1,4 @@
-"""Keep-alive over real sockets (server.py Rule 3), with ``keepAliveIntervalSeconds=1``: a silent
+"""Keep-alive over real sockets (binary_connection.py Rule 2), with ``keepAliveIntervalSeconds=1``: a silent
 peer is pinged after one to two intervals and closed one interval after an unanswered PING; a peer
 that talks, or answers, stays connected."""
 

@@ -199,7 +199,7 @@ def test_a_fault_in_a_send_is_answered_with_unknown_error_and_the_connection_goe
     def fail(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("reference_broker.service.ServerCnx._send_non_persistent", fail)
+    monkeypatch.setattr("reference_broker.commands.ServerCnx._send_non_persistent", fail)
     seen = observe("non-persistent", [FRAMES["plain"](0) + FRAMES["ping"](1)])
     error, pong = seen["to producer"]
     assert isinstance(error, ev.Error) and "Internal error handling Send: boom" in error.message

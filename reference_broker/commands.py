@@ -1,11 +1,12 @@
-"""ServerCnx: the broker's side of one binary connection — events in, events out, no bytes.
+"""ServerCnx: the commands of one binary connection, answered; events in, events out, no bytes.
 
-Each ``handle_<Event>`` method takes one decoded command and answers by calling ``self.send``.
+``ServerCnx`` is named after Pulsar's class that does the same job. Each ``handle_<Event>``
+method takes one decoded command and answers by calling ``self.send``.
 Decisions about topics and namespaces belong to ``BrokerCore`` (core.py); this module only
 translates between commands and core calls, and drives producers and consumers on live topics.
 
 Rule 1: a failure answers the request that caused it (ERROR, SEND_ERROR or a Failed response)
-        and the connection goes on; only framing errors close it (server.py).
+        and the connection goes on; only framing errors close it (BrokerProtocol).
 Rule 2: PARTITIONED_METADATA honours field 6 exactly: absent means true (proto default), and
         "autoCreateIfNotExist = cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreation"
         (facts §1.3 step 5) is decided by core from the flag we pass.
@@ -39,7 +40,7 @@ from . import lookup_service
 from .errors import BrokerError
 from .topics import Consumer, NonPersistentTopic, TopicRegistry
 
-log = logging.getLogger("reference_broker.service")
+log = logging.getLogger("reference_broker.commands")
 
 U64_MINUS_ONE = 2**64 - 1
 INT32_LIMIT = 2**31  # uint32 permits at or above this are negative Java ints (Rule 5)
@@ -73,9 +74,9 @@ class ServerCnx:
         self.id = next(_connection_ids)
         self.producers: dict[int, tuple[TopicName, object]] = {}
         self.consumers: dict[int, tuple[object, Consumer]] = {}
-        # Set by server.py before any command arrives; consumers keep the function itself.
+        # Set by BrokerProtocol before any command arrives; consumers keep the function itself.
         self.writable: Callable[[], bool] = lambda: True
-        # Set by server.py: run a callable after the current read / close the socket.
+        # Set by BrokerProtocol: run a callable after the current read / close the socket.
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
         self.close_connection: Callable[[], None] = lambda: None
         self.client_version = ""
@@ -83,7 +84,7 @@ class ServerCnx:
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
         # Not dynamic (facts §2.1), so read once per connection, as ServerCnx's constructor does.
         self._non_persistent_limit = self.core.config.get("maxConcurrentNonPersistentMessagePerConnection")
-        # Not dynamic either: read once per connection, as the connection's frame limit is (server.py).
+        # Not dynamic either: read once per connection, as the connection's frame limit is (BrokerProtocol).
         self._max_message_size = self.core.config.get("maxMessageSize")
 
     # -- handshake and keep-alive -----------------------------------------------------------
@@ -102,7 +103,7 @@ class ServerCnx:
         self.send(ev.Pong())
 
     def handle_Pong(self, event) -> None:
-        pass  # server.py notes the time of any received frame
+        pass  # BrokerProtocol notes that something arrived (keep-alive)
 
     # -- lookups ----------------------------------------------------------------------------
 
