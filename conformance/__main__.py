@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cases_cmd = commands.add_parser("cases", help="list case ids with grade and sources")
     cases_cmd.add_argument("--pip", action="append", default=[], metavar="N")
-    from conformance.fuzz_cli import add_commands  # fuzz, diff, quality (issue 8)
+    from conformance.fuzz_cli import add_commands  # fuzz, diff, quality
     add_commands(commands)
     return parser
 

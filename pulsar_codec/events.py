@@ -11,7 +11,7 @@ an entry as stored) and ``payload``; a received one also the bytes of its metada
 (``metadata_bytes``), the checksum it carried (``checksum``, None when none) and whether it matched
 (``checksum_valid``, None when it carried none).
 
-``InvalidCommand`` is what a well-delimited but unusable frame becomes (errors.py Rule 3).
+``InvalidCommand`` is what a well-delimited but unusable frame becomes (see errors.py).
 """
 
 from __future__ import annotations

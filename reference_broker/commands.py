@@ -54,7 +54,7 @@ def _server_error(name: str) -> int:
 
 def _as_sent(send) -> tuple[bytes, bytes, Optional[int]]:
     """A SEND's metadata bytes, payload and checksum as the producer wrote them, which a MESSAGE
-    forwards (connection.py Rule 3). A SEND built in this process, never encoded, has no bytes
+    forwards (``Connection.message``). A SEND built in this process, never encoded, has no bytes
     as sent and no checksum: its metadata is serialized here."""
     metadata = send.metadata_bytes if send.metadata_bytes is not None else send.metadata.SerializeToString()
     return metadata, send.payload, send.checksum

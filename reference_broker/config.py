@@ -136,7 +136,7 @@ _KEYS = (
     ConfigKey("maxConcurrentNonPersistentMessagePerConnection", "int", 1000, minimum=0),
     ConfigKey("keepAliveIntervalSeconds", "int", 30, minimum=0),
     # Pulsar's keys and defaults (ServiceConfiguration) [I: not in the facts]. Only non-persistent
-    # topics are collected here (topics/registry.py Rule 2): they exist only while loaded.
+    # topics are collected here (``TopicRegistry.collect_inactive``): they exist only while loaded.
     ConfigKey("brokerDeleteInactiveTopicsEnabled", "bool", True, dynamic=True),
     ConfigKey("brokerDeleteInactiveTopicsFrequencySeconds", "int", 60, minimum=1),
     # facts §1.5 step 3: system topics may always be auto-created when this is on

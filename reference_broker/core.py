@@ -1,4 +1,4 @@
-"""``BrokerCore``: the reference broker's own decisions, shared by the admin REST API and the binary service.
+"""``BrokerCore``: the reference broker's own decisions, shared by the admin REST API and ServerCnx.
 
 What this module owns: the object the server builds once (``BrokerCore(config, store)``), its
 standalone boot, the dynamic configuration kept in the metadata store, the lookup permits, and
@@ -33,6 +33,7 @@ from reference_broker.metadata import layout
 from reference_broker.metadata.store import MetadataStore
 
 __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
+
 
 class LookupPermits:
     """The ``maxConcurrentLookupRequest`` semaphore (facts §1.3 steps 3 and 6; dynamic).

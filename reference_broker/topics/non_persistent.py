@@ -141,7 +141,7 @@ class NonPersistentTopic:
         self.bytes_in_counter = 0
         self.entries_added_counter = 0
         self._out_removed = [0, 0]  # msgOutCounter, bytesOutCounter of removed subscriptions
-        self.last_active = time.monotonic()  # registry.py Rule 2: when it last had a user
+        self.last_active = time.monotonic()  # when it last had a user (TopicRegistry.collect_inactive)
 
     def is_idle(self) -> bool:
         """No producer and no subscription: nothing would notice the topic being unloaded."""
