@@ -5,8 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PROTO_SRC := reference_broker/protocol/pulsar_api.proto
-PROTO_OUT := reference_broker/protocol/pulsar_api_pb2.py
+PROTO_SRC := pulsar_codec/pulsar_api.proto
+PROTO_OUT := pulsar_codec/pulsar_api_pb2.py
 REPORTS ?= reports/out
 # reference-zk is the reference broker on a real ZooKeeper whose znodes the harness reads (PIP-157
 # white-box rows); it needs Debian's zookeeper, installed by system-zookeeper below.
@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 
 # The codec's protobuf module is generated from our own .proto with grpcio-tools, never committed.
 $(PROTO_OUT): $(PROTO_SRC) $(STAMP)
-	$(PY) -m grpc_tools.protoc -Ireference_broker/protocol --python_out=reference_broker/protocol $(PROTO_SRC)
+	$(PY) -m grpc_tools.protoc -Ipulsar_codec --python_out=pulsar_codec $(PROTO_SRC)
 
 proto: $(PROTO_OUT)
 
@@ -73,14 +73,15 @@ conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper
 cases: install
 	$(PY) -m conformance cases
 
-# Mutation check: the suite against each deliberately broken reference broker (reference_broker/mutants.py);
-# prints the score and the survivors, writes $(REPORTS)/quality.json.
+# Mutation check: the suite against each deliberately broken reference broker (mutation/variants.py,
+# started by python -m mutation.launch); prints the score and the survivors, writes
+# $(REPORTS)/quality.json.
 quality: install system-zookeeper
 	$(PY) -m conformance quality --out $(REPORTS)
 
+# The PIPs' own performance goals: PIP-157 listing on a real ZooKeeper, PIP-35 batch against
+# sequential lookups.
 bench: install system-zookeeper java-drivers
-	$(PY) bench/lookup.py
-	$(PY) bench/saturation.py
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
 	$(PY) bench/client_protocol.py

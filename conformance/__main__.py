@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     prepare_cmd = commands.add_parser("prepare", help="resolve Apache Pulsar releases' jars into the cache now")
     prepare_cmd.add_argument("versions", nargs="+", metavar="VERSION", help="e.g. 4.0.7 3.0.2")
-    from conformance.fuzz_cli import add_commands  # fuzz, diff, quality (issue 8)
+    from conformance.fuzz_cli import add_commands  # fuzz, diff, quality
     add_commands(commands)
     return parser
 

@@ -143,18 +143,16 @@ def _diff(args) -> int:
 
 
 def _quality(args) -> int:
-    from conformance.quality import quality
-    from reference_broker import mutants
+    from conformance.quality import UnknownVariant, chosen_variants, list_variants, quality
 
-    names = [m.name for m in mutants.MUTANTS] if args.mutants == "all" else \
-        [n.strip() for n in args.mutants.split(",") if n.strip()]
+    variants = list_variants()
+    names = list(variants) if args.mutants == "all" else [n.strip() for n in args.mutants.split(",") if n.strip()]
     try:
-        for name in names:
-            mutants.get(name)
-    except mutants.MutantError as exc:
+        chosen_variants(names, variants)
+    except UnknownVariant as exc:
         raise UsageError(str(exc)) from None
     return quality(names, pips=_pips(args.pip), jobs=args.jobs, timeout=args.timeout, out_dir=args.out,
-                   goal=args.goal, keyword=args.keyword)
+                   goal=args.goal, keyword=args.keyword, variants=variants)
 
 
 def main(argv=None) -> int:  # pragma: no cover - ``python -m conformance`` is the entry point

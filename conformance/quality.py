@@ -1,14 +1,17 @@
 """Mutation check: does every rule of the reference broker have a case that fails when it is wrong?
 
 ``python -m conformance quality [--mutants all|a,b] [--pip 344] [--jobs 2]`` runs the suite against
-each deliberately broken variant of the reference broker (reference_broker/mutants.py) and
-reports the mutation score: variants caught / total, and which survived. A survivor is a rule
-no case checks: add the case.
+each deliberately broken variant of the reference broker (mutation/variants.py) and reports the
+mutation score: variants caught / total, and which survived. A survivor is a rule no case checks:
+add the case. The variants are started and listed through their launcher's command line
+(``python -m mutation.launch``), like any target the harness starts; nothing of the broker or of
+the mutation package is imported here.
 
 Rule 1 (baseline): the unbroken reference broker runs the selected cases first; only cases it
         passes are used to judge the variants, so a case that fails anyway cannot "catch" one.
-Rule 2: a variant runs only the cases of its PIP (the mutant's ``pip``) on its own broker
-        process (``--mutant NAME``) of the PIP's reference target (``BASE_TARGETS``), and is CAUGHT at the first case that
+Rule 2: a variant runs only the cases of its PIP (the variant's ``pip``) on its own broker
+        process (the launcher with ``--mutant NAME``) of the PIP's reference target
+        (``BASE_TARGETS``), and is CAUGHT at the first case that
         fails; unsupported, indefinite and broken verdicts do not catch anything. A variant whose
         broker does not start is an ERROR (its snippet no longer matches the code, or it crashes
         the broker), reported apart and counted as not caught.
@@ -25,12 +28,13 @@ Rule 4: the report is printed and written to ``<out>/quality.json``; the exit co
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from conformance import verdicts as v
 from conformance.targets.base import Target
@@ -43,10 +47,46 @@ DEFAULT_GOAL = 0.95
 BASE_TARGETS = {"344": "reference", "2": "reference", "157": "reference-zk", "35": "reference-cluster"}
 
 
+LAUNCHER = [sys.executable, "-m", "mutation.launch"]
+LIST_TIMEOUT = 30.0
+
+
+class Variant(NamedTuple):
+    """One broken variant, as the launcher's ``--list`` describes it."""
+
+    name: str
+    pip: str  # the PIP whose cases must catch it
+    api: str  # "rest", "binary" or "both"
+    description: str
+
+
+class UnknownVariant(ValueError):
+    """A variant name the launcher does not list."""
+
+
+def list_variants() -> dict[str, Variant]:
+    """Every variant by name, read from ``python -m mutation.launch --list``."""
+    try:
+        listed = subprocess.run([*LAUNCHER, "--list"], capture_output=True, text=True, timeout=LIST_TIMEOUT,
+                                check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RuntimeError(f"cannot list the broker's variants with {' '.join(LAUNCHER)} --list: {exc}") from None
+    variants = [Variant(**json.loads(line)) for line in listed.stdout.splitlines() if line.strip()]
+    return {variant.name: variant for variant in variants}
+
+
+def chosen_variants(names: list[str], known: dict[str, Variant]) -> list[Variant]:
+    """The variants ``names`` names, in that order; UnknownVariant naming the known ones otherwise."""
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UnknownVariant(f"unknown mutant {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+    return [known[name] for name in names]
+
+
 def mutant_target(name: str, base: str = "reference", **kwargs) -> Target:
-    """The reference target started with ``--mutant NAME`` (a hidden, tests-only flag)."""
+    """The reference target ``base``, its broker started by the launcher with variant ``name``."""
     target = make_target(base, **kwargs)
-    target.command = [*target.command, "--mutant", name]
+    target.command = [*LAUNCHER, "--mutant", name]
     target.name = f"{MUTANT_PREFIX}{name}"
     return target
 
@@ -154,14 +194,13 @@ def run_cases(mutant: Optional[str], case_ids: list[str], *, timeout: float = 5.
 
 def quality(mutant_names: list[str], *, pips: Optional[set[str]] = None, jobs: int = 2, timeout: float = 5.0,
             out_dir: Path = Path("reports/out"), goal: float = DEFAULT_GOAL, keyword: Optional[str] = None,
-            stream=None) -> int:
-    from reference_broker import mutants as registry
-
+            stream=None, variants: Optional[dict[str, Variant]] = None) -> int:
+    """``variants``: the launcher's list, when the caller has read it already."""
     def say(text: str) -> None:
         print(text, file=stream or sys.stdout, flush=True)
 
     started = time.monotonic()
-    chosen = [registry.get(name) for name in mutant_names]
+    chosen = chosen_variants(mutant_names, variants if variants is not None else list_variants())
     if pips:
         chosen = [m for m in chosen if m.pip in pips]
     needed = sorted({m.pip for m in chosen})

@@ -19,22 +19,6 @@ import urllib.parse
 from dataclasses import dataclass
 
 
-class cached_property:  # noqa: N801 (named after the functools one it stands for)
-    """``functools.cached_property`` without the lock Python 3.11's takes on every first read of
-    every instance (removed in 3.12): a broker reads these on each new name it parses."""
-
-    def __init__(self, compute):
-        self.compute = compute
-        self.name = compute.__name__
-        self.__doc__ = compute.__doc__
-
-    def __get__(self, instance, owner=None):
-        if instance is None:
-            return self
-        value = instance.__dict__[self.name] = self.compute(instance)
-        return value
-
-
 PERSISTENT = "persistent"
 NON_PERSISTENT = "non-persistent"
 DOMAINS = (PERSISTENT, NON_PERSISTENT)
@@ -44,13 +28,6 @@ DEFAULT_NAMESPACE = "default"
 
 _NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
 _PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>\d+)$")
-UNQUOTED_CHARACTERS = "A-Za-z0-9_.~-"  # as a regex class: what urllib.parse.quote(safe="") leaves as it is
-_UNQUOTED = re.compile(f"[{UNQUOTED_CHARACTERS}]*")
-
-
-_PARSED: dict[str, "TopicName"] = {}  # TopicName.parse's successes, bounded by _PARSED_LIMIT
-_PARSED_LIMIT = 10_000
-_VALID_ENTITIES: set[str] = set()  # tenant and namespace names check_named_entity accepted (Rule 4)
 
 
 class InvalidName(ValueError):
@@ -58,13 +35,8 @@ class InvalidName(ValueError):
 
 
 def check_named_entity(kind: str, value: str) -> str:
-    if value in _VALID_ENTITIES:
-        return value  # a broker meets the same few tenants and namespaces in every name it parses
     if not value or not _NAMED_ENTITY.match(value):
         raise InvalidName(f"Invalid {kind} name: {value!r} (allowed: letters, digits and -=:._)")
-    if len(_VALID_ENTITIES) >= _PARSED_LIMIT:
-        _VALID_ENTITIES.clear()
-    _VALID_ENTITIES.add(value)
     return value
 
 
@@ -94,19 +66,6 @@ class TopicName:
     @classmethod
     def parse(cls, text: str) -> "TopicName":
         """The name ``text`` denotes (Rules 1-4), or InvalidName saying what is wrong."""
-        if type(text) is str and cls is TopicName:
-            # Brokers parse the same few names on every request; a name is immutable, so share it.
-            known = _PARSED.get(text)
-            if known is None:
-                known = cls._parse(text)
-                if len(_PARSED) >= _PARSED_LIMIT:
-                    _PARSED.clear()
-                _PARSED[text] = known
-            return known
-        return cls._parse(text)
-
-    @classmethod
-    def _parse(cls, text: str) -> "TopicName":
         if not isinstance(text, str) or not text:
             raise InvalidName("Invalid topic name: empty")
         if "://" in text:
@@ -129,7 +88,7 @@ class TopicName:
             raise InvalidName(f"Invalid topic name {text!r}: empty local name")
         return cls(domain, tenant, namespace, local)
 
-    @cached_property
+    @property
     def namespace_name(self) -> NamespaceName:
         return NamespaceName(self.tenant, self.namespace)
 
@@ -137,10 +96,8 @@ class TopicName:
     def persistent(self) -> bool:
         return self.domain == PERSISTENT
 
-    @cached_property
+    @property
     def partition_index(self) -> int:
-        if PARTITION_SUFFIX not in self.local_name:
-            return -1  # most names: no pattern to match
         match = _PARTITION.match(self.local_name)
         return int(match.group("index")) if match else -1
 
@@ -148,7 +105,7 @@ class TopicName:
     def is_partition(self) -> bool:
         return self.partition_index >= 0
 
-    @cached_property
+    @property
     def partitioned_base(self) -> "TopicName":
         """The partitioned topic this partition belongs to (itself when not a partition)."""
         if self.partition_index < 0:
@@ -159,11 +116,10 @@ class TopicName:
     def partition(self, index: int) -> "TopicName":
         return TopicName(self.domain, self.tenant, self.namespace, f"{self.local_name}{PARTITION_SUFFIX}{index}")
 
-    @cached_property
+    @property
     def encoded_local_name(self) -> str:
         """URL-encoded local name, as in Pulsar's persistence paths (Codec.encode)."""
-        name = self.local_name
-        return name if _UNQUOTED.fullmatch(name) else urllib.parse.quote(name, safe="")
+        return urllib.parse.quote(self.local_name, safe="")
 
     def __str__(self) -> str:
         return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import signal
 import sys
@@ -42,7 +41,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--brokers", type=int, default=1, metavar="N",
                         help="run a cluster of N brokers in this process, sharing one metadata store (default 1)")
     parser.add_argument("--log-level", default="WARNING")
-    parser.add_argument("--mutant", help=argparse.SUPPRESS)  # tests only: reference_broker/mutants.py
     return parser.parse_args(argv)
 
 
@@ -68,27 +66,12 @@ async def serve(args: argparse.Namespace, config) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        # Start-up objects (FastAPI's routes, protobuf descriptors, the spec of every config key) live
-        # as long as the broker: keep the collector from walking them again on every full collection.
-        gc.collect()
-        gc.freeze()
         print(f"READY {','.join(s.broker_url for s in servers)} {','.join(s.web_url for s in servers)}", flush=True)
         await stop.wait()
     finally:
         for server in reversed(servers):
             await server.stop()
         store.close()
-
-
-def run_event_loop(main_coroutine) -> None:
-    """uvloop when installed: bench/lookup.py measured the stdlib loop's per-request overhead as
-    the larger part of a partition-metadata round trip; behaviour is the same on either loop."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main_coroutine)
-    else:
-        uvloop.run(main_coroutine)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,13 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     try:
-        from .mutants import MutantError, install_from
-        install_from(args.mutant)  # a deliberately broken variant, for the mutation check only
-    except MutantError as exc:
-        print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
-        return EXIT_CONFIG_ERROR
-    try:
-        run_event_loop(serve(args, config))
+        asyncio.run(serve(args, config))
     except (OSError, BrokerError) as exc:
         print(f"reference-broker: cannot start: {exc}", file=sys.stderr)
         return 1

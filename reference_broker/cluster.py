@@ -6,7 +6,7 @@ metadata store, answers "who owns this bundle?", releases its bundles on stop), 
 ``SharedStore`` (one store used by N in-process brokers, closed once by its owner).
 Everything here is TENTATIVE design for the PIP-35 issue (docs/pip35-decisions.md, part B).
 
-Rule 1 (registration, metadata/layout.py Rule 5): a started broker writes
+Rule 1 (registration, at ``layout.broker_registration_path``): a started broker writes
         ``/loadbalance/brokers/{host:webPort}`` with its URLs (LocalBrokerData's names
         ``pulsarServiceUrl``, ``webServiceUrl``) and a random ``session``. On ZooKeeper the node
         is EPHEMERAL (gone when the process's session ends); a memory store dies with its process;
@@ -31,7 +31,7 @@ Rule 6: every store failure becomes ``MetadataStoreError`` for the topic(s) bein
         caller turns it into a per-topic answer and the broker keeps serving.
 Rule 7: on ZooKeeper, an expired session deletes the registration while the process lives on;
         the other brokers then see this one dead and take its bundles. When the store reports a
-        new session (metadata/zookeeper.py Rule 5) the broker registers again, with the same
+        new session (``ZooKeeperMetadataStore.on_new_session``) the broker registers again, with the same
         session id (so ownership nodes still naming it are valid again), and forgets the owners it
         had cached, so each bundle is read again from the store: a bundle another broker took
         meanwhile is answered as that broker's (Redirect), never served by both, and the server

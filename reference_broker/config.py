@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from reference_broker.errors import ConfigError
 
@@ -136,7 +136,7 @@ _KEYS = (
     ConfigKey("maxConcurrentNonPersistentMessagePerConnection", "int", 1000, minimum=0),
     ConfigKey("keepAliveIntervalSeconds", "int", 30, minimum=0),
     # Pulsar's keys and defaults (ServiceConfiguration) [I: not in the facts]. Only non-persistent
-    # topics are collected here (topics/registry.py Rule 2): they exist only while loaded.
+    # topics are collected here (``TopicRegistry.collect_inactive``): they exist only while loaded.
     ConfigKey("brokerDeleteInactiveTopicsEnabled", "bool", True, dynamic=True),
     ConfigKey("brokerDeleteInactiveTopicsFrequencySeconds", "int", 60, minimum=1),
     # facts §1.5 step 3: system topics may always be auto-created when this is on
@@ -174,9 +174,6 @@ class BrokerConfig:
         self._values: dict[str, Any] = {key.name: key.default for key in _KEYS}
         # Values as they were before any runtime update, so a deleted dynamic value can be restored.
         self._static: dict[str, Any] = {}
-        # Called (with no argument) after every change after construction, so what was decided on a
-        # value can be forgotten (core.py Rule 5).
-        self.change_listeners: list[Callable[[], None]] = []
         for name, value in values.items():
             self._values[name] = _key(name).check(value)
 
@@ -196,7 +193,6 @@ class BrokerConfig:
     def set(self, name: str, text: str) -> None:
         """Set a key from its broker.conf text (startup time: any key)."""
         self._values[name] = _key(name).parse(text)
-        self._changed()
 
     def apply_overrides(self, overrides: Iterable[str]) -> "BrokerConfig":
         """Apply ``["key=value", ...]`` (e.g. the CLI's ``-c`` options); returns self."""
@@ -227,7 +223,6 @@ class BrokerConfig:
             ) from None
         self._static.setdefault(name, self._values[name])
         self._values[name] = value
-        self._changed()
 
     def reset_dynamic(self, name: str) -> None:
         """Forget a runtime update: back to the broker.conf / default value."""
@@ -238,11 +233,6 @@ class BrokerConfig:
             )
         if name in self._static:
             self._values[name] = self._static.pop(name)
-            self._changed()
-
-    def _changed(self) -> None:
-        for listener in self.change_listeners:
-            listener()
 
     def formatted(self, name: str) -> str:
         return _key(name).format(self._values[name])

@@ -1,4 +1,4 @@
-"""``BrokerCore``: the reference broker's own decisions, shared by the admin REST API and the binary service.
+"""``BrokerCore``: the reference broker's own decisions, shared by the admin REST API and ServerCnx.
 
 What this module owns: the object the server builds once (``BrokerCore(config, store)``), its
 standalone boot, the dynamic configuration kept in the metadata store, the lookup permits, and
@@ -16,42 +16,14 @@ Rule 3: every method is synchronous and runs inside the event loop, so one call 
 Rule 4: dynamic configuration updated at runtime is written to ``/admin/configuration`` and
         re-applied at boot, so it survives a restart on the same store (Pulsar keeps it in ZK and
         it overrides broker.conf).
-Rule 5: a PARTITIONED_METADATA answer may be remembered and replayed for the same request only
-        while nothing it was decided on has changed: no store write, no configuration change, no
-        non-persistent topic loaded or unloaded. Each of those tells the core as it happens
-        (``write_listeners``, ``change_listeners``, ``WatchedSet``), and the core forgets every
-        answer then, so what it keeps always holds and a reader asks nothing before using it. So
-        this works only on a store that tells of every write to its data (memory: store.py
-        Rule 6); elsewhere nothing is remembered.
-Rule 6: one answer holds for a whole namespace. A name without a partitioned-metadata node is
-        answered 0, with nothing created, when it exists as a non-partitioned topic or when
-        auto-creation applies to it and makes no partitioned topic (core_topics.py Rule 2). For
-        an *ordinary* name (``ordinary_local_name``: not a partition, system, dead-letter or
-        retry topic) both depend on its namespace's policies, the broker configuration and field
-        6 alone; for the others auto-creation applies at least as often (a system topic is
-        created even where creation is refused) and makes a partitioned topic only where an
-        ordinary name's would. So once an ordinary absent name was answered 0, every name of
-        that namespace and domain whose local name is its own path segment (nothing to
-        percent-encode) and which has no partitioned-metadata node is answered 0 too, with field
-        6 as sent and under Rule 5's condition, without being parsed or decided. The namespace
-        is the name as sent up to its last "/", so each spelling of it is kept apart. A Failed
-        answer and a creation are never kept this way. Which names of the namespace have a
-        partitioned-metadata node is read from the store once, when the answer is kept: under
-        Rule 5 the store has not changed while it is kept, and a set costs a first lookup less
-        than a store path built and looked up (bench/saturation.py --window 1). A namespace with
-        more than ``NAMESPACE_ANSWER_NAMES_LIMIT`` partitioned topics keeps no answer: its names
-        are decided one by one, and memory stays bounded.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Callable, Iterator
 
-from model.names import (DEFAULT_NAMESPACE, DEFAULT_TENANT, PARTITION_SUFFIX, UNQUOTED_CHARACTERS, NamespaceName,
-                         TopicName)
-from reference_broker.autocreation import DLQ_SUFFIX, RETRY_SUFFIX
+from model.names import DEFAULT_NAMESPACE, DEFAULT_TENANT, NamespaceName, TopicName
 from reference_broker.cluster import ClusterNode
 from reference_broker.config import BROKER_VERSION, DYNAMIC_KEYS, BrokerConfig
 from reference_broker.core_namespaces import NamespaceOps
@@ -61,47 +33,6 @@ from reference_broker.metadata import layout
 from reference_broker.metadata.store import MetadataStore
 
 __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
-
-REMEMBERED_ANSWERS_LIMIT = 10_000  # Rule 5: past this many, start again
-NAMESPACE_ANSWER_NAMES_LIMIT = 10_000  # Rule 6: partitioned topics past which a namespace keeps no answer
-
-# Rule 6: the bytes a local name may hold and be its own path segment, nothing to percent-encode
-# (model.names defines them, as a regex class).
-_UNQUOTED_BYTES = bytes(code for code in range(128) if re.fullmatch(f"[{UNQUOTED_CHARACTERS}]", chr(code)))
-_PARTITION_SUFFIX = PARTITION_SUFFIX.encode()
-_SPECIAL_ENDINGS = (DLQ_SUFFIX.encode(), RETRY_SUFFIX.encode())
-
-
-def is_path_segment(local: bytes) -> bool:
-    """Rule 6: ``local`` is non-empty and has nothing to percent-encode (``translate`` deletes every
-    byte allowed: the regex's answer without the regex engine, 136 against 169 ns warm)."""
-    return bool(local) and not local.translate(None, _UNQUOTED_BYTES)
-
-
-def ordinary_local_name(local: bytes) -> bool:
-    """Rule 6: a path segment that names no partition, no system topic (they start with "__") and
-    no dead-letter or retry topic, so an answer 0 for it comes from its namespace's rules alone."""
-    return (is_path_segment(local) and _PARTITION_SUFFIX not in local
-            and not local.startswith(b"__") and not local.endswith(_SPECIAL_ENDINGS))
-
-
-class WatchedSet(set):
-    """A set that calls ``on_change`` after each addition or removal (Rule 5). The core changes its
-    set of loaded non-persistent topics only with ``add`` and ``discard``."""
-
-    def __init__(self, on_change: Callable[[], None]) -> None:
-        super().__init__()
-        self._on_change = on_change
-
-    def add(self, item) -> None:
-        if item not in self:
-            super().add(item)
-            self._on_change()
-
-    def discard(self, item) -> None:
-        if item in self:
-            super().discard(item)
-            self._on_change()
 
 
 class LookupPermits:
@@ -158,19 +89,8 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.config = config
         self.store = store
         self.lookup_permits = LookupPermits(config)
-        self._decoded: dict[str, tuple[bytes, object]] = {}  # NamespaceOps._read_json_shared
         # Non-persistent topics loaded on this broker (facts §1.3: they exist only while loaded).
-        self._active_non_persistent = WatchedSet(self._forget_answers)
-        # Rule 5: PARTITIONED_METADATA answers by (topic as sent, field 6 as sent) that hold now; None
-        # where the store cannot tell of its writes. Always this one dict, so a reader may keep it.
-        self.remembered_answers: dict[tuple[bytes, bool | None], int] | None = None
-        # Rule 6: (b"domain://tenant/namespace/", field 6 as sent) -> the local names (bytes) that have
-        # a partitioned-metadata node in that namespace and domain.
-        self._namespace_answers: dict[tuple[bytes, bool | None], frozenset[bytes]] = {}
-        if store.write_listeners is not None:
-            self.remembered_answers = {}
-            store.write_listeners.append(self._forget_answers)
-            config.change_listeners.append(self._forget_answers)
+        self._active_non_persistent: set[TopicName] = set()
         # Called with each deleted topic so the topics layer can close its producers and consumers.
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
         host = config.advertised_host
@@ -189,9 +109,6 @@ class BrokerCore(NamespaceOps, TopicOps):
     def close(self) -> None:
         """Release this broker's bundles and registration, then the metadata store (the sqlite file handle)."""
         self.cluster.leave()
-        if self.store.write_listeners is not None:
-            self.store.write_listeners.remove(self._forget_answers)
-            self.config.change_listeners.remove(self._forget_answers)
         self.store.close()
 
     # --- boot (Rule 2) --------------------------------------------------------------------------
@@ -212,57 +129,6 @@ class BrokerCore(NamespaceOps, TopicOps):
             layout.cluster_path(self.config.clusterName),
             {"serviceUrl": self.web_service_url, "brokerServiceUrl": self.broker_service_url},
         )
-
-    # --- remembered partition answers (Rule 5) --------------------------------------------------
-
-    def _forget_answers(self) -> None:
-        """Something an answer was decided on changed: no kept answer holds any more."""
-        if self.remembered_answers:
-            self.remembered_answers.clear()
-        self._namespace_answers.clear()
-
-    def remember_partitions(self, topic: str, auto_creation: bool | None, partitions: int) -> None:
-        """Keep the answer just given to a request, for the same request in the same state."""
-        remembered = self.remembered_answers
-        if remembered is None:
-            return
-        if len(remembered) >= REMEMBERED_ANSWERS_LIMIT:
-            remembered.clear()
-        remembered[(topic.encode(), auto_creation)] = partitions
-        if partitions == 0:
-            self._remember_namespace_answer(topic, auto_creation)
-
-    def namespace_answer(self, topic: bytes, auto_creation: bool | None) -> int | None:
-        """Rule 6: 0 when ``topic`` (as sent) has no partitioned-metadata node and is in a namespace
-        whose ordinary absent names are answered 0 in this state; otherwise None (decide it).
-        Meaningful only where ``remembered_answers`` is a dict (Rule 5)."""
-        cut = topic.rfind(b"/") + 1
-        partitioned = self._namespace_answers.get((topic[:cut], auto_creation))
-        if partitioned is None:
-            return None
-        local = topic[cut:]
-        if local in partitioned or not is_path_segment(local):
-            return None
-        return 0
-
-    def _remember_namespace_answer(self, topic: str, auto_creation: bool | None) -> None:
-        """Rule 6, after ``topic`` was answered 0: keep that for its namespace if it is an ordinary absent name."""
-        try:
-            parsed = TopicName.parse(topic)
-        except ValueError:
-            return
-        local = parsed.local_name.encode()
-        if not ordinary_local_name(local):
-            return
-        node = layout.partitioned_topic_path(parsed)
-        if self.store.exists(node) or self._non_partitioned_exists(parsed):
-            return  # 0 because it exists as a non-partitioned topic: that says nothing of other names
-        partitioned = self.store.children(layout.partitioned_topics_dir(parsed.namespace_name, parsed.domain))
-        if len(partitioned) > NAMESPACE_ANSWER_NAMES_LIMIT:
-            return
-        # Stored names are percent-encoded; one that is its own path segment is the name as sent.
-        self._namespace_answers[(topic[:-len(local)].encode(), auto_creation)] = frozenset(
-            name.encode() for name in partitioned)
 
     # --- dynamic configuration (Rule 4; facts §1.5) ---------------------------------------------
 

@@ -76,41 +76,15 @@ def _java_list(items: list[str]) -> str:
     return "[" + ", ".join(items) + "]"  # Java's List.toString(), used in Pulsar's 412 texts
 
 
-DECODED_CACHE_LIMIT = 10_000  # decoded nodes kept by _read_json_shared
-
-
 class NamespaceOps:
-    """Mixin: needs ``self.store`` (MetadataStore), ``self.config`` (BrokerConfig) and ``self._decoded``
-    (a dict, the cache of ``_read_json_shared``)."""
+    """Mixin: needs ``self.store`` (MetadataStore) and ``self.config`` (BrokerConfig)."""
 
     # --- JSON node helpers ----------------------------------------------------------------------
 
     def _read_json(self, path: str) -> Any | None:
-        """A node's value as a fresh object the caller may change and write back."""
+        """A node's value, decoded; None when the node does not exist."""
         found = self.store.get(path)
         return None if found is None else layout.decode_json(found[0])
-
-    def _read_json_shared(self, path: str) -> Any | None:
-        """A node's value for reading only: decoded once per distinct content, then shared.
-
-        Every lookup reads the namespace policies and the partitioned-metadata node; decoding their
-        JSON was most of a PARTITIONED_METADATA's cost (bench/lookup_cpu.py). The store is still
-        read each time and the cached value is used only while the stored bytes are equal, so a
-        write by any broker sharing the store (or another process, on ZooKeeper) is seen at once.
-        Callers must not change what they get.
-        """
-        found = self.store.get(path)
-        if found is None:
-            return None
-        data = found[0]
-        cached = self._decoded.get(path)
-        if cached is not None and cached[0] == data:
-            return cached[1]
-        value = layout.decode_json(data)
-        if len(self._decoded) >= DECODED_CACHE_LIMIT:
-            self._decoded.clear()  # bounded: a namespace churn test must not grow it without end
-        self._decoded[path] = (data, value)
-        return value
 
     def _write_json(self, path: str, value: Any) -> None:
         self.store.put(path, layout.encode_json(value))
@@ -190,8 +164,8 @@ class NamespaceOps:
         return policies
 
     def _policies_or_none(self, ns: NamespaceName) -> dict[str, Any] | None:
-        """The policies for reading only (``_read_json_shared``); None when the namespace is missing."""
-        return self._read_json_shared(layout.namespace_path(ns))
+        """The stored policies; None when the namespace is missing."""
+        return self._read_json(layout.namespace_path(ns))
 
     def create_namespace(self, namespace: NamespaceName | str, policies: Mapping[str, Any] | None = None) -> None:
         """PUT /admin/v2/namespaces/{t}/{ns} with an optional Policies body."""

@@ -82,7 +82,7 @@ class TopicOps:
     # --- reading --------------------------------------------------------------------------------
 
     def _partitions_of(self, topic: TopicName) -> int:
-        data = self._read_json_shared(layout.partitioned_topic_path(topic))
+        data = self._read_json(layout.partitioned_topic_path(topic))
         return int(data.get("partitions", 0)) if data else 0
 
     def _ledger_path(self, topic: TopicName) -> str:

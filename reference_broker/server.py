@@ -1,64 +1,17 @@
-"""BrokerServer: sockets, the asyncio protocol per connection, keep-alive and the admin HTTP server.
+"""BrokerServer: one reference broker's listeners, its admin HTTP server and its lifecycle.
 
-Only this module sees transports. ``BrokerProtocol`` turns bytes into events with the sans-IO
-``Connection`` and hands them to ``ServerCnx`` (service.py); events it answers are encoded and
-written here.
+``BrokerServer`` binds the binary-protocol listener (each accepted connection is a
+``BrokerProtocol``, binary_connection.py) and the admin REST API, shares one ``BrokerCore`` and one
+``TopicRegistry`` between them, runs the broker-wide timers and stops everything.
 
 Rule 1: both listeners bind 127.0.0.1 by default; port 0 picks an ephemeral port and the bound
         addresses are reported back (``broker_url``, ``web_url``).
-Rule 2: a framing error gets an ERROR frame with the codec's hint and the connection is closed;
-        any other exception while handling one command answers that command's request with
-        UnknownError and is logged — a broker never crashes on input.
-Rule 3: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): every ``keepAliveIntervalSeconds``
-        the broker looks at whether anything arrived since it last looked, as Java's
-        PulsarHandler checks once per interval. A connection from which nothing arrived for a
-        whole interval gets a PING; if nothing arrives in the next interval either, it is
-        closed. So a silent peer is pinged after one to two intervals and closed one interval
-        later, and a read costs one flag, not a clock reading.
-Rule 4: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
+Rule 2: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
         closes connections and waits for the HTTP server, each wait bounded.
-Rule 5: answers are queued per connection and written in one ``transport.write`` at the end of
-        the batch that produced them: a read (``data_received``, whose SEND completions run at its
-        end, service.py Rule 4). Frames a read queues on other connections (dispatch to their
-        consumers) are flushed at the end of that read too (``BrokerServer.flush_dirty``); frames
-        written from anywhere else (keep-alive) by a ``call_soon`` flush. So a read that carries many commands costs
-        one send syscall, not one per answer (bench/nonpersistent.py: per-frame writes were the
-        largest cost of a non-persistent publish). Frames go out in the order they were queued,
-        and anything written directly (an ERROR before closing) flushes the queue first.
-Rule 6: a read that starts with plain PARTITIONED_METADATA requests (the exact shape a client
-        sends, protocol/shortcut.py Rule 1) is answered before the Connection sees the rest:
-        from the answers the core remembers for the request or its namespace (core.py Rules 5
-        and 6), else decided by the same
-        ``ServerCnx.partitioned_metadata`` the Connection path calls, and written as the bytes
-        that path would write. Only between frames, with nothing queued, so the order of answers
-        is kept (a transport stops reading once it starts closing, in asyncio and uvloop alike,
-        so a read never finds its own transport closing); a request whose topic is not UTF-8, or
-        whose decision fails with anything but a Failed answer, and everything after it, go the
-        Connection way. A read that is one request answered from what the core remembers (its
-        own answer or its namespace's), the usual read, is answered before anything else is set
-        up. So a repeated lookup costs a dictionary look-up, the first lookup of a name nobody
-        created in a namespace already asked about a few more, and any other first one no
-        protobuf decode, event or dispatch (bench/lookup.py, bench/lookup_cpu.py).
-Rule 7: a read that starts with plain SENDs (the shape the official client writes,
-        protocol/shortcut.py Rule 5) has them published before the Connection sees the rest:
-        each goes to ``ServerCnx.publish``, the decision ``handle_Send`` makes, inside the read's
-        batch like any other command (Rule 5; its receipts complete at the read's end, service.py
-        Rule 4), and a fault in it is answered as Rule 2 answers one. Only between frames, so the
-        commands keep their order, and only while the connection is open: a SEND Pulsar closes
-        the connection for stops the read, as it does on the Connection path. A batch of 100
-        messages then costs one copy of its bytes and no BaseCommand, event or dispatch
-        (bench/nonpersistent.py).
-Rule 8: a read that ends inside a frame, between frames otherwise, keeps that frame's start back
-        from the Connection (shortcut.py Rule 6; the whole frames before it go to the Connection)
-        until the reads after it complete the frame, which is then read as the first frame of a
-        read, by Rules 6 and 7. Were the Connection to buffer it, it would no longer be between
-        frames, and every SEND after it, until a read happened to end between frames, would be
-        decoded the Connection's way, at twice the cost in process. A SEND larger than one read
-        (uvloop reads at most 256,000 bytes, asyncio 256 KiB) always ends a read inside it; smaller
-        ones do when the peer's writes are cut short. The Connection sees the same bytes in the same
-        order either way, and a frame it refuses from its prefix is never held. At the peer's EOF a
-        held start is dropped, as the Connection drops the partial frame it buffers (it reads
-        CLOSED).
+Rule 3: a topic this broker no longer serves is unloaded, its producers and consumers closed:
+        a topic deleted through the admin API, a non-persistent topic idle for a whole
+        ``brokerDeleteInactiveTopicsFrequencySeconds`` period, and on a cluster, a topic whose
+        bundle another broker owns after this one's session was renewed.
 """
 
 from __future__ import annotations
@@ -72,298 +25,11 @@ from typing import Optional
 from model.names import TopicName
 
 from . import __version__
+from .binary_connection import BrokerProtocol
 from .errors import BrokerError
-from .protocol import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role
-from .protocol import events as ev
-from .protocol import pulsar_api_pb2 as pb
-from .protocol.frames import max_frame_size
-from .protocol.shortcut import (incomplete_tail, partitioned_metadata_answer, read_partitioned_metadata, read_send,
-                                varint_value)
-from .service import U64_MINUS_ONE, ServerCnx, partitioned_metadata_failure
 from .topics import TopicRegistry
 
 log = logging.getLogger("reference_broker.server")
-
-# Client commands and their handler names on ServerCnx; anything else from a client is unexpected.
-_HANDLERS = {
-    cls: f"handle_{cls.__name__}"
-    for cls in (ev.Ping, ev.Pong, ev.PartitionedMetadata, ev.Lookup, ev.GetTopicsOfNamespace, ev.Producer,
-                ev.Send, ev.CloseProducer, ev.Subscribe, ev.Flow, ev.Ack, ev.RedeliverUnacknowledgedMessages,
-                ev.Unsubscribe, ev.CloseConsumer, ev.ConsumerStats, ev.GetLastMessageId, ev.Seek,
-                ev.GetSchema, ev.GetOrCreateSchema, ev.BatchLookup)
-}
-
-
-class BrokerProtocol(asyncio.Protocol):
-    def __init__(self, broker: "BrokerServer"):
-        self.broker = broker
-        # Set by connection_made, before any read, write or timer of this connection: they ask it
-        # ``is_closing()`` directly (a property in between costs ~0.1 µs, several times per SEND).
-        self.transport: Optional[asyncio.Transport] = None
-        # A server's frame limit never changes (only a client's follows its CONNECTED).
-        self._frame_limit = max_frame_size(broker.core.config.get("maxMessageSize"))
-        self.conn = Connection(Role.SERVER, max_frame_size=self._frame_limit)
-        self.cnx: Optional[ServerCnx] = None
-        self._remembered = broker.core.remembered_answers  # Rule 6: the core's one dict, always current
-        self.paused = False
-        self._outgoing: list[bytes] = []  # Rule 5: frames waiting for this loop iteration's flush
-        self._flush_scheduled = False
-        self._batching = False  # inside a read or the deferred batch: the batch's end flushes
-        self._deferred: list = []  # service.py Rule 4: completions after the current read
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
-        self._keepalive: Optional[asyncio.TimerHandle] = None
-        self._received = False  # Rule 3: something arrived since the keep-alive last looked
-        self._ping_outstanding = False
-        self._held: Optional[bytearray] = None  # Rule 8: the start of a frame, until it is whole
-        self._held_size = 0
-
-    # -- transport callbacks ----------------------------------------------------------------
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
-        self._loop = asyncio.get_running_loop()
-        peer = transport.get_extra_info("peername")
-        self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?",
-                             send_receipt=self.write_receipt, send_message=self.write_message)
-        self.cnx.writable = lambda: not self.paused
-        # PIP-2: receipts of non-persistent SENDs complete after the current read (service.py Rule 4).
-        self.cnx.defer = self._defer
-        self.cnx.close_connection = self._close_after_writes
-        self.broker.connections.add(self)
-        self._schedule_keepalive()
-
-    def data_received(self, data: bytes) -> None:
-        self._received = True
-        if self._held is not None:  # Rule 8: these bytes continue a frame a read began
-            held = self._held
-            held += data
-            if len(held) < self._held_size:
-                return
-            self._held = None
-            data = bytes(held)
-        request = read_partitioned_metadata(data)  # None at once for any other command
-        if request is not None and self.conn.between_frames and not self._outgoing:
-            remembered = self._remembered
-            if request[0] == len(data) and remembered is not None:  # Rule 6: the usual read, one request
-                partitions = remembered.get((request[1], request[3]))
-                if partitions is None:  # (as _answer_plain_lookups asks, without its loop; one neither
-                    # answers is asked again there, next to a decision that costs far more)
-                    partitions = self.broker.core.namespace_answer(request[1], request[3])
-                if partitions is not None:
-                    self.transport.write(partitioned_metadata_answer(partitions, request[2]))
-                    return
-            data = self._answer_plain_lookups(data, request)
-            if not data:
-                return
-        self._batching = self.broker.reading = True
-        try:
-            if self.conn.between_frames:
-                data = self._publish_plain_sends(data)
-            if data:
-                self.conn.receive_data(data)
-                self._drain_events()
-            self._run_deferred()  # service.py Rule 4: the read's SENDs are no longer in flight
-        finally:
-            self._batching = self.broker.reading = False
-            self._flush()
-            self.broker.flush_dirty()
-
-    def _publish_plain_sends(self, data: bytes) -> bytes:
-        """Rule 7: publish the read's leading plain SENDs; returns the rest, which the Connection
-        reads, save the start of a frame the read ends in (Rule 8)."""
-        cnx, limit, pos = self.cnx, self._frame_limit, 0
-        send = read_send(data, 0, limit)  # None at once for any other command
-        while send is not None and not self.transport.is_closing():
-            try:
-                cnx.publish(send.producer_id, send.sequence_id, send.highest_sequence_id, send.num_messages,
-                            send.metadata, send.payload, send.checksum, send.checksum_valid)
-            except Exception as exc:  # Rule 2, as _dispatch answers a fault in handle_Send
-                self._internal_error("Send", U64_MINUS_ONE, exc)
-            pos = send.end
-            send = read_send(data, pos, limit) if pos < len(data) else None
-        rest = data[pos:] if pos else data  # (once the connection is closing, the Connection reads nothing more)
-        if rest:
-            tail = incomplete_tail(rest, limit)
-            if tail is not None and not self.transport.is_closing():  # Rule 8
-                start, self._held_size = tail
-                self._held, rest = bytearray(rest[start:]), rest[:start]
-        return rest
-
-    def _answer_plain_lookups(self, data: bytes, request: tuple) -> bytes:
-        """Rule 6: answer the read's leading plain lookups (``request`` is the first, already read);
-        returns the rest, starting at the first request that is not plain or whose answer is Failed."""
-        core, remembered, size = self.broker.core, self._remembered, len(data)
-        answers, pos = [], 0
-        while request is not None:
-            end, topic, request_id, auto_creation = request
-            partitions = None if remembered is None else remembered.get((topic, auto_creation))
-            if partitions is None and remembered is not None:
-                partitions = core.namespace_answer(topic, auto_creation)  # core.py Rule 6
-            if partitions is None:
-                try:
-                    partitions = self.cnx.partitioned_metadata(topic.decode(), auto_creation)
-                except Exception:  # noqa: BLE001 - not UTF-8, or a fault: the Connection path answers it (Rule 2)
-                    break
-            if isinstance(partitions, tuple):
-                answers.append(self.conn.send(partitioned_metadata_failure(varint_value(request_id), partitions)))
-            else:
-                answers.append(partitioned_metadata_answer(partitions, request_id))
-            pos = end
-            request = read_partitioned_metadata(data, pos) if pos < size else None
-        if not answers:
-            return data
-        self.transport.write(b"".join(answers))
-        return data[pos:]
-
-    def eof_received(self):
-        self.conn.receive_data(b"")
-        self._drain_events()
-        return False
-
-    def connection_lost(self, exc) -> None:
-        if self._keepalive:
-            self._keepalive.cancel()
-        self.broker.connections.discard(self)
-        if self.cnx:
-            self.cnx.connection_lost()
-
-    def pause_writing(self) -> None:
-        self.paused = True
-
-    def resume_writing(self) -> None:
-        self.paused = False
-        if self.cnx:
-            for subscription, _ in list(self.cnx.consumers.values()):
-                subscription.dispatch()
-
-    # -- events -----------------------------------------------------------------------------
-
-    def _drain_events(self) -> None:
-        while not self.transport.is_closing():
-            try:
-                event = self.conn.next_event()
-            except RemoteProtocolError as exc:
-                log.info("closing %s: %s", self.cnx.remote, exc)
-                self._send_error_and_close(exc)
-                return
-            if event is NEED_DATA:
-                return
-            if event is CLOSED:
-                self.transport.close()
-                return
-            self._dispatch(event)
-
-    def _dispatch(self, event) -> None:
-        cnx = self.cnx
-        try:
-            if isinstance(event, ev.InvalidCommand):
-                cnx.handle_invalid(event)
-            elif isinstance(event, ev.Connect):
-                cnx.handle_Connect(event, self.conn.protocol_version)
-            elif type(event) in _HANDLERS:
-                getattr(cnx, _HANDLERS[type(event)])(event)
-            else:
-                cnx.handle_unexpected(event)
-        except Exception as exc:  # Rule 2: one bad command never takes the broker down
-            self._internal_error(type(event).__name__, getattr(getattr(event, "pb", None), "request_id",
-                                                               U64_MINUS_ONE), exc)
-
-    def _internal_error(self, command: str, request_id: int, exc: Exception) -> None:
-        """Rule 2: a fault handling one command answers it with UnknownError and is logged."""
-        log.exception("error handling %s", command)
-        self.cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
-                               message=f"Internal error handling {command}: {exc}"))
-
-    def _close_after_writes(self) -> None:
-        """Close once what is buffered is written (asyncio's close flushes); no frame is read after."""
-        if not self.transport.is_closing():
-            log.info("closing %s after a command Pulsar closes the connection for", self.cnx.remote)
-            self._flush()
-            self.transport.close()
-
-    def write(self, event: ev.Event) -> None:
-        """Rule 5: frames are queued and written together at the end of the current batch."""
-        if self.transport.is_closing():
-            return
-        self._queue(self.conn.send(event))
-
-    def write_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
-                      ledger_id: int, entry_id: int) -> None:
-        """``write(SendReceipt(...))``, encoded without the event (Connection.send_receipt)."""
-        if self.transport.is_closing():
-            return
-        self._queue(self.conn.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id))
-
-    def write_message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
-                      redelivery_count: int, metadata: bytes, payload: bytes, checksum: Optional[int]) -> None:
-        """``write(Message(...))`` of a stored entry, encoded without the event (Connection.message)."""
-        if self.transport.is_closing():
-            return
-        self._queue(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload, checksum))
-
-    def _queue(self, frame: bytes) -> None:
-        self._outgoing.append(frame)
-        if not self._batching and not self._flush_scheduled:
-            self._flush_scheduled = True
-            self.broker.mark_dirty(self)
-
-    def _defer(self, completion) -> None:
-        """service.py Rule 4: run ``completion`` once every frame of the current read is handled."""
-        self._deferred.append(completion)
-        if not self._batching and len(self._deferred) == 1:  # not from a read: after this callback
-            self._loop.call_soon(self._run_deferred_and_flush)
-
-    def _run_deferred(self) -> None:
-        while self._deferred:
-            batch, self._deferred = self._deferred, []
-            for completion in batch:
-                completion()
-
-    def _run_deferred_and_flush(self) -> None:
-        self._batching = True
-        try:
-            self._run_deferred()
-        finally:
-            self._batching = False
-            self._flush()
-
-    def _flush(self) -> None:
-        self._flush_scheduled = False
-        if not self._outgoing:
-            return
-        data = b"".join(self._outgoing)
-        self._outgoing.clear()
-        if not self.transport.is_closing():
-            self.transport.write(data)
-
-    def _send_error_and_close(self, exc: RemoteProtocolError) -> None:
-        error = pb.ServerError.Value(exc.server_error)
-        self._flush()
-        self.transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=error, message=str(exc))))
-        self.transport.close()
-
-    # -- keep-alive -------------------------------------------------------------------------
-
-    def _schedule_keepalive(self) -> None:
-        interval = self.broker.core.config.get("keepAliveIntervalSeconds")
-        if interval and interval > 0:
-            self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
-
-    def _keepalive_tick(self, interval: float) -> None:
-        """Rule 3: once per interval."""
-        if self.transport.is_closing():
-            return
-        if self._received:  # not idle, and a PING sent before is answered (anything counts)
-            self._received = self._ping_outstanding = False
-        elif self._ping_outstanding:
-            log.info("closing %s: no answer to keep-alive PING", self.cnx.remote)
-            self.transport.close()
-            return
-        elif self.conn.protocol_version is not None:
-            self.write(ev.Ping())
-            self._ping_outstanding = True
-        self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
 
 
 class BrokerServer:
@@ -373,12 +39,9 @@ class BrokerServer:
         self.core = core
         self.host, self.broker_port, self.web_port = host, broker_port, web_port
         self.topics = TopicRegistry()
-        self._dirty: list[BrokerProtocol] = []  # connections with queued frames (BrokerProtocol Rule 5)
-        self._flush_all_scheduled = False
-        self.reading = False  # inside a connection's read, whose end flushes every dirty connection
-        # A topic deleted through the admin API is unloaded here too.
+        # Rule 3: a topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
-        core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)  # cluster.py Rule 7
+        core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)
         self.connections: set[BrokerProtocol] = set()
         self.cluster_name = core.config.get("clusterName")
         self.server_version = f"Pulsar Server{__version__}"
@@ -387,20 +50,6 @@ class BrokerServer:
         self._web_task: Optional[asyncio.Task] = None
         self._inactive_check: Optional[asyncio.TimerHandle] = None
         self.broker_url = self.web_url = ""
-
-    def mark_dirty(self, protocol: "BrokerProtocol") -> None:
-        """``protocol`` queued frames outside its own batch: they go out at the end of the read under
-        way (every read ends with ``flush_dirty``), or else from a callback scheduled now."""
-        self._dirty.append(protocol)
-        if not self.reading and not self._flush_all_scheduled:
-            self._flush_all_scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush_dirty)
-
-    def flush_dirty(self) -> None:
-        self._flush_all_scheduled = False
-        dirty, self._dirty = self._dirty, []
-        for protocol in dirty:
-            protocol._flush()
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -418,8 +67,9 @@ class BrokerServer:
         self._schedule_inactive_check()
 
     def unload_topics_owned_elsewhere(self) -> list[str]:
-        """cluster.py Rule 7: topics loaded here whose bundle another broker owns now are unloaded,
-        their producers and consumers closed so the clients look them up again."""
+        """Rule 3, after ClusterNode renewed this broker's session: topics loaded here whose bundle
+        another broker owns now are unloaded, their producers and consumers closed so the clients
+        look them up again."""
         unloaded = []
         for name in self.topics.names():
             topic = TopicName.parse(name)
@@ -445,7 +95,7 @@ class BrokerServer:
         self._inactive_check = asyncio.get_running_loop().call_later(every, self._check_inactive_topics, every)
 
     def _check_inactive_topics(self, every: float) -> None:
-        """topics/registry.py Rule 2: a non-persistent topic unused for a whole period is unloaded."""
+        """Rule 3: a non-persistent topic unused for a whole period is unloaded (TopicRegistry.collect_inactive)."""
         try:
             if self.core.config.get("brokerDeleteInactiveTopicsEnabled"):
                 for name in self.topics.collect_inactive(max_idle=every):

@@ -1,11 +1,17 @@
 """Imports go one way: spec -> model -> conformance -> reports, and the reference broker is a target.
 
-Rule 1: reference_broker may use the model's value helpers (model.names, model.hashing) and
-        nothing else of model/, spec/, conformance/ or reports/; otherwise "the broker agrees
-        with the model" would prove nothing.
-Rule 2: reference_broker/protocol/ is sans-IO: protobuf, crc32c, the standard library and itself.
+Rule 1: reference_broker may use the model's value helpers (model.names, model.hashing) and the
+        codec (pulsar_codec), and nothing else of model/, spec/, conformance/ or reports/;
+        otherwise "the broker agrees with the model" would prove nothing.
+Rule 2: pulsar_codec/ is sans-IO: protobuf, crc32c, the standard library and itself.
 Rule 3: model/ is pure: no project layer after it, no I/O libraries.
 Rule 4: reports/ reads results through conformance.results and nothing else of the project.
+Rule 5: the harness and everything before it (spec, model, conformance, reports) never import
+        reference_broker or the mutation check's broken variants of it (mutation/): the broker is
+        one target among others, reached over the wire and through its command line (or the
+        variants' launcher); the harness speaks the protocol through pulsar_codec.
+Rule 6: mutation/ is test machinery around the broker: it may import the broker, which never
+        imports it.
 """
 
 import ast
@@ -15,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = ("spec", "model", "reference_broker", "conformance", "reports")
+PROJECT = ("spec", "model", "pulsar_codec", "reference_broker", "mutation", "conformance", "reports")
 IO_LIBRARIES = {"asyncio", "socket", "selectors", "httpx", "pulsar", "uvicorn", "fastapi", "sqlite3", "kazoo",
                 "subprocess", "threading"}
 
@@ -47,22 +53,22 @@ def project_imports(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("path", modules("reference_broker"), ids=str)
-def test_reference_broker_uses_only_model_value_helpers(path):
+def test_reference_broker_uses_only_model_value_helpers_and_the_codec(path):
     allowed_model = {"model.names", "model.hashing"}
     for module in project_imports(path):
         top = module.split(".")[0]
         if top == "model":
             assert any(module == a or module.startswith(a + ".") for a in allowed_model), f"{path}: {module}"
         else:
-            assert top == "reference_broker", f"{path} imports {module}"
+            assert top in ("reference_broker", "pulsar_codec"), f"{path} imports {module}"
 
 
-@pytest.mark.parametrize("path", modules("reference_broker/protocol"), ids=str)
-def test_protocol_is_sans_io(path):
+@pytest.mark.parametrize("path", modules("pulsar_codec"), ids=str)
+def test_codec_is_sans_io(path):
     stdlib = set(sys.stdlib_module_names)
     for module in imports_of(path):
         top = module.split(".")[0]
-        assert module.startswith("reference_broker.protocol") or top in {"google", "crc32c", "__future__"} \
+        assert top in {"pulsar_codec", "google", "crc32c", "__future__"} \
             or (top in stdlib and top not in IO_LIBRARIES), f"{path} imports {module}"
 
 
@@ -80,18 +86,25 @@ def test_reports_read_only_the_results_schema(path):
         assert module.split(".")[0] == "reports" or module.startswith("conformance.results"), f"{path}: {module}"
 
 
-# The mutation check (issue 8) enumerates the reference broker's deliberately broken variants by
-# name; that registry is the one other part of the broker the harness may see.
-HARNESS_MAY_SEE = ("reference_broker.protocol", "reference_broker.mutants")
+HARNESS = ("spec", "model", "conformance", "reports")
+
+
+@pytest.mark.parametrize("path", [path for folder in HARNESS for path in modules(folder)], ids=str)
+def test_the_harness_never_imports_the_reference_broker_or_its_variants(path):
+    for module in project_imports(path):
+        assert module.split(".")[0] not in ("reference_broker", "mutation"), f"{path} imports {module}"
 
 
 @pytest.mark.parametrize("path", modules("conformance"), ids=str)
-def test_conformance_uses_the_broker_only_through_its_codec(path):
+def test_conformance_never_imports_reports(path):
     for module in project_imports(path):
-        if module.startswith("reference_broker"):
-            assert module == "reference_broker" and path.name in ("quality.py", "fuzz_cli.py") \
-                or module.startswith(HARNESS_MAY_SEE), f"{path} imports {module}"
         assert not module.startswith("reports"), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("mutation"), ids=str)
+def test_mutation_uses_only_the_broker_and_itself(path):
+    for module in project_imports(path):
+        assert module.split(".")[0] in ("mutation", "reference_broker"), f"{path} imports {module}"
 
 
 def test_the_walk_sees_every_layer():

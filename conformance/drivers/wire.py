@@ -52,9 +52,9 @@ from model import ops
 from conformance.drivers.wire_pip2 import WirePip2
 from conformance.drivers.wire_batch import WireBatch
 from model.outcomes import Done, FeatureFlag, LookupAnswer, Partitions, ServerError, TopicList, normalise_message
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.errors import ProtocolError
+from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.errors import ProtocolError
 
 PROTOCOL_VERSION = 21
 CLIENT_VERSION = "pulsar-conformance-wire"

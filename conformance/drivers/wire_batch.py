@@ -3,7 +3,7 @@
 Mixed into ``WireDriver`` (wire.py); uses its connection, id counter, transcript and bounded waits.
 Wire form (spec/pip35.md): ``CommandBatchLookupTopic`` is BaseCommand type 45 (field 45),
 ``CommandBatchLookupTopicResponse`` type 46; events ``BatchLookup`` / ``BatchLookupResponse`` of
-reference_broker/protocol/events.py.
+pulsar_codec/events.py.
 
 Rule 1 (C12): before any BATCH_LOOKUP the CONNECTED of that connection must set FeatureFlags
         field 10 ``supports_batch_lookup``; otherwise ``Unsupported`` with REASON and nothing is
@@ -34,8 +34,8 @@ from conformance.errors import ProtocolViolation, Unsupported
 from model import ops
 from model.batch_lookup import FLAG, FLAG_FIELD, Answer, agreement
 from model.outcomes import BatchLookupResult, ServerError
-from reference_broker.protocol import events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events
+from pulsar_codec import pulsar_api_pb2 as pb
 
 REASON = f"target does not advertise {FLAG} (FeatureFlags field {FLAG_FIELD})"
 LOOKUP = pb.CommandLookupTopicResponse

@@ -15,8 +15,8 @@ from conformance.drivers.pubsub import message_index, receipt_kind, summarise
 from conformance.errors import Indefinite, ProtocolViolation
 from model import ops
 from model.outcomes import DROPPED, ConnectionClosed, Done
-from reference_broker.protocol import CLOSED, events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import CLOSED, events
+from pulsar_codec import pulsar_api_pb2 as pb
 
 SUB_TYPES = {"Exclusive": pb.CommandSubscribe.Exclusive, "Shared": pb.CommandSubscribe.Shared,
              "Failover": pb.CommandSubscribe.Failover}

@@ -6,9 +6,9 @@ lookup_service.py's and cluster.py's. The single-topic lookup stays in routes_to
 
 Rule 1: ``POST /lookup/v2/topics`` takes a JSON list of topic names and answers a JSON map
         topic -> LookupData of the owner, or ``{"error": <ServerError name>, "reason": ...}``
-        (lookup_service Rule 3); every entry also carries ``requested``. TENTATIVE, ours: upstream
+        (``lookup_service.rest_batch``); every entry also carries ``requested``. TENTATIVE, ours: upstream
         has no such path (PIP-35 names ``TopicLookup(v2).lookupTopicBatchAsync`` but no URL).
-Rule 2: a body that is not a list of strings is 400 (admin/errors.py Rule 2); a batch over
+Rule 2: a body that is not a list of strings is 400 (``install_error_handlers``); a batch over
         ``maxBatchLookupTopics`` is 413 with the limit in the reason (a 503 would invite the
         client to retry the same request); no lookup permit is 503, as for the single lookup.
 Rule 3: ``GET /admin/v2/brokers/{cluster}`` lists the live brokers' ids (``host:webPort``), and

@@ -5,7 +5,7 @@ status codes, bodies). Every decision is the core's; a route only binds the requ
 core method and shapes the answer.
 
 Rule 1: handlers are ``async def`` so they run in the event loop, never in a thread pool: the core
-        is synchronous and relies on the loop for atomicity (core.py Rule 3).
+        is synchronous and relies on the loop for atomicity (``BrokerCore``).
 Rule 2: writes answer 204 No Content, as Pulsar's admin resources do.
 Rule 3: PIP-157's ``numberOfTopicBuckets`` is set only in the namespace-create Policies body; its own
         route answers GET, and refuses POST/DELETE with 412 whatever the body (core_namespaces

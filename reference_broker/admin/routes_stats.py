@@ -6,7 +6,7 @@ Paths verbatim from facts §2.5 (``NonPersistentTopics`` inherits them from ``Pe
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/internalStats
 
 What this module owns: the HTTP shape of stats. The numbers come from the live topics
-(reference_broker/topics/non_persistent.py, Rule 4 there); existence comes from the core.
+(``NonPersistentTopic.stats`` and its subscriptions'); existence comes from the core.
 
 Rule 1: the namespace must exist (the core's 404), then the topic must be loaded: a
         non-persistent topic exists only while loaded (facts §2.5), so an unknown one is 404

@@ -23,24 +23,10 @@ class MemoryMetadataStore(MetadataStore):
     def __init__(self) -> None:
         self._nodes: dict[str, list] = {}  # path -> [value, version]
         self._children: dict[str, set[str]] = {"/": set()}
-        # store.py Rule 6: only this object changes this data, so it can tell when it changes.
-        self.writes = 0
-        self.write_listeners: list = []
 
     def get(self, path: str) -> tuple[bytes, int] | None:
-        # Only checked paths are stored, so a path found is valid; one not found is checked before
-        # the answer "absent" (every lookup reads four paths: this saves a check on the hits).
-        node = self._nodes.get(path) if isinstance(path, str) else None
-        if node is None:
-            check_path(path)
-            return None
-        return node[0], node[1]
-
-    def exists(self, path: str) -> bool:
-        if isinstance(path, str) and path in self._nodes:
-            return True  # (the base class's get() builds a tuple to throw away)
-        check_path(path)
-        return False
+        node = self._nodes.get(check_path(path))
+        return None if node is None else (node[0], node[1])
 
     def create(self, path: str, value: bytes = b"") -> int:
         check_path(path)
@@ -64,7 +50,6 @@ class MemoryMetadataStore(MetadataStore):
             self._add(path, bytes(value))
             return 0
         node[0], node[1] = bytes(value), node[1] + 1
-        self._wrote()
         return node[1]
 
     def delete(self, path: str, *, expected_version: int | None = None) -> None:
@@ -97,19 +82,12 @@ class MemoryMetadataStore(MetadataStore):
             if ancestor not in self._nodes:
                 self._add(ancestor, b"")
 
-    def _wrote(self) -> None:
-        self.writes += 1
-        for listener in self.write_listeners:
-            listener()
-
     def _add(self, path: str, value: bytes) -> None:
-        self._wrote()
         self._nodes[path] = [value, 0]
         self._children.setdefault(path, set())
         self._children[parent_of(path)].add(path.rpartition("/")[2])
 
     def _remove(self, path: str) -> None:
-        self._wrote()
         del self._nodes[path]
         self._children.pop(path, None)
         self._children[parent_of(path)].discard(path.rpartition("/")[2])

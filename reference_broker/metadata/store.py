@@ -15,16 +15,11 @@ Rule 4: ``children`` returns the child *names* sorted, and ``[]`` for an absent 
         ``getChildren`` answers an empty list there).
 Rule 5: calls are synchronous. The broker runs them inside the event loop between awaits, so a
         read-check-write sequence in one core call is atomic with respect to other requests.
-Rule 6: a store whose data nothing else can change (memory) counts the changes made through it
-        in ``writes`` and calls every function in ``write_listeners`` (with no argument) after
-        each; both are None where another process may write (a shared SQLite file, ZooKeeper),
-        and then nothing may be kept on the strength of them.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Callable
 
 from reference_broker.errors import ConfigError, MetadataStoreError
 
@@ -75,9 +70,6 @@ def ancestors(path: str) -> list[str]:
 
 class MetadataStore(abc.ABC):
     """Path-based, versioned key/value tree (ZooKeeper-like). See the module rules."""
-
-    writes: int | None = None  # Rule 6
-    write_listeners: list[Callable[[], None]] | None = None  # Rule 6
 
     @abc.abstractmethod
     def get(self, path: str) -> tuple[bytes, int] | None:

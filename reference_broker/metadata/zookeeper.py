@@ -17,7 +17,7 @@ Rule 3: every call is bounded: connect by ``connect_timeout`` (a clear error nam
 Rule 5: a session that ZooKeeper expired takes this store's ephemeral nodes with it; kazoo then
         opens a new session by itself. ``on_new_session(callback)`` calls ``callback()`` each time
         that happens (on kazoo's thread, which must not wait on ZooKeeper: hand the work off), so
-        the owner of an ephemeral node can create it again (reference_broker/cluster.py Rule 7).
+        the owner of an ephemeral node can create it again (``ClusterNode`` registers again).
 Rule 4: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), so a listing a Java
         client would refuse (facts §4.3 "Packet len<N> is out of range!") still works here.
         ``get_children_reply_bytes`` computes what that Java client would measure; the store
@@ -188,7 +188,7 @@ class ZooKeeperMetadataStore(MetadataStore):
     def get(self, path: str) -> tuple[bytes, int] | None:
         check_path(path)
         if path == "/":
-            return None  # store.py Rule 1: the root holds no value
+            return None  # the root holds no value (check_path)
         try:
             value, stat = self._wait("get", path, self._client.get_async(path))
         except NoNodeError:

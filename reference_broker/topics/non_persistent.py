@@ -7,7 +7,7 @@ Rule 1: ``publish`` hands each message to every subscription at once and forgets
         and message ids are (ledgerId 0, entryId 0): "the broker calls callback.completed(null,
         0L, 0L) before dispatching ... consumers see message ids (0,0) as well (plus the
         partition index)" (facts §2.2). The per-connection in-flight limit lives in the
-        connection (service.py), which calls ``record_publish_drop`` for what it refuses.
+        connection (ServerCnx, commands.py), which calls ``record_publish_drop`` for what it refuses.
 Rule 2 (facts §2.3): Exclusive and Failover send to the active consumer (the first attached)
         only if "its availablePermits > 0, and its channel isWritable()"; Shared (and Key_Shared,
         which we dispatch the same way) sends while "the dispatcher's total available permits >
@@ -141,7 +141,7 @@ class NonPersistentTopic:
         self.bytes_in_counter = 0
         self.entries_added_counter = 0
         self._out_removed = [0, 0]  # msgOutCounter, bytesOutCounter of removed subscriptions
-        self.last_active = time.monotonic()  # registry.py Rule 2: when it last had a user
+        self.last_active = time.monotonic()  # when it last had a user (TopicRegistry.collect_inactive)
 
     def is_idle(self) -> bool:
         """No producer and no subscription: nothing would notice the topic being unloaded."""

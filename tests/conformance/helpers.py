@@ -112,8 +112,8 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events
+from pulsar_codec import pulsar_api_pb2 as pb
 
 CLOSE = "close"  # a handler answer: drop the connection
 SILENCE = ()  # a handler answer: send nothing

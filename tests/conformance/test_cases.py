@@ -30,7 +30,7 @@ def test_filters():
     assert load_cases({"999"}) == []
     pre = load_cases({"344"}, era="pre-pip344")
     assert pre and all(c.era == "pre-pip344" for c in pre)
-    assert len(pre) + len(load_cases(era="pip344")) == len(CASES)
+    assert len(pre) + len(load_cases(era="pip344")) + len(load_cases(era="any")) == len(CASES)
     assert {c.pip for c in load_cases({"2"})} == {"2"}
     assert Counter(c.api for c in CASES).keys() == {"rest", "binary", "client-binary", "client-http",
                                                     "java-client-binary", "java-client-http", "java-admin"}

@@ -20,7 +20,7 @@ from conformance.targets.registry import make_target
 from model import ops
 from model.batch_lookup import Answer
 from model.outcomes import Agreement, BatchLookupResult, Done, FeatureFlag, RestError
-from reference_broker.protocol import events
+from pulsar_codec import events
 from tests.conformance.helpers import SILENCE, FakeAdminServer, FakeDriver, FakePulsarServer, FakeTarget
 from tests.reference_broker.cluster_helpers import InProcessCluster
 

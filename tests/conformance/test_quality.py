@@ -1,5 +1,5 @@
-"""The mutation check (conformance/quality.py): variants of the reference broker started with
-``--mutant``, judged by the cases the unbroken broker passes, scored and reported."""
+"""The mutation check (conformance/quality.py): variants of the reference broker started by their
+launcher, judged by the cases the unbroken broker passes, scored and reported."""
 
 from __future__ import annotations
 
@@ -10,22 +10,33 @@ import pytest
 
 from conformance import quality
 from conformance.cases import load_cases
-from reference_broker import mutants
+
+VARIANTS = quality.list_variants()
 
 
-def test_a_mutant_target_is_the_reference_started_with_the_hidden_flag():
+def test_a_mutant_target_is_the_reference_target_started_by_the_launcher():
     target = quality.resolve_target("reference-mutant:p2-drop-receipt-zero", timeout=3.0)
     assert target.name == "reference-mutant:p2-drop-receipt-zero"
     argv = target.argv()
-    assert argv[:3] == [sys.executable, "-m", "reference_broker"]
-    assert argv[argv.index("--mutant") + 1] == "p2-drop-receipt-zero"
+    assert argv[:5] == [sys.executable, "-m", "mutation.launch", "--mutant", "p2-drop-receipt-zero"]
+    assert argv[5:9] == ["--broker-port", "0", "--web-port", "0"]
+    zk = quality.mutant_target("p157-bucket-off-by-one", "reference-zk", timeout=3.0)
+    assert zk.argv()[:5] == [sys.executable, "-m", "mutation.launch", "--mutant", "p157-bucket-off-by-one"]
     assert quality.resolve_target("reference").name == "reference"
+
+
+def test_the_variants_are_read_from_the_launcher():
+    assert len(VARIANTS) >= 40 and {v.pip for v in VARIANTS.values()} == {"344", "2", "157", "35"}
+    assert VARIANTS["p344-rest-ignores-check"].api == "rest"
+    assert quality.chosen_variants(["p2-drop-receipt-zero"], VARIANTS) == [VARIANTS["p2-drop-receipt-zero"]]
+    with pytest.raises(quality.UnknownVariant, match="unknown mutant 'nope'"):
+        quality.chosen_variants(["p2-drop-receipt-zero", "nope"], VARIANTS)
 
 
 def test_case_order_puts_the_hint_then_the_api_then_interleaves_tables():
     cases = {c.id: c for c in load_cases({"344"})}
     ids = list(cases)
-    mutant = mutants.get("p344-rest-ignores-check")
+    mutant = VARIANTS["p344-rest-ignores-check"]
     hint = next(i for i in ids if i.endswith("[binary]"))
     order = quality.case_order(mutant, ids, cases, hint)
     assert sorted(order) == sorted(ids) and order[0] == hint

@@ -1,10 +1,9 @@
-"""model.names: parsing (Rules 1-4) and the parse cache brokers rely on for speed."""
+"""model.names: parsing (Rules 1-4)."""
 
 from __future__ import annotations
 
 import pytest
 
-from model import names
 from model.names import InvalidName, NamespaceName, TopicName
 
 
@@ -24,24 +23,15 @@ def test_invalid_names_are_refused_every_time(text):
             TopicName.parse(text)
 
 
-def test_parsed_names_are_shared_and_equal_to_fresh_ones():
+def test_a_name_parsed_twice_is_equal_and_hashes_alike():
     first = TopicName.parse("persistent://tn/ns/t-partition-3")
     again = TopicName.parse("persistent://tn/ns/t-partition-3")
-    fresh = TopicName._parse("persistent://tn/ns/t-partition-3")
-    assert again is first and fresh == first and hash(fresh) == hash(first)
+    assert again == first and hash(again) == hash(first)
     assert (first.partition_index, str(first.partitioned_base), first.namespace_name) == \
            (3, "persistent://tn/ns/t", NamespaceName("tn", "ns"))
 
 
-def test_parse_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(names, "_PARSED", {})
-    monkeypatch.setattr(names, "_PARSED_LIMIT", 5)
-    for index in range(12):
-        TopicName.parse(f"tn/ns/t{index}")
-        assert len(names._PARSED) <= 5
-
-
-def test_cached_properties_do_not_change_equality_or_order():
-    a, b = TopicName.parse("tn/ns/a%b"), TopicName._parse("tn/ns/a%b")
-    assert a.encoded_local_name == "a%25b"  # computed, and stored on a only
+def test_derived_names_do_not_change_equality_or_order():
+    a, b = TopicName.parse("tn/ns/a%b"), TopicName.parse("tn/ns/a%b")
+    assert a.encoded_local_name == "a%25b"
     assert a == b and not a < b and not b < a and {a: 1}[b] == 1

@@ -6,28 +6,26 @@ from __future__ import annotations
 
 import asyncio
 
-from bench.lookup_cpu import CollectingTransport
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.metadata.memory import MemoryMetadataStore
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.server import BrokerProtocol, BrokerServer
+from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
+from reference_broker.binary_connection import BrokerProtocol
+from reference_broker.server import BrokerServer
 
 FAILED = pb.CommandPartitionedTopicMetadataResponse.Failed
 
 
-class KeepingTransport(CollectingTransport):
-    """bench/lookup_cpu.py's stand-in transport, keeping the bytes too, and closing as asyncio's
-    does (it is closing from ``close()`` on)."""
+class KeepingTransport:
+    """The part of an asyncio transport BrokerProtocol uses: it keeps the bytes written and closes
+    as asyncio's does (it is closing from ``close()`` on)."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.data = bytearray()
         self.closed = False
 
     def write(self, data: bytes) -> None:
-        super().write(data)
         self.data += data
 
     def is_closing(self) -> bool:
@@ -35,6 +33,9 @@ class KeepingTransport(CollectingTransport):
 
     def close(self) -> None:
         self.closed = True
+
+    def get_extra_info(self, name, default=None):
+        return ("127.0.0.1", 1) if name == "peername" else default
 
 
 class BinaryClient:

@@ -16,8 +16,8 @@ from model.names import TopicName
 from reference_broker import lookup_service
 from reference_broker.errors import MetadataStoreError
 from reference_broker.metadata.memory import MemoryMetadataStore
-from reference_broker.protocol import events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 from .cluster_helpers import FakeCnx, InProcessCluster, core_cluster
 

@@ -26,8 +26,8 @@ from reference_broker.core import BrokerCore
 from reference_broker.errors import ServiceNotReady
 from reference_broker.metadata import layout
 from reference_broker.metadata.sqlite import SqliteMetadataStore
-from reference_broker.protocol import events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 from . import broker_process
 from .broker_process import QUIET

@@ -662,16 +662,16 @@ def test_core_modules_import_only_the_model_value_helpers():
                     assert module in ("model.names", "model.hashing"), (path, module)
 
 
-# --- the read-only node cache (NamespaceOps._read_json_shared) ---------------------------------
+# --- what the core reads is what the store holds now ------------------------------------------
 
 
 def test_policy_writes_through_another_core_are_seen_at_once():
-    """Two brokers sharing one store: the cache must never serve policies the store no longer holds."""
+    """Two brokers sharing one store: a reader never answers from policies the store no longer holds."""
     store = MemoryMetadataStore()
     reader, writer = make_core(store), make_core(store)
     reader.create_namespace("public/cached")
     topic = "persistent://public/cached/t"
-    assert reader.is_allow_auto_topic_creation(topic)  # decoded and cached
+    assert reader.is_allow_auto_topic_creation(topic)
     writer.set_auto_topic_creation_override("public/cached", {"allowAutoTopicCreation": False,
                                                                "topicType": "non-partitioned"})
     assert not reader.is_allow_auto_topic_creation(topic)
@@ -682,7 +682,7 @@ def test_policy_writes_through_another_core_are_seen_at_once():
         reader.get_partitioned_metadata(topic, auto_create=True)
 
 
-def test_policies_handed_to_writers_are_not_the_cached_object(core):
+def test_policies_handed_to_a_caller_are_its_own_copy(core):
     core.create_namespace("public/mut")
     shared = core._policies_or_none(TopicName.parse("public/mut/t").namespace_name)
     mine = core.get_policies("public/mut")

@@ -1,4 +1,4 @@
-"""Keep-alive over real sockets (server.py Rule 3), with ``keepAliveIntervalSeconds=1``: a silent
+"""Keep-alive over real sockets (binary_connection.py Rule 2), with ``keepAliveIntervalSeconds=1``: a silent
 peer is pinged after one to two intervals and closed one interval after an unanswered PING; a peer
 that talks, or answers, stays connected."""
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from reference_broker.protocol import CLOSED, events as ev
+from pulsar_codec import CLOSED, events as ev
 
 from .broker_process import running_broker
 from .wire_client import raw_connect, read_event

@@ -14,9 +14,9 @@ import struct
 
 import pytest
 
-from reference_broker.protocol import events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import MAGIC_CRC32C, encode_payload_command
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.frames import MAGIC_CRC32C, encode_payload_command
 
 from .in_process import BinaryClient, run
 

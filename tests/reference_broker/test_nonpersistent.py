@@ -5,15 +5,14 @@ Rule of these tests: every wait is bounded, and a drop is provoked by constructi
 small limit, few permits), never by racing threads.
 """
 
-import socket
 
 import httpx
 import pulsar
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.protocol import CLOSED, NEED_DATA, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import CLOSED, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 from reference_broker.topics import Consumer, NonPersistentTopic
 from reference_broker.topics.rates import RATE_WINDOW_S, Rate
 

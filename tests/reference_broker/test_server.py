@@ -11,10 +11,9 @@ import httpx
 import pulsar
 import pytest
 
-from reference_broker.protocol import NEED_DATA, CLOSED, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import CLOSED, Connection, Role, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
-from .broker_process import QUIET
 from .wire_client import raw_connect, read_event, still_serving as _still_serving
 
 pytestmark = pytest.mark.slow

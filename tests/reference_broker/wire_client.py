@@ -2,7 +2,7 @@
 
 import socket
 
-from reference_broker.protocol import NEED_DATA, Connection, Role, events as ev
+from pulsar_codec import NEED_DATA, Connection, Role, events as ev
 
 
 def raw_connect(broker_url: str, client_version: str = "broker-test"):

@@ -6,8 +6,8 @@ from conformance.drivers.client import ClientDriver
 from conformance.errors import Indefinite, Unsupported
 from model import ops
 from model.outcomes import ClientError, PartitionList
-from reference_broker.protocol import events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events
+from pulsar_codec import pulsar_api_pb2 as pb
 from tests.conformance.helpers import SILENCE, FakePulsarServer
 
 PMR = pb.CommandPartitionedTopicMetadataResponse

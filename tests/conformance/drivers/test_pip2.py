@@ -17,8 +17,8 @@ from model.outcomes import (
     ACCEPTED, DROPPED, POSITIVE, STORED, TOPIC_STATS_FIELDS, ZERO, ConnectionClosed, Done, InternalStatsView,
     PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
 )
-from reference_broker.protocol import Connection, Role, events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import Connection, Role, events
+from pulsar_codec import pulsar_api_pb2 as pb
 from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer, claiming
 
 NP = "non-persistent://public/c1/t"

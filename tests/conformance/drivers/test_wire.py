@@ -6,8 +6,8 @@ from conformance.drivers.wire import CLIENT_VERSION, PROTOCOL_VERSION, WireDrive
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from model import ops
 from model.outcomes import Done, LookupAnswer, Partitions, ServerError, TopicList
-from reference_broker.protocol import events
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import events
+from pulsar_codec import pulsar_api_pb2 as pb
 from tests.conformance.helpers import CLOSE, SILENCE, FakePulsarServer, claiming
 
 T = "persistent://public/c1/t"

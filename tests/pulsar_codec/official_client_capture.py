@@ -14,8 +14,8 @@ import struct
 import threading
 from pathlib import Path
 
-from reference_broker.protocol import NEED_DATA, Connection, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
+from pulsar_codec import NEED_DATA, Connection, Role, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 GOLDEN = Path(__file__).parent / "golden" / "official_client.json"
 

@@ -11,12 +11,11 @@ an entry as stored) and ``payload``; a received one also the bytes of its metada
 (``metadata_bytes``), the checksum it carried (``checksum``, None when none) and whether it matched
 (``checksum_valid``, None when it carried none).
 
-``InvalidCommand`` is what a well-delimited but unusable frame becomes (errors.py Rule 3).
+``InvalidCommand`` is what a well-delimited but unusable frame becomes (see errors.py).
 """
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Optional
 
 from google.protobuf import text_format
@@ -91,7 +90,7 @@ class Event:
         self.metadata_bytes = metadata_bytes
 
     def __getattr__(self, name):
-        # Fields have properties (below); anything else the protobuf message has is reached here.
+        # Anything Event itself does not define is the protobuf message's: its fields, ``HasField``...
         return getattr(object.__getattribute__(self, "pb"), name)
 
     def has(self, field: str) -> bool:
@@ -128,23 +127,13 @@ class InvalidCommand:
         return f"InvalidCommand({self.reason!r}, raw_type={self.raw_type}, request_id={self.request_id})"
 
 
-def _field_properties(message: type) -> dict[str, property]:
-    """One read-only property per protobuf field: ``event.request_id`` then costs an attribute
-    lookup, not the failed lookup, AttributeError and ``__getattr__`` call it took (a SEND reads
-    eight fields on its way through the broker). Names Event itself defines (``metadata`` on
-    PRODUCER and SUBSCRIBE is also a field) keep Event's meaning, as ``__getattr__`` gave them."""
-    return {field.name: property(attrgetter(f"pb.{field.name}"))
-            for field in message.DESCRIPTOR.fields if not hasattr(Event, field.name)}
-
-
 EVENT_CLASSES: dict[int, type[Event]] = {}
 for _type, (_name, _field) in _COMMANDS.items():
     _message = type(getattr(pb.BaseCommand(), _field))
     EVENT_CLASSES[_type] = type(_name, (Event,), {"TYPE": _type, "FIELD": _field, "__slots__": (),
-                                                  "MESSAGE": _message, **_field_properties(_message)})
-    globals()[_name] = EVENT_CLASSES[_type]
+                                                  "MESSAGE": _message})
 
-# Names for linters and readers; the classes themselves are made from the table above.
+# The classes by name; each is made from the table above.
 Connect = EVENT_CLASSES[T.CONNECT]
 Connected = EVENT_CLASSES[T.CONNECTED]
 Subscribe = EVENT_CLASSES[T.SUBSCRIBE]

@@ -1,40 +1,19 @@
-"""Deliberately broken variants of the reference broker, for the mutation check (``make quality``).
+"""The deliberately broken variants of the reference broker ("mutants"), one wrong rule each.
 
-Each variant ("mutant") changes ONE rule of the running broker: one source snippet of one
-function is replaced by a wrong one, the function is recompiled from the edited source and put
-where the original was. The suite is then run against the variant (conformance/quality.py); a
-variant that no case fails is a rule no case checks.
+Each variant names the PIP whose cases must catch it, the API it breaks, what it breaks in one
+line, and where: one source snippet (``old``) of one function (``where``, as
+``reference_broker.module:Qualname``) and the wrong one that replaces it (``new``). How a variant
+is put into a running broker is mutation/patch.py's job; this module is only the table.
 
-Rule 1: a mutant is (name, PIP, api, description, ``module:Qualname``, old snippet, new snippet).
-        The old snippet must occur exactly once in that function's source, so a mutant that no
-        longer matches the code refuses to start instead of silently testing nothing.
-Rule 2: only tests select one: ``python -m reference_broker --mutant NAME`` (a flag hidden from
-        --help) or the environment variable ``PULSAR_CONFORMANCE_MUTANT=NAME``. ``install`` runs
-        before the broker is built, so every request sees the variant.
-Rule 3: the recompiled function replaces the original in its module or class and in every
-        ``reference_broker`` module that imported it by name, so callers find the variant however
-        they refer to it.
-Rule 4: ``check(name)`` verifies a mutant without installing it (the snippet is there once and
-        the edited source compiles); tests call it for every mutant in-process.
+Rule 1: ``old`` occurs exactly once in the function's source, so a variant that no longer matches
+        the code refuses to start instead of silently testing nothing (patch.check).
+Rule 2: every PIP and both APIs have variants; a variant breaks the rule as the broker states it
+        now, so when the code is rewritten its variants are rewritten with it, never dropped.
 """
 
 from __future__ import annotations
 
-import __future__
-import contextlib
-import importlib
-import inspect
-import os
-import sys
-import textwrap
 from dataclasses import dataclass
-from typing import Iterator, Optional
-
-ENV_VAR = "PULSAR_CONFORMANCE_MUTANT"
-
-# Modules imported before a mutant is installed, so Rule 3 finds every alias.
-_MODULES = ("reference_broker.server", "reference_broker.service", "reference_broker.core",
-            "reference_broker.lookup_service", "reference_broker.admin.app")
 
 
 @dataclass(frozen=True)
@@ -53,25 +32,27 @@ def _m(name, pip, api, description, where, old, new) -> Mutant:
 
 
 CT = "reference_broker.core_topics:TopicOps"
-SVC = "reference_broker.service:ServerCnx"
+SVC = "reference_broker.commands:ServerCnx"
 AC = "reference_broker.autocreation"
 NP = "reference_broker.topics.non_persistent"
 LS = "reference_broker.lookup_service"
+# ServerCnx.handle_PartitionedMetadata: an absent field 6 reads as true.
+F6 = 'auto_create = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else True'
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- PIP-344, binary ------------------------------------------------------------------------
     _m("p344-bin-ignores-field6", "344", "binary", "PARTITIONED_METADATA ignores field 6 (always auto-creates)",
-       f"{SVC}.partitioned_metadata", "auto_create=True if field6 is None else field6", "auto_create=True"),
+       f"{SVC}.handle_PartitionedMetadata", F6, "auto_create = True"),
     _m("p344-bin-field6-absent-false", "344", "binary", "an absent field 6 reads as false instead of the proto default true",
-       f"{SVC}.partitioned_metadata", "auto_create=True if field6 is None else field6",
-       "auto_create=bool(field6)"),
+       f"{SVC}.handle_PartitionedMetadata", F6, F6.replace("else True", "else False")),
     _m("p344-bin-no-flag5", "344", "binary", "CONNECTED does not advertise FeatureFlags field 5",
        f"{SVC}.handle_Connect", '"supports_get_partitioned_metadata_without_auto_creation": True',
        '"supports_get_partitioned_metadata_without_auto_creation": False'),
     _m("p344-bin-wrong-error", "344", "binary", "a missing topic answers ServiceNotReady instead of TopicNotFound",
-       f"{SVC}.partitioned_metadata", "return exc.server_error, exc.binary_message",
-       "return ('ServiceNotReady' if exc.server_error == 'TopicNotFound' else exc.server_error), "
-       "exc.binary_message"),
+       f"{SVC}.handle_PartitionedMetadata",
+       "return self._partitioned_metadata_failed(event.request_id, exc.server_error, exc.binary_message)",
+       "return self._partitioned_metadata_failed(event.request_id, 'ServiceNotReady' if exc.server_error == "
+       "'TopicNotFound' else exc.server_error, exc.binary_message)"),
     _m("p344-bin-error-message", "344", "binary", "binary TopicNotFound carries the REST text instead of an empty message",
        f"{CT}.get_partitioned_metadata", 'raise TopicNotFound(topic_not_found_reason(topic), binary_message="")',
        "raise TopicNotFound(topic_not_found_reason(topic), binary_message=topic_not_found_reason(topic))"),
@@ -184,8 +165,8 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("p2-dispatch-drop-not-counted", "2", "both", "a dispatch drop is not counted in the subscription's msgDropRate",
        f"{NP}:NonPersistentSubscription.send", "self.drops.record(entry.num_messages", "(lambda *a: None)(entry.num_messages"),
     _m("p2-receipts-stored-ids", "2", "both", "accepted non-persistent receipts carry a ledger id like a stored log",
-       f"{SVC}._send_non_persistent", "highest_sequence_id, ledger_id, True)",
-       "highest_sequence_id, ledger_id + 1, True)"),
+       f"{SVC}._send_non_persistent", "send.highest_sequence_id, ledger_id, True)",
+       "send.highest_sequence_id, ledger_id + 1, True)"),
     _m("p2-publish-drop-not-counted", "2", "both", "a publish drop is not counted in the publisher's msgDropRate",
        f"{NP}:NonPersistentTopic.record_publish_drop", "publisher.drops.record(num_messages)", "pass"),
     _m("p2-counters-lost", "2", "rest", "msgOutCounter forgets subscriptions that were removed",
@@ -196,7 +177,7 @@ MUTANTS: tuple[Mutant, ...] = (
        f"{SVC}.handle_Flow", "if event.messagePermits == 0 or event.messagePermits >= INT32_LIMIT:",
        "if event.messagePermits >= INT32_LIMIT:"),
     _m("p2-send-unknown-producer-open", "2", "binary", "a SEND for an unknown producer keeps the connection open",
-       f"{SVC}.publish", "return self.close_connection()", "return"),
+       f"{SVC}.handle_Send", "return self.close_connection()", "return"),
     _m("p2-bad-subscribe-open", "2", "binary", "an unparseable SUBSCRIBE keeps the connection open",
        f"{SVC}.handle_invalid", "return self.close_connection()", "return"),
     _m("p2-stats-no-publisher-drop-rate", "2", "rest", "publisher stats lack msgDropRate",
@@ -270,7 +251,7 @@ BY_NAME = {m.name: m for m in MUTANTS}
 
 
 class MutantError(Exception):
-    """A mutant that does not match the code (Rule 1) or an unknown name."""
+    """A variant that does not match the code (Rule 1), or an unknown name."""
 
 
 def get(name: str) -> Mutant:
@@ -278,84 +259,3 @@ def get(name: str) -> Mutant:
         return BY_NAME[name]
     except KeyError:
         raise MutantError(f"unknown mutant {name!r}; known: {', '.join(sorted(BY_NAME))}") from None
-
-
-def _resolve(where: str):
-    """(module, owner (module or class), attribute name, the function, its raw attribute)."""
-    module_name, _, qualname = where.partition(":")
-    module = importlib.import_module(module_name)
-    owner = module
-    parts = qualname.split(".")
-    for part in parts[:-1]:
-        owner = getattr(owner, part)
-    raw = owner.__dict__[parts[-1]] if isinstance(owner, type) else getattr(owner, parts[-1])
-    function = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
-    return module, owner, parts[-1], function, raw
-
-
-def _compile(mutant: Mutant):
-    module, owner, attribute, function, raw = _resolve(mutant.where)
-    source = inspect.getsource(function)  # snippets are written as the file indents them
-    found = source.count(mutant.old)
-    if found != 1:
-        raise MutantError(f"mutant {mutant.name}: the snippet occurs {found} times in {mutant.where} "
-                          f"(expected once): {mutant.old!r}")
-    edited = textwrap.dedent(source.replace(mutant.old, mutant.new))
-    flags = __future__.annotations.compiler_flag if getattr(module, "annotations", None) is __future__.annotations else 0
-    try:
-        code = compile(edited, f"<mutant {mutant.name}: {mutant.where}>", "exec", flags=flags, dont_inherit=True)
-    except SyntaxError as exc:
-        raise MutantError(f"mutant {mutant.name}: the edited source does not compile: {exc}") from exc
-    return module, owner, attribute, function, raw, code
-
-
-def check(name: str) -> Optional[str]:
-    """Rule 4: None when ``name`` would install, else the problem."""
-    try:
-        _compile(get(name))
-    except MutantError as exc:
-        return str(exc)
-    return None
-
-
-def install(name: str) -> Mutant:
-    """Install mutant ``name`` in this process (Rules 1, 3)."""
-    _install(get(name))
-    return get(name)
-
-
-def _install(mutant: Mutant) -> list[tuple[object, str, object]]:
-    """Install; returns (owner, attribute, original value) for every binding replaced."""
-    for module_name in _MODULES:
-        importlib.import_module(module_name)
-    module, owner, attribute, function, raw, code = _compile(mutant)
-    namespace: dict = {}
-    exec(code, module.__dict__, namespace)  # noqa: S102 - our own source, edited by one snippet
-    replacement = namespace[attribute]
-    replaced = [(owner, attribute, raw)]
-    setattr(owner, attribute, replacement)
-    if not isinstance(owner, type):  # Rule 3: names imported elsewhere with ``from x import f``
-        for other in list(sys.modules.values()):
-            if getattr(other, "__name__", "").startswith("reference_broker") and other is not module:
-                for key, value in list(vars(other).items()):
-                    if value is raw:
-                        replaced.append((other, key, raw))
-                        setattr(other, key, replacement)
-    return replaced
-
-
-@contextlib.contextmanager
-def applied(name: str) -> Iterator[Mutant]:
-    """Tests: the mutant installed for the block, every replaced binding restored after it."""
-    replaced = _install(get(name))
-    try:
-        yield get(name)
-    finally:
-        for owner, attribute, original in reversed(replaced):
-            setattr(owner, attribute, original)
-
-
-def install_from(cli_value: Optional[str]) -> Optional[Mutant]:
-    """Rule 2: the --mutant flag, else the environment variable, else nothing."""
-    name = cli_value or os.environ.get(ENV_VAR)
-    return install(name) if name else None

@@ -15,10 +15,6 @@ Rule 3: SEND carries a CRC32C checksum when the negotiated version is at least v
         SEND carried none: pulsar-wire.md, "the broker sends the stored entry as the producer
         wrote it".
 Rule 4: after a RemoteProtocolError the connection is in ERROR and yields no more events.
-Rule 5: ``between_frames`` is a plain attribute, kept true exactly when the handshake is done, no
-        partial frame is buffered and the peer has not closed its side. It is asked before every
-        read a server takes around this object (shortcut.py), so it is kept where those three
-        change (``receive_data``, ``next_event``, sending CONNECTED), not computed per read.
 """
 
 from __future__ import annotations
@@ -28,7 +24,6 @@ from typing import Optional, Union
 
 from . import events as ev
 from . import pulsar_api_pb2 as pb
-from . import shortcut
 from .errors import LocalProtocolError, RemoteProtocolError
 from .frames import PAYLOAD_TYPES, FrameDecoder, encode_command, encode_payload_command, max_frame_size
 
@@ -47,13 +42,7 @@ class State(enum.Enum):
     ERROR = "error"
 
 
-# An enum member read as ``State.CONNECTED`` costs ~0.1 µs in Python 3.11 (the enum's class attribute
-# machinery), and the checks below run for every read and every frame written (bench/lookup_cpu.py):
-# they compare with these module names for the same members.
-_AWAITING_CONNECT, _CONNECTED = State.AWAITING_CONNECT, State.CONNECTED
-_CLOSED_STATE, _ERROR = State.CLOSED, State.ERROR
-_CLIENT, _SERVER = Role.CLIENT, Role.SERVER
-_SEND_CHECKSUM_SINCE, _MESSAGE_CHECKSUM_SINCE = 6, 11  # Rule 3
+SEND_CHECKSUM_SINCE, MESSAGE_CHECKSUM_SINCE = 6, 11  # Rule 3
 
 
 class _Sentinel:
@@ -74,7 +63,7 @@ class Connection:
     def __init__(self, role: Role, *, max_frame_size: int = max_frame_size(),
                  newest_protocol_version: int = NEWEST_PROTOCOL_VERSION):
         self.role = role
-        self.state = _AWAITING_CONNECT
+        self.state = State.AWAITING_CONNECT
         self.newest_protocol_version = newest_protocol_version
         self.protocol_version: Optional[int] = None  # negotiated, once known
         self.peer_protocol_version: Optional[int] = None
@@ -83,14 +72,8 @@ class Connection:
         self.server_version: Optional[str] = None
         self._decoder = FrameDecoder(max_frame_size)
         self._eof = False
-        # Rule 5: the handshake is done and no partial frame is buffered, so the next byte starts a
-        # frame. Only then may bytes go around this object without changing what it decodes.
-        self.between_frames = False
 
     # -- receiving ---------------------------------------------------------------------------
-
-    def _settle_between_frames(self) -> None:
-        self.between_frames = self.state is _CONNECTED and not self._decoder.buffered and not self._eof
 
     @property
     def max_frame_size(self) -> int:
@@ -99,36 +82,29 @@ class Connection:
 
     def receive_data(self, data: bytes) -> None:
         """Feed bytes from the peer; ``b""`` means the peer closed its side."""
-        self.between_frames = False  # bytes are buffered now, or the peer has closed
         if data:
             self._decoder.feed(data)
         else:
             self._eof = True
 
     def next_event(self) -> Received:
-        try:
-            return self._next_event()
-        finally:
-            self._settle_between_frames()  # Rule 5: a frame was taken, or the state changed
-
-    def _next_event(self) -> Received:
-        if self.state is _ERROR:
+        if self.state is State.ERROR:
             return CLOSED
         try:
             frame = self._decoder.next_frame()
         except RemoteProtocolError:
-            self.state = _ERROR
+            self.state = State.ERROR
             raise
         if frame is None:
             if self._eof:
-                self.state = _CLOSED_STATE
+                self.state = State.CLOSED
                 return CLOSED
             return NEED_DATA
         if frame.problem is not None or frame.command.type not in ev.EVENT_CLASSES:
             reason = frame.problem or f"Unsupported command {pb.BaseCommand.Type.Name(frame.command.type)}"
             invalid = ev.InvalidCommand(reason, frame.raw_type, _request_id_of(frame.command))
-            if self.state is _AWAITING_CONNECT and self.role is _SERVER:
-                self.state = _ERROR
+            if self.state is State.AWAITING_CONNECT and self.role is Role.SERVER:
+                self.state = State.ERROR
                 raise RemoteProtocolError(f"Invalid first command: {reason}", "ServiceNotReady")
             return invalid
         extra = {}
@@ -140,17 +116,17 @@ class Connection:
         return event
 
     def _track_received(self, event: ev.Event) -> None:
-        if self.role is _SERVER and self.state is _AWAITING_CONNECT:
+        if self.role is Role.SERVER and self.state is State.AWAITING_CONNECT:
             if not isinstance(event, ev.Connect):
-                self.state = _ERROR
+                self.state = State.ERROR
                 raise RemoteProtocolError(
                     f"Expected CONNECT as the first command, got {event.type_name}", "ServiceNotReady")
             self.peer_protocol_version = event.protocol_version
             self.protocol_version = min(self.newest_protocol_version, event.protocol_version)
             self.peer_feature_flags = pb.FeatureFlags()
             self.peer_feature_flags.CopyFrom(event.feature_flags)
-        elif self.role is _CLIENT and isinstance(event, ev.Connected):
-            self.state = _CONNECTED
+        elif self.role is Role.CLIENT and isinstance(event, ev.Connected):
+            self.state = State.CONNECTED
             self.protocol_version = event.protocol_version
             self.peer_protocol_version = event.protocol_version
             self.peer_feature_flags.CopyFrom(event.feature_flags)
@@ -162,12 +138,7 @@ class Connection:
     # -- sending -----------------------------------------------------------------------------
 
     def send(self, event: ev.Event) -> bytes:
-        if self.state in (_CLOSED_STATE, _ERROR) and not isinstance(event, ev.Error):
-            raise LocalProtocolError(f"Cannot send {event.type_name} on a {self.state.value} connection")
-        self._check_role(event)
-        missing = event.pb.FindInitializationErrors()
-        if missing:
-            raise LocalProtocolError(f"{event.type_name} is missing required fields: {', '.join(missing)}")
+        self._check_sendable(event)
         command = event.to_command()
         if event.TYPE in PAYLOAD_TYPES:
             if event.metadata is None or event.payload is None:
@@ -176,44 +147,42 @@ class Connection:
                                           checksum=self._checksum_on(event))
         return encode_command(command)
 
-    def send_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
-                     ledger_id: int, entry_id: int) -> bytes:
-        """The bytes of ``send(SendReceipt(...))`` with that message id, built directly (shortcut.py Rule 4)."""
-        if self.state is not _CONNECTED:  # (inline: this runs for every receipt)
-            self._refuse_unconnected("SEND_RECEIPT")
-        return shortcut.send_receipt_frame(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
-
     def message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
                 metadata: bytes, payload: bytes, checksum: Optional[int]) -> bytes:
-        """The MESSAGE for a stored entry, built directly (shortcut.py Rule 4): its metadata bytes and
-        payload as the producer wrote them, with the producer's ``checksum`` (None: it sent none) for
-        a client of v11 or later (Rule 3)."""
-        if self.state is not _CONNECTED:  # (inline, as the version test: this runs for every MESSAGE)
-            self._refuse_unconnected("MESSAGE")
-        if (self.peer_protocol_version or 0) < _MESSAGE_CHECKSUM_SINCE:
+        """The MESSAGE that forwards a stored entry (Rule 3): its metadata bytes and payload as the
+        producer wrote them, with the producer's ``checksum`` (None: it sent none) for a client of
+        v11 or later."""
+        event = ev.Message(consumer_id=consumer_id, redelivery_count=redelivery_count,
+                           message_id={"ledgerId": ledger_id, "entryId": entry_id, "partition": partition})
+        self._check_sendable(event)
+        if (self.peer_protocol_version or 0) < MESSAGE_CHECKSUM_SINCE:
             checksum = None
-        return shortcut.message_frame(consumer_id, ledger_id, entry_id, partition, redelivery_count,
-                                      metadata, payload, checksum)
+        return encode_payload_command(event.to_command(), metadata, payload,
+                                      checksum=checksum is not None, checksum_value=checksum)
 
-    def _refuse_unconnected(self, type_name: str) -> None:
-        raise LocalProtocolError(f"Cannot send {type_name} on a {self.state.value} connection")
+    def _check_sendable(self, event: ev.Event) -> None:
+        if self.state in (State.CLOSED, State.ERROR) and not isinstance(event, ev.Error):
+            raise LocalProtocolError(f"Cannot send {event.type_name} on a {self.state.value} connection")
+        self._check_role(event)
+        missing = event.pb.FindInitializationErrors()
+        if missing:
+            raise LocalProtocolError(f"{event.type_name} is missing required fields: {', '.join(missing)}")
 
     def _check_role(self, event: ev.Event) -> None:
-        if self.role is _CLIENT and isinstance(event, ev.Connect):
+        if self.role is Role.CLIENT and isinstance(event, ev.Connect):
             self.protocol_version = event.protocol_version
-        if self.role is _SERVER:
+        if self.role is Role.SERVER:
             if isinstance(event, ev.Connected):
-                if self.state is not _AWAITING_CONNECT or self.protocol_version is None:
+                if self.state is not State.AWAITING_CONNECT or self.protocol_version is None:
                     raise LocalProtocolError("CONNECTED may only answer a received CONNECT")
-                self.state = _CONNECTED
-                self._settle_between_frames()
-            elif self.state is _AWAITING_CONNECT and not isinstance(event, ev.Error):
+                self.state = State.CONNECTED
+            elif self.state is State.AWAITING_CONNECT and not isinstance(event, ev.Error):
                 raise LocalProtocolError(f"Cannot send {event.type_name} before the handshake completes")
 
     def _checksum_on(self, event: ev.Event) -> bool:
         if isinstance(event, ev.Send):
-            return (self.protocol_version or 0) >= _SEND_CHECKSUM_SINCE
-        return (self.peer_protocol_version or 0) >= _MESSAGE_CHECKSUM_SINCE
+            return (self.protocol_version or 0) >= SEND_CHECKSUM_SINCE
+        return (self.peer_protocol_version or 0) >= MESSAGE_CHECKSUM_SINCE
 
     def connected_event(self, server_version: str, max_message_size: int, feature_flags: dict) -> ev.Connected:
         """The CONNECTED that answers the received CONNECT, with the negotiated version."""

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from reference_broker.protocol import RemoteProtocolError
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import (
+from pulsar_codec import RemoteProtocolError
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.frames import (
     FrameDecoder, crc32c, decode_batch, encode_batch, encode_command, encode_payload_command, max_frame_size)
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "official_client.json").read_text())["frames"]

@@ -3,9 +3,9 @@ hand from the protobuf encoding rules (not by our codec), and a client/server co
 
 import pytest
 
-from reference_broker.protocol import Connection, LocalProtocolError, Role, events as ev
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import FrameDecoder
+from pulsar_codec import Connection, LocalProtocolError, Role, events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.frames import FrameDecoder
 
 from .test_connection import handshake, pump
 

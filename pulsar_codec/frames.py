@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import crc32c as _crc32c
 from google.protobuf.message import DecodeError
@@ -62,11 +62,7 @@ class RawFrame:
 
 
 def encode_command(command: pb.BaseCommand) -> bytes:
-    return command_frame(command.SerializeToString())
-
-
-def command_frame(body: bytes) -> bytes:
-    """A simple command from its serialized BaseCommand ``body``."""
+    body = command.SerializeToString()
     return _U32.pack(4 + len(body)) + _U32.pack(len(body)) + body
 
 
@@ -76,31 +72,22 @@ def encode_payload_command(
     payload: bytes,
     *,
     checksum: bool = True,
+    checksum_value: Optional[int] = None,
     broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None,
 ) -> bytes:
+    """A payload command; with ``checksum``, the CRC32C block holds ``checksum_value`` when given
+    (a producer's, forwarded with the bytes it covers), else the CRC of those bytes (Rule 2)."""
+    body = command.SerializeToString()
     meta = metadata if isinstance(metadata, bytes) else metadata.SerializeToString()
-    return payload_frame(command.SerializeToString(), meta, payload, checksum=checksum,
-                         broker_entry_metadata=broker_entry_metadata)
-
-
-def payload_frame(body: bytes, meta: bytes, payload: bytes, *, checksum: bool = True,
-                  broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None,
-                  checksum_value: Optional[int] = None) -> bytes:
-    """A payload command from its serialized BaseCommand ``body`` and MessageMetadata ``meta``;
-    with ``checksum``, the CRC32C block holds ``checksum_value`` when given (a producer's, forwarded
-    with the bytes it covers), else the CRC of those bytes. The payload is copied once, into the
-    frame (a batch is kilobytes; the CRC runs over the pieces, not a joined copy)."""
-    meta_size = _U32.pack(len(meta))
-    parts = [b"", _U32.pack(len(body)), body]
+    frame = _U32.pack(len(body)) + body
     if broker_entry_metadata is not None:
         bem = broker_entry_metadata.SerializeToString()
-        parts += [_U16.pack(MAGIC_BROKER_ENTRY_METADATA), _U32.pack(len(bem)), bem]
+        frame += _U16.pack(MAGIC_BROKER_ENTRY_METADATA) + _U32.pack(len(bem)) + bem
+    section = _U32.pack(len(meta)) + meta + payload
     if checksum:
-        value = crc32c(payload, crc32c(meta_size + meta)) if checksum_value is None else checksum_value
-        parts += [_U16.pack(MAGIC_CRC32C), _U32.pack(value)]
-    parts += [meta_size, meta, payload]
-    parts[0] = _U32.pack(sum(map(len, parts)))
-    return b"".join(parts)
+        frame += _U16.pack(MAGIC_CRC32C) + _U32.pack(crc32c(section) if checksum_value is None else checksum_value)
+    frame += section
+    return _U32.pack(len(frame)) + frame
 
 
 class FrameDecoder:
@@ -168,6 +155,7 @@ def _parse_frame(frame: bytes) -> RawFrame:
 
 
 def _parse_payload_section(rest: bytes, result: RawFrame) -> None:
+    """The optional broker entry metadata, the checksum block, the metadata and the payload."""
     pos = 0
     if len(rest) >= 2 and _U16.unpack_from(rest, 0)[0] == MAGIC_BROKER_ENTRY_METADATA:
         if len(rest) < 6:
@@ -180,53 +168,33 @@ def _parse_payload_section(rest: bytes, result: RawFrame) -> None:
             result.problem = f"Malformed BrokerEntryMetadata: {exc}"
             return
         pos = 6 + size
-    try:
-        (result.checksum, result.checksum_valid, result.metadata, result.metadata_bytes,
-         result.payload) = payload_section(rest, pos, len(rest))
-    except PayloadProblem as problem:
-        result.problem = str(problem)
-
-
-class PayloadProblem(ValueError):
-    """Why a payload section cannot be used (a RawFrame's ``problem``)."""
-
-
-class PayloadSection(NamedTuple):
-    checksum: Optional[int]  # the CRC32C it carried, as sent; None when it carried none
-    checksum_valid: Optional[bool]  # None when it carried none
-    metadata: pb.MessageMetadata
-    metadata_bytes: bytes  # the MessageMetadata as sent
-    payload: bytes
-
-
-def payload_section(data: bytes, pos: int, end: int) -> PayloadSection:
-    """The checksum block, metadata and payload of a payload command, in ``data[pos:end]`` (after
-    any broker entry metadata), or PayloadProblem. The frame decoder and the SEND shortcut
-    (shortcut.py Rule 5) both read them here; only the payload is copied."""
-    checksum = checksum_valid = None
-    if end - pos >= 2 and _U16.unpack_from(data, pos)[0] == MAGIC_CRC32C:
-        if end - pos < 6:
-            raise PayloadProblem("Truncated checksum block")
-        (checksum,) = _U32.unpack_from(data, pos + 2)
+    if len(rest) - pos >= 2 and _U16.unpack_from(rest, pos)[0] == MAGIC_CRC32C:
+        if len(rest) - pos < 6:
+            result.problem = "Truncated checksum block"
+            return
+        (result.checksum,) = _U32.unpack_from(rest, pos + 2)
         pos += 6
-    if end - pos < 4:
-        raise PayloadProblem("Payload command without a metadataSize field")
-    (meta_size,) = _U32.unpack_from(data, pos)
-    if meta_size > end - pos - 4:
-        raise PayloadProblem(f"metadataSize {meta_size} exceeds the frame")
+    if len(rest) - pos < 4:
+        result.problem = "Payload command without a metadataSize field"
+        return
+    (meta_size,) = _U32.unpack_from(rest, pos)
+    if meta_size > len(rest) - pos - 4:
+        result.problem = f"metadataSize {meta_size} exceeds the frame"
+        return
     metadata_end = pos + 4 + meta_size
-    meta_bytes = data[pos + 4:metadata_end]
+    result.metadata_bytes = rest[pos + 4:metadata_end]
     try:
-        metadata = pb.MessageMetadata.FromString(meta_bytes)
+        result.metadata = pb.MessageMetadata.FromString(result.metadata_bytes)
     except DecodeError as exc:
-        raise PayloadProblem(f"Malformed MessageMetadata: {exc}") from None
-    if not metadata.IsInitialized():
-        raise PayloadProblem(f"MessageMetadata is missing required fields: "
-                             f"{', '.join(metadata.FindInitializationErrors())}")
-    payload = data[metadata_end:end]
-    if checksum is not None:  # Rule 2, over the pieces rather than a joined copy
-        checksum_valid = crc32c(payload, crc32c(data[pos:metadata_end])) == checksum
-    return PayloadSection(checksum, checksum_valid, metadata, meta_bytes, payload)
+        result.problem = f"Malformed MessageMetadata: {exc}"
+        return
+    if not result.metadata.IsInitialized():
+        result.problem = ("MessageMetadata is missing required fields: "
+                          f"{', '.join(result.metadata.FindInitializationErrors())}")
+        return
+    result.payload = rest[metadata_end:]
+    if result.checksum is not None:  # Rule 2
+        result.checksum_valid = crc32c(rest[pos:]) == result.checksum
 
 
 def _peek_type(body: bytes) -> Optional[int]:

@@ -1,11 +1,12 @@
-"""ServerCnx: the broker's side of one binary connection — events in, events out, no bytes.
+"""ServerCnx: the commands of one binary connection, answered; events in, events out, no bytes.
 
-Each ``handle_<Event>`` method takes one decoded command and answers by calling ``self.send``.
+``ServerCnx`` is named after Pulsar's class that does the same job. Each ``handle_<Event>``
+method takes one decoded command and answers by calling ``self.send``.
 Decisions about topics and namespaces belong to ``BrokerCore`` (core.py); this module only
 translates between commands and core calls, and drives producers and consumers on live topics.
 
 Rule 1: a failure answers the request that caused it (ERROR, SEND_ERROR or a Failed response)
-        and the connection goes on; only framing errors close it (server.py).
+        and the connection goes on; only framing errors close it (BrokerProtocol).
 Rule 2: PARTITIONED_METADATA honours field 6 exactly: absent means true (proto default), and
         "autoCreateIfNotExist = cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreation"
         (facts §1.3 step 5) is decided by core from the flag we pass.
@@ -15,9 +16,9 @@ Rule 4 (PIP-2 publish side, facts §2.2, ServerCnx#handleSend): a SEND to a non-
         "if nonPersistentPendingMessages > maxNonPersistentPendingMessages (strictly greater)" is
         dropped: SEND_RECEIPT with ledgerId = entryId = -1 written as uint64, and the publisher's
         drop rate counts it. Otherwise it is in flight until its receipt (0, 0) is written. The
-        receipt is written by ``defer`` (the event loop's call_soon), i.e. after every frame of
-        the current read has been handled, as Pulsar completes publishes off the I/O thread: so
-        SENDs that arrive in one read overlap, and sends awaited one by one never do.
+        receipt is written by ``defer``, i.e. after every frame of the current read has been
+        handled, as Pulsar completes publishes off the I/O thread: so SENDs that arrive in one
+        read overlap, and sends awaited one by one never do.
 Rule 5 (bad input Pulsar closes the connection on, ServerCnx / Consumer#flowPermits / LightProto):
         a SEND for a producer that is not registered, a FLOW with permits <= 0 (uint32 values
         >= 2^31 are negative Java ints), and a SUBSCRIBE that does not parse. The reference broker
@@ -32,14 +33,14 @@ import logging
 from typing import Callable, Optional
 
 from model.names import InvalidName, NamespaceName, TopicName
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
 
 from . import lookup_service
 from .errors import BrokerError
-from .protocol import events as ev
-from .protocol import pulsar_api_pb2 as pb
 from .topics import Consumer, NonPersistentTopic, TopicRegistry
 
-log = logging.getLogger("reference_broker.service")
+log = logging.getLogger("reference_broker.commands")
 
 U64_MINUS_ONE = 2**64 - 1
 INT32_LIMIT = 2**31  # uint32 permits at or above this are negative Java ints (Rule 5)
@@ -53,39 +54,29 @@ def _server_error(name: str) -> int:
 
 def _as_sent(send) -> tuple[bytes, bytes, Optional[int]]:
     """A SEND's metadata bytes, payload and checksum as the producer wrote them, which a MESSAGE
-    forwards (connection.py Rule 3). A SEND built in this process, never encoded, has no bytes
+    forwards (``Connection.message``). A SEND built in this process, never encoded, has no bytes
     as sent and no checksum: its metadata is serialized here."""
     metadata = send.metadata_bytes if send.metadata_bytes is not None else send.metadata.SerializeToString()
     return metadata, send.payload, send.checksum
 
 
-def partitioned_metadata_failure(request_id: int, failure: tuple[str, str]) -> ev.PartitionedMetadataResponse:
-    """The Failed answer for ``ServerCnx.partitioned_metadata``'s (ServerError name, message)."""
-    error, message = failure
-    return ev.PartitionedMetadataResponse(request_id=request_id, error=_server_error(error), message=message,
-                                          response=pb.CommandPartitionedTopicMetadataResponse.Failed)
-
-
 class ServerCnx:
     def __init__(self, broker, send: Callable[[ev.Event], None], remote: str = "?", *,
-                 send_receipt: Callable[[int, int, int, int, int], None],
                  send_message: Callable[[int, int, int, int, int, bytes, bytes, Optional[int]], None]):
         self.broker = broker
         self.core = broker.core
         self.topics: TopicRegistry = broker.topics
         self.send = send
-        # SEND_RECEIPT(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id) and
-        # MESSAGE(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload, checksum),
-        # written without building events (protocol/shortcut.py Rule 4).
-        self.send_receipt = send_receipt
+        # MESSAGE(consumer_id, ledger_id, entry_id, partition, redelivery_count, metadata, payload, checksum)
+        # of a stored entry, forwarded as the producer wrote it (Connection.message).
         self.send_message = send_message
         self.remote = remote
         self.id = next(_connection_ids)
         self.producers: dict[int, tuple[TopicName, object]] = {}
         self.consumers: dict[int, tuple[object, Consumer]] = {}
-        # Set by server.py before any command arrives; consumers keep the function itself.
+        # Set by BrokerProtocol before any command arrives; consumers keep the function itself.
         self.writable: Callable[[], bool] = lambda: True
-        # Set by server.py: run a callable after the current read (loop.call_soon) / close the socket.
+        # Set by BrokerProtocol: run a callable after the current read / close the socket.
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
         self.close_connection: Callable[[], None] = lambda: None
         self.client_version = ""
@@ -93,7 +84,7 @@ class ServerCnx:
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
         # Not dynamic (facts §2.1), so read once per connection, as ServerCnx's constructor does.
         self._non_persistent_limit = self.core.config.get("maxConcurrentNonPersistentMessagePerConnection")
-        # Not dynamic either: read once per connection, as the connection's frame limit is (server.py).
+        # Not dynamic either: read once per connection, as the connection's frame limit is (BrokerProtocol).
         self._max_message_size = self.core.config.get("maxMessageSize")
 
     # -- handshake and keep-alive -----------------------------------------------------------
@@ -112,34 +103,26 @@ class ServerCnx:
         self.send(ev.Pong())
 
     def handle_Pong(self, event) -> None:
-        pass  # server.py notes the time of any received frame
+        pass  # BrokerProtocol notes that something arrived (keep-alive)
 
     # -- lookups ----------------------------------------------------------------------------
 
     def handle_PartitionedMetadata(self, event) -> None:
-        field6 = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else None
-        outcome = self.partitioned_metadata(event.topic, field6)
-        if isinstance(outcome, tuple):
-            return self.send(partitioned_metadata_failure(event.request_id, outcome))
+        # Rule 2: an absent field 6 means its proto default, true.
+        auto_create = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else True
+        try:
+            partitions = self.core.get_partitioned_metadata(TopicName.parse(event.topic), auto_create=auto_create)
+        except InvalidName as exc:
+            return self._partitioned_metadata_failed(event.request_id, "InvalidTopicName", str(exc))
+        except BrokerError as exc:
+            return self._partitioned_metadata_failed(event.request_id, exc.server_error, exc.binary_message)
         self.send(ev.PartitionedMetadataResponse(
-            request_id=event.request_id, partitions=outcome,
+            request_id=event.request_id, partitions=partitions,
             response=pb.CommandPartitionedTopicMetadataResponse.Success))
 
-    def partitioned_metadata(self, topic: str, field6: bool | None) -> int | tuple[str, str]:
-        """The partition count that answers PARTITIONED_METADATA for ``topic`` with field 6 as sent
-        (None when absent), or the ServerError name and message of a Failed answer. Every request
-        is decided here: through ``handle_PartitionedMetadata``, or by server.py Rule 6 for a
-        request it reads itself."""
-        try:
-            partitions = self.core.get_partitioned_metadata(
-                TopicName.parse(topic), auto_create=True if field6 is None else field6)  # Rule 2: absent is true
-        except InvalidName as exc:
-            return "InvalidTopicName", str(exc)
-        except BrokerError as exc:
-            return exc.server_error, exc.binary_message
-        # core.py Rule 5: server.py answers the same request from this until the state changes.
-        self.core.remember_partitions(topic, field6, partitions)
-        return partitions
+    def _partitioned_metadata_failed(self, request_id: int, error: str, message: str) -> None:
+        self.send(ev.PartitionedMetadataResponse(request_id=request_id, error=_server_error(error), message=message,
+                                                 response=pb.CommandPartitionedTopicMetadataResponse.Failed))
 
     def handle_Lookup(self, event) -> None:
         lookup_service.handle_lookup(self, event)  # PIP-35 cluster: Connect from the owner, else Redirect
@@ -193,49 +176,45 @@ class ServerCnx:
                                      schema_version=b""))
 
     def handle_Send(self, event) -> None:
-        metadata, payload, checksum = _as_sent(event)
-        self.publish(event.producer_id, event.sequence_id, event.highest_sequence_id, event.num_messages,
-                     metadata, payload, checksum, event.checksum_valid)
-
-    def publish(self, producer_id: int, sequence_id: int, highest_sequence_id: int, num_messages: int,
-                metadata: bytes, payload: bytes, checksum: Optional[int], checksum_valid: Optional[bool]) -> None:
-        """A SEND, decided: the one decision the Connection path (``handle_Send``) and the server's
-        plain-SEND path (server.py Rule 7) share. ``metadata``, ``payload`` and ``checksum`` are
-        as the producer wrote them; ``checksum_valid`` is None when it sent no checksum."""
-        registered = self.producers.get(producer_id)
+        registered = self.producers.get(event.producer_id)
         if registered is None:
             # Rule 5: "Received message, but the producer is not ready : {}. Closing the connection."
-            self._send_error(producer_id, sequence_id, "NotAllowedError",
-                             f"Producer {producer_id} is not registered on this connection; "
+            self._send_error(event, "NotAllowedError",
+                             f"Producer {event.producer_id} is not registered on this connection; "
                              "closing the connection as Pulsar does (create the producer first)")
             return self.close_connection()
-        if checksum_valid is False:
-            return self._send_error(producer_id, sequence_id, "ChecksumError", "Checksum failed on the message")
+        if event.checksum_valid is False:
+            return self._send_error(event, "ChecksumError", "Checksum failed on the message")
+        metadata, payload, checksum = _as_sent(event)
         if len(payload) > self._max_message_size:
-            return self._send_error(producer_id, sequence_id, "NotAllowedError", "Exceed maximum message size")
+            return self._send_error(event, "NotAllowedError", "Exceed maximum message size")
         topic, live = registered
         if isinstance(live, NonPersistentTopic):
-            return self._send_non_persistent(producer_id, sequence_id, highest_sequence_id, num_messages,
-                                             metadata, payload, checksum, live)
-        ledger_id, entry_id = live.publish(metadata, payload, num_messages, checksum=checksum)
-        self.send_receipt(producer_id, sequence_id, highest_sequence_id, ledger_id, entry_id)
+            return self._send_non_persistent(event, metadata, payload, checksum, live)
+        ledger_id, entry_id = live.publish(metadata, payload, event.num_messages, checksum=checksum)
+        self._send_receipt(event.producer_id, event.sequence_id, event.highest_sequence_id, ledger_id, entry_id)
 
-    def _send_error(self, producer_id: int, sequence_id: int, error: str, message: str) -> None:
-        self.send(ev.SendError(producer_id=producer_id, sequence_id=sequence_id, error=_server_error(error),
-                               message=message))
+    def _send_error(self, send, error: str, message: str) -> None:
+        self.send(ev.SendError(producer_id=send.producer_id, sequence_id=send.sequence_id,
+                               error=_server_error(error), message=message))
 
-    def _send_non_persistent(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
-                             num_messages: int, metadata: bytes, payload: bytes, checksum: Optional[int],
+    def _send_receipt(self, producer_id: int, sequence_id: int, highest_sequence_id: int,
+                      ledger_id: int, entry_id: int) -> None:
+        self.send(ev.SendReceipt(producer_id=producer_id, sequence_id=sequence_id,
+                                 highest_sequence_id=highest_sequence_id,
+                                 message_id={"ledgerId": ledger_id, "entryId": entry_id}))
+
+    def _send_non_persistent(self, send, metadata: bytes, payload: bytes, checksum: Optional[int],
                              live: NonPersistentTopic) -> None:
         """Rule 4. Receipts are queued and all written by one deferred completion per read."""
-        key = (self.id, producer_id)
+        key = (self.id, send.producer_id)
         if self.non_persistent_pending > self._non_persistent_limit:
-            live.record_publish_drop(key, num_messages)
-            done = (producer_id, sequence_id, highest_sequence_id, U64_MINUS_ONE, False)
+            live.record_publish_drop(key, send.num_messages)
+            done = (send.producer_id, send.sequence_id, send.highest_sequence_id, U64_MINUS_ONE, False)
         else:
             self.non_persistent_pending += 1
-            ledger_id, _ = live.publish(metadata, payload, num_messages, key, checksum=checksum)
-            done = (producer_id, sequence_id, highest_sequence_id, ledger_id, True)
+            ledger_id, _ = live.publish(metadata, payload, send.num_messages, key, checksum=checksum)
+            done = (send.producer_id, send.sequence_id, send.highest_sequence_id, ledger_id, True)
         self._non_persistent_done.append(done)
         if len(self._non_persistent_done) == 1:
             self.defer(self._complete_non_persistent)
@@ -247,7 +226,7 @@ class ServerCnx:
             if accepted:
                 self.non_persistent_pending -= 1
             entry_id = 0 if accepted else U64_MINUS_ONE
-            self.send_receipt(producer_id, sequence_id, highest, ledger_id, entry_id)
+            self._send_receipt(producer_id, sequence_id, highest, ledger_id, entry_id)
 
     def handle_CloseProducer(self, event) -> None:
         registered = self.producers.pop(event.producer_id, None)

@@ -1,6 +1,8 @@
 """Sans-IO Pulsar binary protocol codec: bytes in, events out (see connection.py).
 
-Imports only protobuf, crc32c and the standard library (STYLE R2).
+The reference broker (server role), the harness's wire drivers and the benches (client role) all
+speak Pulsar's binary protocol through it. It imports only protobuf, crc32c and the standard
+library, and nothing of the project (tests/test_import_order.py).
 """
 
 from . import events

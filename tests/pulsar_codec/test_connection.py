@@ -5,10 +5,10 @@ import struct
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference_broker.protocol import (
+from pulsar_codec import (
     CLOSED, NEED_DATA, Connection, LocalProtocolError, RemoteProtocolError, Role, State, events as ev)
-from reference_broker.protocol import pulsar_api_pb2 as pb
-from reference_broker.protocol.frames import crc32c
+from pulsar_codec import pulsar_api_pb2 as pb
+from pulsar_codec.frames import crc32c
 
 
 def pump(source: bytes, target: Connection):
@@ -138,61 +138,44 @@ def test_fuzz_framed_garbage_never_desyncs(bodies):
     assert isinstance(received[-1], ev.Ping)  # the framing stayed in sync through the garbage
 
 
-def _frames_from_client() -> list[bytes]:
-    client = Connection(Role.CLIENT)
-    frames = [client.send(ev.Connect(client_version="test", protocol_version=21))]
-    frames += [client.send(ev.PartitionedMetadata(topic=f"persistent://public/default/t{i}", request_id=i))
-               for i in range(3)]
-    return frames + [client.send(ev.Ping())]
+# -- Connection.message: a stored entry forwarded as the producer wrote it (Rule 3) ------------------
 
 
-def _frames_from_server() -> list[bytes]:
-    client, server = Connection(Role.CLIENT), Connection(Role.SERVER)
-    pump(client.send(ev.Connect(client_version="test", protocol_version=21)), server)
-    frames = [server.send(server.connected_event("Pulsar Servertest", 5 * 1024 * 1024, {}))]
-    frames += [server.send(ev.PartitionedMetadataResponse(request_id=i, partitions=i, response=0)) for i in range(3)]
-    return frames + [server.send(ev.Pong())]
+def server_of(client_version: int) -> Connection:
+    return handshake(client_version=client_version)[1]
 
 
-@settings(max_examples=300, deadline=None)
-@given(role=st.sampled_from([Role.SERVER, Role.CLIENT]),
-       steps=st.lists(st.one_of(st.integers(min_value=1, max_value=40),
-                                 st.sampled_from(["next", "eof", "to the next frame"])), max_size=40))
-def test_between_frames_holds_exactly_when_the_handshake_is_done_and_every_fed_byte_was_taken(role, steps):
-    """Rule 5: the kept attribute against an oracle that knows only the frames' lengths: true exactly
-    when the handshake is done, the bytes fed so far end on a frame boundary that next_event has
-    reached, and the peer has not closed."""
-    frames = _frames_from_client() if role is Role.SERVER else _frames_from_server()
-    stream, boundaries = b"".join(frames), [0]
-    for frame in frames:
-        boundaries.append(boundaries[-1] + len(frame))
-    conn = Connection(role)
-    fed = taken = 0
-    handshake_done = eof = False
+@given(metadata=st.binary(max_size=50), payload=st.binary(max_size=50), client_version=st.sampled_from([10, 11, 21]))
+def test_a_message_with_the_producers_valid_checksum_is_the_events_frame(metadata, payload, client_version):
+    server = server_of(client_version)
+    expected = server.send(ev.Message(consumer_id=1, redelivery_count=0,
+                                      message_id={"ledgerId": 2, "entryId": 3, "partition": -1},
+                                      metadata=metadata, payload=payload))
+    producers = crc32c(struct.pack(">I", len(metadata)) + metadata + payload)
+    assert server.message(1, 2, 3, -1, 0, metadata, payload, producers) == expected
 
-    def expected() -> bool:
-        return handshake_done and not eof and fed == boundaries[taken]
 
-    assert conn.between_frames is False
-    for step in steps:
-        if step == "eof":
-            conn.receive_data(b"")
-            eof = True
-        elif step == "next":
-            event = conn.next_event()
-            if event is NEED_DATA or event is CLOSED:
-                pass
-            else:
-                taken += 1
-                if isinstance(event, ev.Connect):
-                    assert conn.between_frames is False  # CONNECTED not sent yet
-                    conn.send(conn.connected_event("Pulsar Servertest", 5 * 1024 * 1024, {}))
-                    handshake_done = True
-                elif isinstance(event, ev.Connected):
-                    handshake_done = True
-        elif fed < len(stream) and not eof:  # nothing arrives after the peer closed
-            end = fed + step if isinstance(step, int) else min(b for b in boundaries if b > fed)
-            chunk = stream[fed:end]
-            conn.receive_data(chunk)
-            fed += len(chunk)
-        assert conn.between_frames is expected(), (step, fed, taken)
+@given(metadata=st.binary(max_size=50), payload=st.binary(max_size=50), client_version=st.sampled_from([10, 11, 21]))
+def test_a_message_of_an_entry_sent_without_a_checksum_carries_none(metadata, payload, client_version):
+    """pulsar-wire.md: the broker sends the stored entry as the producer wrote it, so no checksum
+    block for any client: the bytes a client below v11 gets, whatever this client's version."""
+    expected = server_of(10).send(ev.Message(consumer_id=1, redelivery_count=0,
+                                             message_id={"ledgerId": 2, "entryId": 3, "partition": -1},
+                                             metadata=metadata, payload=payload))
+    assert server_of(client_version).message(1, 2, 3, -1, 0, metadata, payload, None) == expected
+
+
+def test_a_message_forwards_the_producers_checksum_as_it_came():
+    checksum = 0x01020304  # not the CRC of these bytes: the broker does not compute it again
+    frame = server_of(21).message(1, 2, 3, -1, 0, b"meta", b"payload", checksum)
+    assert frame.endswith(b"\x0e\x01\x01\x02\x03\x04" + struct.pack(">I", 4) + b"meta" + b"payload")
+
+
+def test_a_message_is_refused_before_the_handshake_and_after_an_error():
+    with pytest.raises(LocalProtocolError):
+        Connection(Role.SERVER).message(1, 3, 4, -1, 0, b"", b"x", None)
+    _, server = handshake()
+    with pytest.raises(RemoteProtocolError):
+        pump(struct.pack(">I", 2), server)  # a totalSize too small to hold a commandSize
+    with pytest.raises(LocalProtocolError):
+        server.message(1, 3, 4, -1, 0, b"", b"x", None)

@@ -1,0 +1,195 @@
+"""BrokerProtocol: one binary-protocol connection, from the socket's bytes to ServerCnx and back.
+
+Only this module and server.py see transports. ``BrokerProtocol`` (an asyncio protocol, one per
+accepted connection) feeds the bytes it reads to the sans-IO ``pulsar_codec.Connection``, hands
+each event to ``ServerCnx`` (commands.py) and writes the frames of what ServerCnx answers.
+
+Rule 1: a framing error gets an ERROR frame with the codec's hint and the connection is closed;
+        any other exception while handling one command answers that command's request with
+        UnknownError and is logged: a broker never crashes on input.
+Rule 2: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): every ``keepAliveIntervalSeconds``
+        the broker looks at whether anything arrived since it last looked, as Java's
+        PulsarHandler checks once per interval. A connection from which nothing arrived for a
+        whole interval gets a PING; if nothing arrives in the next interval either, it is
+        closed. So a silent peer is pinged after one to two intervals and closed one interval
+        later.
+Rule 3: each answer is written when it is made, in the order the commands came; the completions
+        ServerCnx defers (the receipts of non-persistent SENDs) run once every frame of the read
+        that carried their SENDs is handled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Optional
+
+from pulsar_codec import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role, max_frame_size
+from pulsar_codec import events as ev
+from pulsar_codec import pulsar_api_pb2 as pb
+
+from .commands import U64_MINUS_ONE, ServerCnx
+
+if TYPE_CHECKING:
+    from .server import BrokerServer
+
+log = logging.getLogger("reference_broker.binary_connection")
+
+# Client commands and their handler names on ServerCnx; anything else from a client is unexpected.
+_HANDLERS = {
+    cls: f"handle_{cls.__name__}"
+    for cls in (ev.Ping, ev.Pong, ev.PartitionedMetadata, ev.Lookup, ev.GetTopicsOfNamespace, ev.Producer,
+                ev.Send, ev.CloseProducer, ev.Subscribe, ev.Flow, ev.Ack, ev.RedeliverUnacknowledgedMessages,
+                ev.Unsubscribe, ev.CloseConsumer, ev.ConsumerStats, ev.GetLastMessageId, ev.Seek,
+                ev.GetSchema, ev.GetOrCreateSchema, ev.BatchLookup)
+}
+
+
+class BrokerProtocol(asyncio.Protocol):
+    def __init__(self, broker: "BrokerServer"):
+        self.broker = broker
+        self.transport: Optional[asyncio.Transport] = None  # set by connection_made, before anything else
+        self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
+        self.cnx: Optional[ServerCnx] = None
+        self.paused = False
+        self._reading = False  # inside data_received: deferred completions wait for its end (Rule 3)
+        self._deferred: list = []
+        self._keepalive: Optional[asyncio.TimerHandle] = None
+        self._received = False  # Rule 2: something arrived since the keep-alive last looked
+        self._ping_outstanding = False
+
+    # -- transport callbacks ----------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.cnx = ServerCnx(self.broker, self.write, remote=f"{peer[0]}:{peer[1]}" if peer else "?",
+                             send_message=self.write_message)
+        self.cnx.writable = lambda: not self.paused
+        self.cnx.defer = self._defer
+        self.cnx.close_connection = self._close_after_writes
+        self.broker.connections.add(self)
+        self._schedule_keepalive()
+
+    def data_received(self, data: bytes) -> None:
+        self._received = True
+        self._reading = True
+        try:
+            self.conn.receive_data(data)
+            self._drain_events()
+            self._run_deferred()  # Rule 3: the read's SENDs are no longer in flight
+        finally:
+            self._reading = False
+
+    def eof_received(self):
+        self.conn.receive_data(b"")
+        self._drain_events()
+        return False
+
+    def connection_lost(self, exc) -> None:
+        if self._keepalive:
+            self._keepalive.cancel()
+        self.broker.connections.discard(self)
+        if self.cnx:
+            self.cnx.connection_lost()
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.cnx:
+            for subscription, _ in list(self.cnx.consumers.values()):
+                subscription.dispatch()
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _drain_events(self) -> None:
+        while not self.transport.is_closing():
+            try:
+                event = self.conn.next_event()
+            except RemoteProtocolError as exc:
+                log.info("closing %s: %s", self.cnx.remote, exc)
+                self._send_error_and_close(exc)
+                return
+            if event is NEED_DATA:
+                return
+            if event is CLOSED:
+                self.transport.close()
+                return
+            self._dispatch(event)
+
+    def _dispatch(self, event) -> None:
+        cnx = self.cnx
+        try:
+            if isinstance(event, ev.InvalidCommand):
+                cnx.handle_invalid(event)
+            elif isinstance(event, ev.Connect):
+                cnx.handle_Connect(event, self.conn.protocol_version)
+            elif type(event) in _HANDLERS:
+                getattr(cnx, _HANDLERS[type(event)])(event)
+            else:
+                cnx.handle_unexpected(event)
+        except Exception as exc:  # Rule 1: one bad command never takes the broker down
+            command = type(event).__name__
+            log.exception("error handling %s", command)
+            request_id = getattr(getattr(event, "pb", None), "request_id", U64_MINUS_ONE)
+            self.cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
+                                   message=f"Internal error handling {command}: {exc}"))
+
+    def _close_after_writes(self) -> None:
+        """Close once what is written is sent (asyncio's close flushes); no frame is read after."""
+        if not self.transport.is_closing():
+            log.info("closing %s after a command Pulsar closes the connection for", self.cnx.remote)
+            self.transport.close()
+
+    def write(self, event: ev.Event) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(self.conn.send(event))
+
+    def write_message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int,
+                      redelivery_count: int, metadata: bytes, payload: bytes, checksum: Optional[int]) -> None:
+        """The MESSAGE of a stored entry, as the producer wrote it (Connection.message)."""
+        if not self.transport.is_closing():
+            self.transport.write(self.conn.message(consumer_id, ledger_id, entry_id, partition, redelivery_count,
+                                                   metadata, payload, checksum))
+
+    def _defer(self, completion) -> None:
+        """Rule 3: run ``completion`` once every frame of the current read is handled."""
+        if self._reading:
+            self._deferred.append(completion)
+        else:
+            asyncio.get_running_loop().call_soon(completion)
+
+    def _run_deferred(self) -> None:
+        while self._deferred:
+            batch, self._deferred = self._deferred, []
+            for completion in batch:
+                completion()
+
+    def _send_error_and_close(self, exc: RemoteProtocolError) -> None:
+        error = pb.ServerError.Value(exc.server_error)
+        self.transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=error, message=str(exc))))
+        self.transport.close()
+
+    # -- keep-alive -------------------------------------------------------------------------
+
+    def _schedule_keepalive(self) -> None:
+        interval = self.broker.core.config.get("keepAliveIntervalSeconds")
+        if interval and interval > 0:
+            self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
+
+    def _keepalive_tick(self, interval: float) -> None:
+        """Rule 2: once per interval."""
+        if self.transport.is_closing():
+            return
+        if self._received:  # not idle, and a PING sent before is answered (anything counts)
+            self._received = self._ping_outstanding = False
+        elif self._ping_outstanding:
+            log.info("closing %s: no answer to keep-alive PING", self.cnx.remote)
+            self.transport.close()
+            return
+        elif self.conn.protocol_version is not None:
+            self.write(ev.Ping())
+            self._ping_outstanding = True
+        self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
