@@ -132,9 +132,15 @@ def lookup(state: State, op: Lookup):
         if op.api == "binary":
             return state, texts.binary_lookup_namespace_missing(state.era, topic.namespace_name)
     if op.api == "rest":
-        checked = topic.persistent or (topic.is_partition and not state.has("rest-lookup-skips-non-persistent"))
-        if (checked and topic_existence(state, topic) is None
-                and not is_allow_auto_topic_creation(state, topic)):  # Rule 6
+        if topic.persistent:
+            exists = topic_existence(state, topic) is not None
+        elif topic.is_partition and not state.has("rest-lookup-skips-non-persistent"):
+            # NamespaceService#checkTopicExists (v3.0.2): a non-persistent partition name exists when
+            # its partitioned topic has that partition
+            exists = topic.partition_index < state.partition_count(topic.partitioned_base)
+        else:
+            exists = True
+        if not exists and not is_allow_auto_topic_creation(state, topic):  # Rule 6
             return state, texts.lookup_topic_not_found(topic)
         return state, CONNECT
     if op.api == "binary":

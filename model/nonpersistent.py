@@ -390,7 +390,9 @@ def get_topic_stats(state: State, op: GetTopicStats):
     live = _live(state, parse_topic(op.topic))
     # msgRateOut sums the attached subscriptions' rates (NonPersistentTopic#getStats), so it is
     # positive while a subscription that delivered in this case is attached.
-    rate_out = POSITIVE if any(out > 0 for _, _, out in live.subscriptions) else ZERO
+    # A subscription's rate is its consumers' (NonPersistentSubscription#getStats): one whose consumers
+    # all left delivers nothing more, whatever it delivered before.
+    rate_out = POSITIVE if live.attached and any(out > 0 for _, _, out in live.subscriptions) else ZERO
     return state, TopicStatsView((), live.msg_in, live.msg_out, rate_out, tuple(sorted(live.publishers)),
                                  live.subscriptions)
 

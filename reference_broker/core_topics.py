@@ -38,7 +38,6 @@ from reference_broker.errors import (
     NamespaceNotFound,
     NotAllowed,
     PartitionedTopicNotFound,
-    ServiceNotReady,
     TopicNotFound,
     lookup_topic_not_found_reason,
     topic_not_found_reason,
@@ -121,7 +120,11 @@ class TopicOps:
         and the raised error carries both.
         """
         topic = parse_topic(topic)
-        policies = self._namespace_for_topic(topic)
+        # A missing namespace: the auto-creating fetch fails on the namespace check and the binary
+        # answer carries that check's reason; the existence check finds nothing and says nothing
+        # (ServerCnx#handlePartitionMetadataRequest, observed on 3.0.7, 4.0.7 and 4.2.4).
+        may_create = auto_create and autocreation.is_allow_auto_topic_creation(topic, None, self.config)
+        policies = self._namespace_for_topic(topic, binary_message="Namespace not found" if may_create else "")
         partitions = self._partitions_of(topic)
         if partitions > 0:
             return partitions  # facts §1.2 step 3: "partitions > 1 ... == 1: return it"
@@ -384,10 +387,8 @@ class TopicOps:
         lookup (facts §3.4) has no existence check: pass ``check_existence=False`` there.
         """
         topic = parse_topic(topic)
-        enabled = self.config.enablePersistentTopics if topic.persistent else self.config.enableNonPersistentTopics
-        if not enabled:
-            # [I] facts §2.6: no broker will own the bundle; binary ServiceNotReady, REST 503.
-            raise ServiceNotReady(f"No broker was available to own {topic}")
+        # A disabled domain does not change the answer: a standalone's NoopLoadManager names the
+        # local broker for every bundle; attaching is what is refused (BrokerService#getTopic).
         # facts §3.4: a 404 during the cluster check -> TopicNotFound(message), message "Namespace not found".
         policies = self._namespace_for_topic(topic, binary_message="Namespace not found")
         if check_existence and topic.persistent and not self._exists_for_lookup(topic):

@@ -121,7 +121,7 @@ def test_namespace_created_with_override_in_policies(admin):
     url = "/admin/v2/persistent/public/ns/t/partitions?checkAllowAutoCreation=true"
     assert admin.get(url).json() == {"partitions": 2}
     bad = {"autoTopicCreationOverride": {"allowAutoTopicCreation": True, "topicType": "x"}}
-    assert reason(admin.put("/admin/v2/namespaces/public/ns2", json=bad), 400).endswith("Unknown topic type [x]")
+    assert reason(admin.put("/admin/v2/namespaces/public/ns2", json=bad), 412).endswith("Unknown topic type [x]")
 
 
 # --- autoTopicCreation override (facts §1.5) ------------------------------------------------------
