@@ -38,8 +38,9 @@ def _collapse(text: str) -> str:
 
 def _local_text(where: Optional[str], base: Path) -> Optional[str]:
     """The text of a source that is a local file: ``../shared/...`` or a file of this project
-    (``docs/pip157-decisions.md``); None for upstream paths, which are not here."""
-    if not where or "://" in where:
+    (``docs/pip157-decisions.md``); None for upstream paths, which are not here, and for recorded
+    observations (``spec/observed/``), which are answers, not prose a row could quote."""
+    if not where or "://" in where or where.endswith(".jsonl"):
         return None
     path = (base / where.split("#", 1)[0]).resolve()
     return path.read_text(encoding="utf-8") if path.is_file() else None

@@ -180,10 +180,11 @@ def test_cli_without_engine_reports_the_container_target_unsupported_and_the_oth
 
 
 @pytest.mark.slow
-def test_pulsar_versions_without_engine_is_exit_2_and_nothing_passes(tmp_path):
+def test_containers_without_engine_is_exit_2_and_nothing_passes(tmp_path):
     env = {**_env(), "DOCKER_HOST": NO_ENGINE}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--pulsar-versions", "3.0.5,4.0.13",
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", "pulsar-container:3.0.5",
+                           "--target", "pulsar-container:4.0.13",
                            "--pip", "344", "--out", str(tmp_path), "--run-id", "versions"],
                           capture_output=True, text=True, timeout=120, env=env)
     assert time.monotonic() - started < 60

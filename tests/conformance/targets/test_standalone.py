@@ -207,24 +207,24 @@ def _our_data_dirs() -> set:
 
 
 def test_a_jvm_that_dies_before_ready_is_named_and_leaves_nothing(tmp_path):
-    before = _our_data_dirs()
+    before, running = _our_data_dirs(), set(live_pids())
     target = _target_with(tmp_path, _stand_in_java(tmp_path, "echo 'Exception in thread main: boom'\nexit 3\n"))
     started = time.monotonic()
     with pytest.raises(TargetError, match="exited with code 3 before it was ready: Exception in thread main: boom"):
         target.start()
     assert time.monotonic() - started < 10
     assert target.start_error and "boom" in target.start_error
-    assert _our_data_dirs() == before and not live_pids()
+    assert _our_data_dirs() == before and set(live_pids()) == running
 
 
 def test_a_jvm_that_never_gets_ready_is_stopped_within_the_bound(tmp_path):
-    before = _our_data_dirs()
+    before, running = _our_data_dirs(), set(live_pids())
     target = _target_with(tmp_path, _stand_in_java(tmp_path, "echo starting\nexec sleep 60\n"), start_timeout=1.5)
     started = time.monotonic()
     with pytest.raises(TargetError, match="was not ready within 1.5 s"):
         target.start()
     assert time.monotonic() - started < 10
-    assert _our_data_dirs() == before and not live_pids()
+    assert _our_data_dirs() == before and set(live_pids()) == running
 
 
 def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_unsupported(tmp_path):
@@ -292,7 +292,7 @@ needs_pulsar = pytest.mark.skipif(not _cached(DEFAULT_VERSION),
 def test_real_pulsar_runs_a_slice_of_the_spec_and_leaves_nothing(tmp_path):
     from conformance.runner import run
 
-    before = _our_data_dirs()
+    before, running = _our_data_dirs(), set(live_pids())
     out = tmp_path / "out"
     code = run([f"pulsar-standalone:{DEFAULT_VERSION}"], pips={"344", "2"},
                keyword="pip344-seed-new-00 or pip2-deliver-001 or pip344-flag-001", out_dir=out,
@@ -304,11 +304,13 @@ def test_real_pulsar_runs_a_slice_of_the_spec_and_leaves_nothing(tmp_path):
     assert code == 0
     env = (out / "allure-results" / "environment.properties").read_text()
     assert f"pulsar-{DEFAULT_VERSION}.start_s=" in env and f"pulsar-{DEFAULT_VERSION}.peak_rss_mb=" in env
-    assert _our_data_dirs() == before and not live_pids()
+    assert _our_data_dirs() == before and set(live_pids()) == running
 
 
-def _java_children(pid: int) -> list[int]:
-    found = subprocess.run(["pgrep", "-P", str(pid), "java"], capture_output=True, text=True).stdout.split()
+def _standalone_children(pid: int) -> list[int]:
+    """The harness's JVMs running Pulsar's standalone (not `java -version` while it looks for Java)."""
+    found = subprocess.run(["pgrep", "-P", str(pid), "-f", standalone.MAIN_CLASS],
+                           capture_output=True, text=True).stdout.split()
     return [int(p) for p in found]
 
 
@@ -326,7 +328,7 @@ def test_a_stopped_harness_leaves_no_jvm_and_no_data(tmp_path, signum):
     jvms: list[int] = []
     while time.monotonic() < deadline and not jvms:
         time.sleep(0.2)
-        jvms = _java_children(harness.pid)
+        jvms = _standalone_children(harness.pid)
     assert jvms, "the harness never started the JVM"
     folders = [p for p in Path(tempfile.gettempdir()).glob(f"{standalone.DATA_PREFIX}*")
                if (p / standalone.OWNER_FILE).is_file() and (p / standalone.OWNER_FILE).read_text() == str(harness.pid)]
