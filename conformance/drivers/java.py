@@ -1,10 +1,12 @@
 """The java-client and java-admin drivers: Pulsar's official Java client and admin client, driven
 through the client-driver protocol (drivers/external.py, clients/README.md).
 
-Rule 1: one driver process per Java driver per run, shared by every target (each request names
-        the URL it is for): ``shared_process`` starts it at the first case that needs it, with the
-        library version chosen for the run (``configure``; default java_build's), and
-        ``close_shared`` ends it when the run ends.
+Rule 1: a small pool of driver processes per Java driver per run, shared by every target (each
+        request names the URL it is for): ``shared_process`` hands each new set of drivers the
+        least used process, starting another while the pool has fewer than POOL_SIZE (a process
+        answers one request at a time, and cases run concurrently), with the library version
+        chosen for the run (``configure``; default java_build's); ``close_shared`` ends them all
+        when the run ends.
 Rule 2: a model operation is composed here from the protocol's commands, the way an application
         calls the client; each ``perform`` opens its own client (or admin) and closes it before
         returning, so nothing carries over to the next case.
@@ -41,8 +43,10 @@ from model.outcomes import Delivered, PartitionList, Partitions
 RECEIVE_IDLE_S = 2.0
 REDELIVERY_IDLE_S = 0.3
 
+POOL_SIZE = 4
 _versions = {"java-client": DEFAULT_CLIENT_VERSION, "java-admin": DEFAULT_ADMIN_VERSION}
-_processes: dict[str, DriverProcess] = {}
+_processes: dict[str, list[DriverProcess]] = {}
+_handed: dict[int, int] = {}  # id(process) -> driver sets given it
 _processes_lock = threading.Lock()
 
 
@@ -54,24 +58,27 @@ def configure(*, client_version: Optional[str] = None, admin_version: Optional[s
     with _processes_lock:
         for name, version in wanted.items():
             if _versions[name] != version and name in _processes:
-                _processes.pop(name).close()
+                for process in _processes.pop(name):
+                    process.close()
             _versions[name] = version
 
 
 def shared_process(name: str) -> DriverProcess:
     with _processes_lock:
-        process = _processes.get(name)
-        if process is None:
+        pool = _processes.setdefault(name, [])
+        if len(pool) < POOL_SIZE and all(_handed.get(id(p), 0) for p in pool):
             version = _versions[name]
-            process = DriverProcess(f"{name} {version}", lambda: driver_command(name, version))
-            _processes[name] = process
+            pool.append(DriverProcess(f"{name} {version}", lambda: driver_command(name, version)))
+        process = min(pool, key=lambda p: _handed.get(id(p), 0))
+        _handed[id(process)] = _handed.get(id(process), 0) + 1
         return process
 
 
 def close_shared() -> None:
     with _processes_lock:
-        processes = list(_processes.values())
+        processes = [process for pool in _processes.values() for process in pool]
         _processes.clear()
+        _handed.clear()
     for process in processes:
         process.close()
 
@@ -105,8 +112,13 @@ class _JavaDriver:
         self.transcript.received(repr(answer))
         return answer
 
-    def _close(self, handle: str) -> None:
-        """Closing is best effort: the answer of the operation is already decided."""
+    def _close(self, handle: str, born: Optional[int] = None) -> None:
+        """Closing is best effort: the answer of the operation is already decided. A handle made
+        before the process was restarted (another case's request hung, and it was stopped) is
+        gone with that process."""
+        if born is not None and born != self.process.starts:
+            self.transcript.note(f"{handle} went with the driver process it was made in")
+            return
         answer = self._call("close", handle=handle)
         if isinstance(answer, Raised):
             self.transcript.note(f"closing {handle} raised {answer.cls}: {answer.message}")
@@ -143,7 +155,7 @@ class JavaClientDriver(_JavaDriver):
                              connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS)
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} client.create")
-        client = created
+        client, born = created, self.process.starts
         try:
             if isinstance(op, ops.JavaGetPartitionsForTopic):
                 return self._get_partitions(client["handle"], op)
@@ -151,7 +163,7 @@ class JavaClientDriver(_JavaDriver):
         except _Failed as failed:
             return failed.outcome
         finally:
-            self._close(client["handle"])
+            self._close(client["handle"], born)
 
     def _ok(self, answer, what: str) -> dict:
         if isinstance(answer, Raised):
@@ -211,10 +223,11 @@ class JavaAdminDriver(_JavaDriver):
         created = self._call("admin.create", admin_url=self.admin_url)
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} admin.create")
+        born = self.process.starts
         try:
             answer = self._call("admin.get_partitioned_topic_metadata", admin=created["handle"], topic=op.topic)
             if isinstance(answer, Raised):
                 return outcome_of(answer, f"{self.process.name} getPartitionedTopicMetadata({op.topic})")
             return Partitions(answer["partitions"])
         finally:
-            self._close(created["handle"])
+            self._close(created["handle"], born)
