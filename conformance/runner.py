@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
+import time
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,7 +150,8 @@ def stale_divergences(plugin: ConformancePlugin) -> list[str]:
 
 def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say) -> int:
     verdict_names = plugin.verdicts()
-    say(f"\nconformance run {plugin.run_id}")
+    say(f"\nconformance run {plugin.run_id} ({len(plugin.records)} records, jobs {plugin.jobs}, "
+        f"harness CPU {time.process_time():.1f} s)")
     for session in sessions:
         target = session.target
         mine = [r for r in plugin.records if r.target == target.name]

@@ -6,8 +6,9 @@ its own tenant when it needs one missing), its own topics, its own connections. 
 is the broker, and the only broker-wide thing a case sets is its configuration.
 
 Rule 1: a *group* is the cases with the same broker configuration (``Case.broker_config``, every
-        modelled key). An instance runs one group at a time: configured once for it, then its
-        lane's share of ``jobs`` (the target's cases at once, over all its lanes) at once.
+        modelled key). An instance runs one group at a time, configured once for it; its cases
+        run at once as far as ``jobs`` allows, a budget of the target's cases at once shared by
+        all its lanes, so lanes that finish early leave their share to the others.
 Rule 2: a case whose steps change the broker's configuration (SetBrokerConfig) runs alone on its
         instance, after its group's other cases, and the next group configures the instance again.
 Rule 3: a target whose kind can run several brokers side by side (``Target.max_instances``) gets
@@ -44,8 +45,8 @@ from conformance.errors import Unsupported
 from model import ops
 
 # Cases of one target at once, over all its instances: most of a case is waiting for answers, so
-# a few per core keep the machine busy without starving the brokers of CPU.
-DEFAULT_JOBS = max(4, min(16, 4 * (os.cpu_count() or 1)))
+# several per core keep the machine busy without starving the brokers of CPU.
+DEFAULT_JOBS = max(8, min(32, 8 * (os.cpu_count() or 1)))
 
 
 def config_key(case) -> tuple:
@@ -174,7 +175,7 @@ class Lane:
             if self.owned and self.groups:
                 target.static = dict(self.groups[0].static)  # started with it: no restart for it
             self.session.start()
-            with ThreadPoolExecutor(max_workers=self.schedule.workers_per_lane,
+            with ThreadPoolExecutor(max_workers=self.schedule.jobs,
                                     thread_name_prefix=f"{target.name} lane") as pool:
                 for group in self.groups:
                     self._run_group(group, pool)
@@ -220,18 +221,19 @@ class Lane:
         return configure(target, case)
 
     def _perform(self, case) -> None:
-        started = time.monotonic()
-        run = CaseRun(case, self.schedule.name, _driver_name(case), v.unsupported("not run"), 0.0)
-        if self.schedule.stopping.is_set():
-            run.verdict = v.unsupported("the run was stopped before this case")
-        else:
-            try:
-                drivers = self._drivers()
-                run.verdict = perform(case, self.session.target, drivers, run)
-                run.transcripts = [d.transcript for d in drivers.values() if d is not None and d.transcript]
-            except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
-                run.verdict = v.broken(exc)
-        run.duration_s = time.monotonic() - started
+        with self.schedule.slots:
+            started = time.monotonic()
+            run = CaseRun(case, self.schedule.name, _driver_name(case), v.unsupported("not run"), 0.0)
+            if self.schedule.stopping.is_set():
+                run.verdict = v.unsupported("the run was stopped before this case")
+            else:
+                try:
+                    drivers = self._drivers()
+                    run.verdict = perform(case, self.session.target, drivers, run)
+                    run.transcripts = [d.transcript for d in drivers.values() if d is not None and d.transcript]
+                except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
+                    run.verdict = v.broken(exc)
+            run.duration_s = time.monotonic() - started
         self.schedule.finish(case, run)
 
 
@@ -246,7 +248,7 @@ class Schedule:
         self.jobs = max(1, jobs)
         self.instances = instances
         self.stopping = threading.Event()
-        self.workers_per_lane = self.jobs
+        self.slots = threading.Semaphore(self.jobs)  # Rule 1: the target's cases at once, all lanes
         self._futures: dict[str, Future] = {case.id: Future() for case in self.cases}
         self._thread: Optional[threading.Thread] = None
         self._lanes: list[Lane] = []
@@ -309,7 +311,6 @@ class Schedule:
             for groups_of_lane in lanes[1:]:
                 spawned = TargetSession(target.spawn(len(self._lanes)), driver_factory=self.session.driver_factory)
                 self._lanes.append(Lane(self, spawned, groups_of_lane, owned=True))
-            self.workers_per_lane = max(1, -(-self.jobs // max(1, len(self._lanes))))
             threads = [threading.Thread(target=lane.run, name=f"{self.name} lane {i}", daemon=True)
                        for i, lane in enumerate(self._lanes)]
             for thread in threads:

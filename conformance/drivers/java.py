@@ -32,7 +32,7 @@ import threading
 from typing import Optional
 
 from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S, DEFAULT_TIMEOUT
-from conformance.drivers.external import DriverProcess, Raised
+from conformance.drivers.external import DriverGone, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
 from conformance.drivers.java_exceptions import outcome_of
 from conformance.errors import Unsupported
@@ -116,10 +116,14 @@ class _JavaDriver:
         """Closing is best effort: the answer of the operation is already decided. A handle made
         before the process was restarted (another case's request hung, and it was stopped) is
         gone with that process."""
-        if born is not None and born != self.process.starts:
+        args = {"handle": handle, "timeout_ms": int(self.timeout * 1000)}
+        self.transcript.sent(f"close {args}")
+        try:
+            answer = self.process.request("close", args, timeout=self.timeout, started=born)
+        except DriverGone:
             self.transcript.note(f"{handle} went with the driver process it was made in")
             return
-        answer = self._call("close", handle=handle)
+        self.transcript.received(repr(answer))
         if isinstance(answer, Raised):
             self.transcript.note(f"closing {handle} raised {answer.cls}: {answer.message}")
 
@@ -187,6 +191,8 @@ class JavaClientDriver(_JavaDriver):
         self._close(consumer)
         again = self._ok(self._call("consumer.subscribe", **subscribe), "subscribe again")["handle"]
         received += self._drain(again, op.count, REDELIVERY_IDLE_S, acknowledge=False)
+        self._close(again)
+        self._close(producer)
         return Delivered(tuple(received))
 
     def _drain(self, consumer: str, most: int, idle_s: float, *, acknowledge: bool) -> list[str]:
