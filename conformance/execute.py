@@ -52,7 +52,7 @@ def default_drivers(target: Target) -> dict:
     admin = target.admin_url if target.has_admin else None
     return {
         "rest": attach_cluster(RestDriver(admin, timeout=target.timeout), target) if admin else None,
-        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout), target),
+        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout, admin_url=admin), target),
         "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
         # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from typing import Callable, Optional
 
 from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S,
@@ -37,11 +38,12 @@ from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERA
 from conformance.errors import Indefinite, Unsupported
 from conformance.transcript import Transcript
 from model import ops
-from conformance.drivers.pubsub import message_index, receipt_kind, summarise
+from conformance.drivers.pubsub import dispatched, message_index, receipt_kind, summarise
 from model.outcomes import DROPPED, ClientError, Delivered, PartitionList
 
 RECEIVE_IDLE_S = 2.0
 DRAIN_IDLE_MS = 300  # after the barrier, messages are already queued; this only ends the drain
+EVIDENCE_POLL_MS = 20  # a receive between reads of the broker's counters
 
 _quiet = logging.getLogger("conformance.pulsar-client")
 _quiet.addHandler(logging.NullHandler())
@@ -189,23 +191,50 @@ class ClientDriver:
                 receipts.extend(self._send_burst(producer, op.topic, len(receipts), size))
         client.get_topic_partitions(op.topic)  # the barrier (Rule 5)
         total = sum(1 for kind in receipts if kind != DROPPED and not kind.startswith("client-"))
-        received: dict[str, list[list[int]]] = {}
-        for name, consumer in consumers:
-            got: list[int] = []
-            while len(got) < total:
-                try:
-                    message = consumer.receive(timeout_millis=DRAIN_IDLE_MS)
-                except pulsar.Timeout:
-                    break
-                got.append(message_index(message.data()))
-                consumer.acknowledge(message)
-            received.setdefault(name, []).append(got)
+        received = self._drain(op.topic, consumers, total, pulsar)
         if op.close_after:
             producer.close()
             for _, consumer in consumers:
                 consumer.close()
         self.transcript.note(f"receipts {receipts}; received {received}")
         return summarise(op, receipts, received)
+
+    def _drain(self, topic: str, consumers: list, total: int, pulsar) -> dict[str, list[list[int]]]:
+        """Each consumer's messages until it holds every accepted one, or its subscription holds
+        what the broker says it sent (pubsub.dispatched), or, without those counters, until a
+        receive waits DRAIN_IDLE_MS in vain (Rule 5)."""
+        got: list[list[int]] = [[] for _ in consumers]
+        open_ = set(range(len(consumers)))
+        deadline = time.monotonic() + self.timeout
+        counters = self.urls.get("http") is not None
+        while open_ and time.monotonic() < deadline:
+            # Take what each consumer holds, until a receive waits in vain ...
+            for index in sorted(open_):
+                _, consumer = consumers[index]
+                while len(got[index]) < total:
+                    try:
+                        message = consumer.receive(timeout_millis=EVIDENCE_POLL_MS if counters else DRAIN_IDLE_MS)
+                    except pulsar.Timeout:
+                        break
+                    got[index].append(message_index(message.data()))
+                    consumer.acknowledge(message)
+                if len(got[index]) >= total:
+                    open_.discard(index)
+            if not open_:
+                break
+            # ... then ask whether the broker sent more than arrived.
+            sent = dispatched(self.urls.get("http"), topic, self.timeout) if counters else None
+            if sent is None:
+                break  # quiet for DRAIN_IDLE_MS, with no counters to ask
+            held: dict[str, int] = {}
+            for index, (name, _) in enumerate(consumers):
+                held[name] = held.get(name, 0) + len(got[index])
+            if all(held[name] >= sent.get(name, 0) for name, _ in consumers):
+                break
+        received: dict[str, list[list[int]]] = {}
+        for index, (name, _) in enumerate(consumers):
+            received.setdefault(name, []).append(got[index])
+        return received
 
     @staticmethod
     def _send_one(producer, topic: str, index: int) -> str:

@@ -11,11 +11,17 @@ Rule 1: a receipt's kind comes from its message id: on a non-persistent topic (0
 Rule 2: a payload ``m<i>`` is message i; anything else counts as index -1, which no model outcome
         contains, so a foreign payload is always visible as a mismatch.
 Rule 3: ``in_order`` is true when every consumer received strictly increasing indices.
+Rule 4: ``dispatched`` reads how many messages the broker says it sent each subscription
+        (msgOutCounter in the topic's stats): when a driver holds that many, nothing more is on
+        the way, which ends a collection on evidence rather than on a quiet period.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Optional
+
+import httpx
 
 from model import ops
 from model.names import TopicName
@@ -55,3 +61,26 @@ def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Se
             delivered_accepted=delivered_accepted)
     delivered = tuple((name, payload_ranges(i for c in received[name] for i in c)) for name in sorted(received))
     return PubSubResult(run_length(receipts), delivered, in_order)
+
+
+def dispatched(admin_url: Optional[str], topic: str, timeout: float) -> Optional[dict[str, int]]:
+    """Rule 4: each subscription's msgOutCounter, or None when there is no admin API or it does
+    not say."""
+    if not admin_url:
+        return None
+    name = TopicName.parse(topic)
+    path = f"{name.domain}/{name.tenant}/{name.namespace}/{name.encoded_local_name}"
+    try:
+        response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/stats", timeout=timeout)
+        body = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    subscriptions = body.get("subscriptions") if isinstance(body, dict) else None
+    if not isinstance(subscriptions, dict):
+        return None
+    counts = {}
+    for subscription, stats in subscriptions.items():
+        if not isinstance(stats, dict) or not isinstance(stats.get("msgOutCounter"), int):
+            return None
+        counts[subscription] = stats["msgOutCounter"]
+    return counts
