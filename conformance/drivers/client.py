@@ -33,11 +33,12 @@ import threading
 import time
 from typing import Callable, Optional
 
-from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S,
+from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, client_operation_timeout_s,
                                       DEFAULT_TIMEOUT)
 from conformance.errors import Indefinite, Unsupported
 from conformance.transcript import Transcript
 from model import ops
+from model.names import TopicName
 from conformance.drivers.pubsub import dispatched, message_index, receipt_kind, summarise
 from model.outcomes import DROPPED, ClientError, Delivered, PartitionList
 
@@ -113,7 +114,7 @@ class ClientDriver:
         def body():
             client = None
             try:
-                client = pulsar.Client(url, operation_timeout_seconds=CLIENT_OPERATION_TIMEOUT_S,
+                client = pulsar.Client(url, operation_timeout_seconds=client_operation_timeout_s(self.timeout),
                                        connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, logger=_quiet)
                 box["outcome"] = work(client)
                 if keep:
@@ -131,7 +132,7 @@ class ClientDriver:
         thread = threading.Thread(target=body, name=f"pulsar-client {what}", daemon=True)
         thread.start()
         # The client's own operation timeout is 5 s; give it that plus connect and close time.
-        bound = self.timeout + CLIENT_OPERATION_TIMEOUT_S
+        bound = self.timeout + client_operation_timeout_s(self.timeout)
         thread.join(bound)
         if thread.is_alive():
             raise Indefinite(f"{what}: the official client did not return within "
@@ -206,7 +207,7 @@ class ClientDriver:
         got: list[list[int]] = [[] for _ in consumers]
         open_ = set(range(len(consumers)))
         deadline = time.monotonic() + self.timeout
-        counters = self.urls.get("http") is not None
+        counters = self.urls.get("http") is not None and not TopicName.parse(topic).persistent  # pubsub Rule 4
         while open_ and time.monotonic() < deadline:
             # Take what each consumer holds, until a receive waits in vain ...
             for index in sorted(open_):

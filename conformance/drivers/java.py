@@ -31,7 +31,7 @@ import secrets
 import threading
 from typing import Optional
 
-from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S, DEFAULT_TIMEOUT
+from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, DEFAULT_TIMEOUT, client_operation_timeout_s
 from conformance.drivers.external import DriverGone, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
 from conformance.drivers.java_exceptions import outcome_of
@@ -155,7 +155,7 @@ class JavaClientDriver(_JavaDriver):
         url = self.urls.get(op.transport)
         if not url:
             raise Unsupported(f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
-        created = self._call("client.create", service_url=url, operation_timeout_ms=CLIENT_OPERATION_TIMEOUT_S * 1000,
+        created = self._call("client.create", service_url=url, operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
                              connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS)
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} client.create")

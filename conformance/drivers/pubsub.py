@@ -11,9 +11,12 @@ Rule 1: a receipt's kind comes from its message id: on a non-persistent topic (0
 Rule 2: a payload ``m<i>`` is message i; anything else counts as index -1, which no model outcome
         contains, so a foreign payload is always visible as a mismatch.
 Rule 3: ``in_order`` is true when every consumer received strictly increasing indices.
-Rule 4: ``dispatched`` reads how many messages the broker says it sent each subscription
-        (msgOutCounter in the topic's stats): when a driver holds that many, nothing more is on
-        the way, which ends a collection on evidence rather than on a quiet period.
+Rule 4: ``dispatched`` reads how many messages the broker says it sent each subscription of a
+        non-persistent topic (msgOutCounter in the topic's stats): a non-persistent topic sends
+        a message to its consumers as it accepts it, so when a driver holds that many, nothing
+        more is on the way, which ends a collection on evidence rather than on a quiet period.
+        A persistent topic's dispatcher reads stored messages later, so its counter says nothing
+        about what is still to come: None.
 """
 
 from __future__ import annotations
@@ -66,9 +69,9 @@ def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Se
 def dispatched(admin_url: Optional[str], topic: str, timeout: float) -> Optional[dict[str, int]]:
     """Rule 4: each subscription's msgOutCounter, or None when there is no admin API or it does
     not say."""
-    if not admin_url:
-        return None
     name = TopicName.parse(topic)
+    if not admin_url or name.persistent:
+        return None
     path = f"{name.domain}/{name.tenant}/{name.namespace}/{name.encoded_local_name}"
     try:
         response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/stats", timeout=timeout)
