@@ -2,8 +2,10 @@
 
 For each target and each PIP (and the whole spec), runs ``python -m conformance run`` twice in a
 row, ``--jobs 1`` (one case at a time on one broker) and ``--jobs N`` (the default), and prints
-wall time (start-up included), the ratio, the harness's own CPU (the run reports it), and whether
-both runs gave the same verdict for every case: concurrency must change nothing but the time.
+wall time (start-up included), the ratio, the harness's own CPU (the run reports it), whether
+both runs gave the same verdict for every case (concurrency must change nothing but the time),
+and for targets that report them (pulsar-standalone) each broker start-up's seconds and the
+broker's peak resident memory.
 
     .venv/bin/python bench/suite.py [--target reference] [--target pulsar-standalone:4.0.7]
                                     [--pip 344 --pip 2 ...] [--jobs N] [--whole-only]
@@ -43,9 +45,16 @@ def run_once(target: str, pip: str | None, jobs: int, out: Path) -> dict:
         for line in path.read_text().splitlines():
             record = json.loads(line)
             verdicts[record["case_id"]] = record["verdict"]
+    facts = {}
+    environment = out / "allure-results" / "environment.properties"
+    if environment.is_file():
+        for line in environment.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.endswith((".start_s", ".peak_rss_mb")):
+                facts[key.rsplit(".", 1)[1]] = value.replace("\\", "")
     return {"wall_s": wall, "exit": done.returncode, "records": int(match.group(1)) if match else 0,
             "harness_cpu_s": float(match.group(3)) if match else None, "verdicts": verdicts,
-            "tail": done.stdout[-400:] if not match else ""}
+            "tail": done.stdout[-400:] if not match else "", "facts": facts}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ratio:>5.1f}x {one['harness_cpu_s'] or 0:>8.1f} {many['harness_cpu_s'] or 0:>8.1f}  "
                   f"{'yes' if same else 'NO'}")
             for name, result in (("jobs 1", one), (f"jobs {args.jobs}", many)):
+                if result["facts"]:
+                    print(f"  {name}: broker start-ups {result['facts'].get('start_s', '?')} s, "
+                          f"peak RSS {result['facts'].get('peak_rss_mb', '?')} MiB")
                 if result["tail"]:
                     print(f"  {name}: no run summary (exit {result['exit']}): {result['tail']!r}")
             if not same:

@@ -245,7 +245,7 @@ class Schedule:
         self.session = session
         self.name = session.target.name
         self.cases = list(cases)
-        self.jobs = max(1, jobs)
+        self.jobs = max(1, min(jobs, session.target.max_jobs or jobs))
         self.instances = instances
         self.stopping = threading.Event()
         self.slots = threading.Semaphore(self.jobs)  # Rule 1: the target's cases at once, all lanes

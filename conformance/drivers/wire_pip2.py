@@ -11,7 +11,7 @@ import itertools
 import time
 from typing import Callable, Optional
 
-from conformance.drivers.pubsub import dispatched, message_index, receipt_kind, summarise
+from conformance.drivers.pubsub import message_index, receipt_kind, settled, summarise
 from conformance.errors import Indefinite, ProtocolViolation
 from model import ops
 from model.outcomes import DROPPED, ConnectionClosed, Done
@@ -25,6 +25,7 @@ UINT32_MINUS_ONE = 0xFFFFFFFF  # a uint32 on the wire; Java reads it as the int 
 UNKNOWN_SUB_TYPE = 7
 DRAIN_IDLE_S = 0.3  # wire.py Rule 6: ends the collection after the barrier; decides nothing
 STATS_POLL_S = 0.05  # between reads of the broker's counters while messages are still on the way
+PERSISTENT_DRAIN_IDLE_S = 2.0  # a persistent dispatcher reads the ledger: a longer quiet period
 
 
 class _Collector:
@@ -94,16 +95,16 @@ class WirePip2:
 
         deadline = time.monotonic() + self.timeout
         while consumers and not full():
-            sent = dispatched(self.admin_url, collector.topic, self.timeout)
-            if sent is not None and all(per_subscription().get(name, 0) >= sent.get(name, 0)
-                                        for _, name in consumers):
-                return  # everything the broker says it sent has arrived
-            wait = STATS_POLL_S if sent is not None else DRAIN_IDLE_S
+            done = settled(self.admin_url, collector.topic, per_subscription(), self.timeout)
+            if done:
+                return  # the broker's counters say everything it will send has arrived
+            wait = STATS_POLL_S if done is not None else (
+                PERSISTENT_DRAIN_IDLE_S if collector.topic.startswith("persistent://") else DRAIN_IDLE_S)
             event = self._socket.next_event(min(deadline, time.monotonic() + wait), "more MESSAGE frames",
                                             quiet_ok=True)
             if event is None:
-                if sent is None or time.monotonic() >= deadline:
-                    return  # quiet for DRAIN_IDLE_S (no counters to ask), or the bound
+                if done is None or time.monotonic() >= deadline:
+                    return  # quiet (no counters to ask), or the bound
                 continue
             if event is CLOSED:
                 raise Indefinite("the target closed the connection while we collected messages")

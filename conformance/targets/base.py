@@ -75,6 +75,9 @@ class Target:
     # How many brokers of this kind the scheduler may run side by side for one target
     # (conformance/scheduler.py Rule 3); 1 for targets it cannot make more of (a URL, a container).
     max_instances = 1
+    # At most this many of its cases at once (None: the run's --jobs), for brokers that answer
+    # slowly when many cases share the machine with them.
+    max_jobs: Optional[int] = None
     # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
     # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
     divergence_profile: Optional[str] = None

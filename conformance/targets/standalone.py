@@ -208,6 +208,7 @@ class PulsarStandaloneTarget(Target):
     kind = "pulsar-standalone"
     confirms_dynamic_config = True
     max_instances = 2  # a JVM of ~0.5 GiB each; more would mostly fight over start-up CPU
+    max_jobs = 8  # beyond that its ledger writes and reads slow down more than concurrency gains
 
     def __init__(self, version: Optional[str] = None, name: Optional[str] = None, *,
                  start_timeout: float = START_TIMEOUT, cache: Optional[Path] = None, java: Optional[str] = None,
