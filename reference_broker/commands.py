@@ -48,7 +48,7 @@ from pulsar_codec import pulsar_api_pb2 as pb
 
 from . import lookup_service, topic_patterns
 from .errors import BrokerError
-from .topics import Consumer, NonPersistentTopic, TopicRegistry
+from .topics import Consumer, NonPersistentTopic, PersistentTopic, TopicRegistry
 
 log = logging.getLogger("reference_broker.commands")
 
@@ -199,6 +199,10 @@ class ServerCnx:
         except BrokerError as exc:
             return self._error(event.request_id, exc.server_error, exc.binary_message or exc.reason)
         live = self.topics.get_or_load(topic)
+        refusal = self.topics.policy.producer_refusal(live) \
+            if self.topics.policy is not None and isinstance(live, PersistentTopic) else None
+        if refusal is not None:  # backlog quota (topics/storage.py Rule 2)
+            return self._error(event.request_id, *refusal)
         name = event.producer_name if event.has("producer_name") and event.producer_name else \
             f"{self.broker.cluster_name}-{self.id}-{next(_producer_names)}"
         live.add_producer((self.id, event.producer_id), name, address=self.remote, client_version=self.client_version)
@@ -352,10 +356,8 @@ class ServerCnx:
             return self._error(event.request_id, "MetadataError", "Subscription has other connected consumers")
         del self.consumers[event.consumer_id]
         subscription.consumers.clear()
-        if isinstance(subscription.topic, NonPersistentTopic):
-            subscription.topic.remove_subscription(subscription.name)  # keeps its out counters
-        else:
-            subscription.topic.subscriptions.pop(subscription.name, None)
+        # non-persistent: keeps its out counters; persistent: frees what only it needed
+        subscription.topic.remove_subscription(subscription.name)
         self.send(ev.Success(request_id=event.request_id))
 
     def handle_CloseConsumer(self, event) -> None:
@@ -422,10 +424,10 @@ class ServerCnx:
     def _error(self, request_id: int, error: str, message: str) -> None:
         self.send(ev.Error(request_id=request_id, error=_server_error(error), message=message))
 
-    def close_topic_users(self, topic_name: str) -> int:
-        """Close this connection's producers and consumers on ``topic_name``, telling the client with
-        CLOSE_PRODUCER / CLOSE_CONSUMER (request_id -1, as Pulsar's broker-initiated closes), so it
-        looks the topic up again. Returns how many were closed."""
+    def close_topic_users(self, topic_name: str, consumers: bool = True) -> int:
+        """Close this connection's producers (and consumers, unless ``consumers`` is false) on
+        ``topic_name``, telling the client with CLOSE_PRODUCER / CLOSE_CONSUMER (request_id -1, as
+        Pulsar's broker-initiated closes), so it looks the topic up again. Returns how many were closed."""
         closed = 0
         for producer_id, (topic, live) in list(self.producers.items()):
             if str(topic) == topic_name:
@@ -433,7 +435,7 @@ class ServerCnx:
                 live.remove_producer((self.id, producer_id))
                 self.send(ev.CloseProducer(producer_id=producer_id, request_id=U64_MINUS_ONE))
                 closed += 1
-        for consumer_id, (subscription, consumer) in list(self.consumers.items()):
+        for consumer_id, (subscription, consumer) in list(self.consumers.items()) if consumers else ():
             if subscription.topic.name == topic_name:
                 del self.consumers[consumer_id]
                 subscription.remove_consumer(consumer)

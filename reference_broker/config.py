@@ -165,7 +165,7 @@ _KEYS = (
     ConfigKey("defaultRetentionSizeInMB", "int", 0, doc="0 = no retention, -1 = no limit by size"),
     ConfigKey("retentionCheckIntervalInSeconds", "int", 120, minimum=1),
     ConfigKey("managedLedgerMaxEntriesPerLedger", "int", 50000, minimum=1,
-              doc="entries a topic without subscriptions keeps, as Pulsar keeps its current ledger"),
+              doc="a persistent topic's log is freed in segments of this many entries, as Pulsar frees ledgers"),
     # Pulsar's keys and defaults (ServiceConfiguration @ v4.2.4, PIP-434): Netty's write-buffer
     # water marks, and pausing reads while a connection is past the high one. Pulsar pauses only
     # when asked to (default false); the reference broker does by default, so a client that never

@@ -14,6 +14,10 @@ Rule 3: a topic this broker no longer serves is unloaded, its producers and cons
         a topic deleted through the admin API, a non-persistent topic idle for a whole
         ``brokerDeleteInactiveTopicsFrequencySeconds`` period, and on a cluster, a topic whose
         bundle another broker owns after this one's session was renewed.
+Rule 4: persistent topics free what retention no longer keeps every
+        ``retentionCheckIntervalInSeconds``, and have their backlog quota enforced every
+        ``backlogQuotaCheckIntervalInSeconds`` while ``backlogQuotaCheckEnabled``
+        (topics/storage.py Rule 3: producers disconnected, or the slowest backlog evicted).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .binary_connection import BrokerProtocol
 from .errors import BrokerError
 from .limits import ConnectionLimits
 from .topics import TopicRegistry
+from .topics.storage import StoragePolicy
 
 log = logging.getLogger("reference_broker.server")
 
@@ -44,7 +49,7 @@ class BrokerServer:
         self.host = host if host is not None else core.config.get("bindAddress")
         self.broker_port, self.web_port = broker_port, web_port
         self.advertised_host = core.config.advertised_for(self.host)
-        self.topics = TopicRegistry()
+        self.topics = TopicRegistry(StoragePolicy(core.config))
         self.connection_limits = ConnectionLimits(core.config)
         # Work kept off the event loop (BrokerProtocol.run_off_loop); two threads, for two cores.
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="broker-off-loop")
@@ -58,6 +63,7 @@ class BrokerServer:
         self._web_server = None
         self._web_task: Optional[asyncio.Task] = None
         self._inactive_check: Optional[asyncio.TimerHandle] = None
+        self._timers: dict[str, asyncio.TimerHandle] = {}  # Rule 4
         self.broker_url = self.web_url = ""
 
     async def start(self) -> None:
@@ -76,6 +82,35 @@ class BrokerServer:
         self.core.set_service_urls(broker_url=self.broker_url, web_url=self.web_url)
         await self._start_web(web_socket)
         self._schedule_inactive_check()
+        self._every("retentionCheckIntervalInSeconds", self._trim_persistent_topics)
+        if self.core.config.get("backlogQuotaCheckEnabled"):
+            self._every("backlogQuotaCheckIntervalInSeconds", self._enforce_backlog_quotas)
+
+    def _every(self, key: str, check) -> None:
+        """Rule 4: run ``check`` every ``key`` seconds until stop; a failed run does not stop later ones."""
+        def tick() -> None:
+            try:
+                check()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("%s failed: %s: %s", check.__name__, type(exc).__name__, exc)
+            self._timers[key] = loop.call_later(self.core.config.get(key), tick)
+        loop = asyncio.get_running_loop()
+        self._timers[key] = loop.call_later(self.core.config.get(key), tick)
+
+    def _trim_persistent_topics(self) -> None:
+        for topic in self.topics.persistent_topics():
+            topic.trim()
+
+    def _enforce_backlog_quotas(self) -> None:
+        for topic in self.topics.persistent_topics():
+            if self.topics.policy.enforce(topic, self._disconnect_producers):
+                log.info("backlog quota exceeded on %s: applied %s", topic.name,
+                         self.core.config.get("backlogQuotaDefaultRetentionPolicy"))
+
+    def _disconnect_producers(self, topic) -> None:
+        for protocol in list(self.connections):
+            if protocol.cnx is not None:
+                protocol.cnx.close_topic_users(topic.name, consumers=False)
 
     def unload_topics_owned_elsewhere(self) -> list[str]:
         """Rule 3, after ClusterNode renewed this broker's session: topics loaded here whose bundle
@@ -138,6 +173,8 @@ class BrokerServer:
     async def stop(self, timeout: float = 5.0) -> None:
         if self._inactive_check is not None:
             self._inactive_check.cancel()
+        for timer in self._timers.values():
+            timer.cancel()
         if self._server is not None:
             self._server.close()
         for protocol in list(self.connections):
