@@ -173,8 +173,17 @@ class Broker:
             return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
 
     def internal_error_lines(self) -> list[str]:
-        return [line for line in Path(self.log.name).read_text(errors="replace").splitlines()
-                if "internal error" in line.lower() or "Traceback" in line]
+        """Internal-error log lines; a traceback as one entry, with its last lines."""
+        lines = Path(self.log.name).read_text(errors="replace").splitlines()
+        found = []
+        for number, line in enumerate(lines):
+            if "internal error" in line.lower():
+                found.append(line)
+            elif "Traceback" in line:
+                end = next((n for n in range(number + 1, len(lines)) if not lines[n].startswith((" ", "\t"))),
+                           len(lines) - 1)
+                found.append(" | ".join(lines[max(number - 1, 0):number] + lines[end - 3:end + 1]))
+        return found
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -169,12 +169,12 @@ class BrokerProtocol(asyncio.Protocol):
 
         def finished(future) -> None:
             self._off_loop -= 1
-            if self.transport.is_closing():
-                return
-            try:
+            try:  # retrieved even when nobody is left to answer, so asyncio logs nothing
                 result = future.result()
             except Exception as exc:  # noqa: BLE001 - handed to ``done``, which answers it
                 result = exc
+            if self.transport.is_closing():
+                return
             self._guarded("an answer computed off the loop", U64_MINUS_ONE, lambda: done(result))
             self._update_reading()
         future.add_done_callback(finished)

@@ -125,3 +125,18 @@ def test_a_crafted_pattern_does_not_stall_other_clients():
               f"{probe.worst * 1000:.1f} ms over {probe.round_trips} pings")
         assert isinstance(answer, ev.GetTopicsOfNamespaceResponse) and list(answer.topics) == []
         assert probe.worst < 1.0
+
+
+def test_a_refused_pattern_whose_connection_closed_first_logs_nothing(caplog):
+    async def body():
+        core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
+        client = BinaryClient(core)
+        try:
+            assert _list(client, "public/default/(") == []
+            client.transport.closed = True  # the client went away before the answer was ready
+            await asyncio.sleep(0.5)
+        finally:
+            client.close()
+            core.close()
+    asyncio.run(body())
+    assert [r for r in caplog.records if r.levelname in ("ERROR", "WARNING")] == []
