@@ -73,7 +73,7 @@ def _sigterm_as_interrupt():
 def pytest_args(out_dir: Path, keyword: Optional[str], extra: Iterable[str] = ()) -> list[str]:
     # -c /dev/null would make /dev the rootdir; the working directory keeps item paths short.
     args = ["-c", os.devnull, "--rootdir", os.getcwd(), "--noconftest", "-p", "no:cacheprovider",
-            "-rfEs", f"--junitxml={out_dir / 'junit.xml'}", f"--alluredir={out_dir / 'allure-results'}"]
+            "-rfEs", "--assert=plain", f"--junitxml={out_dir / 'junit.xml'}", f"--alluredir={out_dir / 'allure-results'}"]
     if importlib.util.find_spec("pytest_timeout") is not None:
         args.append(f"--timeout={BACKSTOP_TIMEOUT_S}")
     if keyword:

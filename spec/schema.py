@@ -230,12 +230,17 @@ def _convert(node, path: str) -> _Node:
     if isinstance(node, yaml.SequenceNode):
         items = [_convert(item, path) for item in node.value]
         return _Node([i.value for i in items], line, dict(enumerate(items)))
-    return _Node(yaml.SafeLoader("").construct_object(node), line)
+    return _Node(_SCALARS.construct_object(node), line)
+
+
+_SCALARS = yaml.constructor.SafeConstructor()  # scalar nodes hold no state between calls
+# libyaml's composer when PyYAML was built with it (the nodes are the same, with their lines)
+_COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_yaml(path: Path) -> _Node:
     try:
-        composed = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        composed = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=_COMPOSER)
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: not valid YAML: {exc}") from None
     if composed is None:

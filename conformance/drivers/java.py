@@ -43,7 +43,7 @@ from model.outcomes import Delivered, PartitionList, Partitions
 RECEIVE_IDLE_S = 2.0
 REDELIVERY_IDLE_S = 0.3
 
-POOL_SIZE = 4
+POOL_SIZE = 2  # each is a JVM: more would cost start-up CPU the run does not win back
 _versions = {"java-client": DEFAULT_CLIENT_VERSION, "java-admin": DEFAULT_ADMIN_VERSION}
 _processes: dict[str, list[DriverProcess]] = {}
 _handed: dict[int, int] = {}  # id(process) -> driver sets given it
