@@ -9,10 +9,10 @@
   python -m conformance record RESULTS.jsonl... # keep Apache Pulsar's answers in spec/observed/
   python -m conformance report [--results DIR ...] [--master local[2]|spark://HOST:7077] [--out DIR]
 
-Exit codes of ``run``: 0 no failures; 1 failures; 2 harness error (broken case, bad arguments,
-nothing executed on any target); 3 only indefinite results besides passes. A target that could
-not start has its cases reported unsupported and is named in the summary; the other targets'
-verdicts decide the exit code.
+Exit codes of ``run``: 0 no failures; 1 failures; 2 harness or target error (broken case,
+bad arguments, a target that could not start or stopped serving, nothing executed on any
+target); 3 only indefinite results besides passes. A target that could not start has its cases
+reported target-error and is named first in the summary.
 """
 
 from __future__ import annotations

@@ -5,10 +5,12 @@
 
 Rule 1: each case gets a fresh namespace ``public/c<8 hex>``: isolation per case, not a fresh
         broker (a broker restart costs seconds; a namespace costs nothing).
-Rule 2: before any step: a target that could not start, a case needing a feature the target
-        was detected to lack (feature_flags.py, capabilities.py), a case whose era is not the
-        target's detected era, and a broker_config the target cannot take each give
-        "unsupported" with the reason; nothing is sent for such a case.
+Rule 2: before any step: a case needing a feature the target was detected to lack
+        (feature_flags.py, capabilities.py), a case whose era is not the target's detected era,
+        and a broker_config the target cannot take each give "unsupported" with the reason; a
+        target that could not start, stopped serving, or could not be restarted with the case's
+        configuration gives "target-error" with the reason (verdicts.target_error). Nothing is
+        sent for such a case.
 Rule 3: steps run in order and stop at the first one that does not give its expected outcome
         (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
         case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
@@ -102,7 +104,7 @@ class TargetSession:
             self.target.start()
         except TargetError:
             pass  # target.start_error holds the reason
-        except Exception as exc:  # noqa: BLE001 - any start failure makes its cases unsupported
+        except Exception as exc:  # noqa: BLE001 - any start failure is every case's target-error
             self.target.start_error = f"{type(exc).__name__}: {exc}"
             self.target.stop()
 
@@ -147,11 +149,12 @@ class TargetSession:
         target = self.target
         if not target.start_error:
             died = target.check_alive()
-            if died:  # its later cases are unsupported with the reason, like a failed start's
+            if died:  # its later cases are target-error with the reason, like a failed start's
                 target.start_error = died
                 target.stop()
+                return v.target_error(f"target stopped serving: {died}")
         if target.start_error:
-            return v.unsupported(f"target could not start: {target.start_error}")
+            return v.target_error(f"target could not start: {target.start_error}")
         reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
         if reason:
             return v.unsupported(reason)
@@ -173,8 +176,12 @@ class TargetSession:
             return v.unsupported(exc.reason)
         except Indefinite as exc:
             return v.indefinite(f"configuring the target: {exc.reason}")
-        except TargetError as exc:
-            return v.indefinite(f"target error while configuring: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a restart that failed leaves start_error set
+            if target.start_error:
+                return v.target_error(f"target could not be restarted for this case: {target.start_error}")
+            if isinstance(exc, TargetError):
+                return v.indefinite(f"target error while configuring: {exc}")
+            raise
         drivers = self.drivers()
         for driver in drivers.values():
             if driver is not None:

@@ -21,7 +21,7 @@ Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with thos
         then poll GET /admin/v2/brokers/configuration/runtime, within ``timeout``, until every
         key it reports has the value set; a key it does not report is taken as set.
 Rule 4: a target that cannot start keeps ``start_error``; the runner reports its cases
-        unsupported with "target could not start: ...", never passed.
+        target-error with "target could not start: ...", never passed nor unsupported.
 Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
         its old address know to reconnect.
 """
@@ -200,7 +200,7 @@ class Target:
 
     def _relaunch(self, settings) -> None:
         """Launch the stopped broker again with new static ``settings``; a failure is this target's
-        start error from then on (its cases become unsupported with it)."""
+        start error from then on (its cases become target-error with it)."""
         self.versions.clear()
         try:
             self._launch()

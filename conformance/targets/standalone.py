@@ -23,7 +23,7 @@ Rule 5: nothing is left behind. stop() ends the JVM (SIGTERM, a short bound, SIG
         killed with SIGKILL) is removed by the next start.
 Rule 6: every failure names its cause: a version that is not a release, no Java 17+, no Maven,
         artifacts the repository lacks, a JVM that dies or never gets ready. The runner reports
-        the target's cases unsupported with that reason, and the run goes on.
+        the target's cases target-error with that reason, and the run goes on.
 Rule 7: measured per target: each start's seconds to ready, Maven's resolution time, and the
         JVM's peak resident memory (VmHWM) at each stop; describe() reports them.
 """

@@ -75,10 +75,10 @@ def test_era_mismatch_is_unsupported_with_reason_and_nothing_sent():
     assert era_mismatch(None, ERA_PIP344) is None
 
 
-def test_target_that_cannot_start_makes_cases_unsupported_never_passed():
+def test_target_that_cannot_start_makes_cases_target_errors_never_passed_nor_unsupported():
     session, target, _ = _session(_answer, fail_start="binary not found")
     run = session.run_case(_case())
-    assert run.verdict.verdict == v.UNSUPPORTED
+    assert run.verdict.verdict == v.TARGET_ERROR
     assert run.verdict.reason == "target could not start: binary not found"
     assert session.run_case(_case()).verdict.reason == run.verdict.reason  # started once only
 

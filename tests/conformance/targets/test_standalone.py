@@ -227,7 +227,7 @@ def test_a_jvm_that_never_gets_ready_is_stopped_within_the_bound(tmp_path):
     assert _our_data_dirs() == before and set(live_pids()) == running
 
 
-def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_unsupported(tmp_path):
+def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_target_errors(tmp_path):
     from conformance.execute import TargetSession
     from tests.conformance.helpers import FakeCase
 
@@ -249,8 +249,11 @@ def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_unsupported(tmp_pa
     session = TargetSession(target, driver_factory=lambda t: {})
     session.start_attempted = True
     run = session.run_case(FakeCase("a-001[binary]", lambda ns: ()))
-    assert run.verdict.verdict == "unsupported"
+    assert run.verdict.verdict == "target-error"
+    assert run.verdict.reason.startswith("target stopped serving: ")
     assert "pulsar-standalone:4.0.7 JVM exited with code 137 during the run: Killed" in run.verdict.reason
+    later = session.run_case(FakeCase("a-002[binary]", lambda ns: ()))
+    assert later.verdict.verdict == "target-error" and "exited with code 137 during the run" in later.verdict.reason
 
 
 def test_abandoned_data_folders_are_swept(tmp_path):
