@@ -30,8 +30,8 @@ def start(*args: str, timeout: float = 20.0):
         if ready:
             line = process.stdout.readline()
             if line.startswith("READY "):
-                _, broker_url, web_url = line.split()
-                return process, broker_url, web_url
+                process.urls = line.split()[1:]  # with TLS listeners, their two URLs follow
+                return process, process.urls[0], process.urls[1]
             if not line and process.poll() is not None:
                 break
     stop(process)
