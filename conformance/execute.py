@@ -52,14 +52,17 @@ def new_namespace() -> str:
 def default_drivers(target: Target) -> dict:
     """The drivers a target offers: REST (and java-admin) only with an admin API, the others always."""
     admin = target.admin_url if target.has_admin else None
+    credentials = target.credentials()  # conformance/security.py: token and CA, redacted everywhere
     return {
-        "rest": attach_cluster(RestDriver(admin, timeout=target.timeout), target) if admin else None,
-        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout), target),
-        "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
+        "rest": attach_cluster(RestDriver(admin, timeout=target.timeout, credentials=credentials), target)
+        if admin else None,
+        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout, credentials=credentials),
+                               target),
+        "client": ClientDriver(target.service_url, admin, timeout=target.timeout, credentials=credentials),
         # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
         # the Java client and admin client, in the run's driver processes (drivers/java.py)
-        **java_drivers(target.service_url, admin, timeout=target.timeout),
+        **java_drivers(target.service_url, admin, timeout=target.timeout, credentials=credentials),
     }
 
 

@@ -32,6 +32,7 @@ from conformance import results, verdicts as v
 from conformance.divergences import KnownDivergences
 from conformance.execute import CaseRun, TargetSession
 from conformance.routing import action_driver_name
+from conformance.security import redact
 from conformance.errors import Unsupported
 from conformance.transcript import format_transcript
 
@@ -63,15 +64,16 @@ class ConformanceItem(pytest.Item):
         run = self.target_session.run_case(self.case)
         self.plugin.record(self, run)
         verdict = run.verdict
+        reason = redact(verdict.reason)  # JUnit and Allure never show a token
         if verdict.verdict == v.PASSED:
             return
         if verdict.verdict == v.FAILED:
-            raise ConformanceFailure(verdict.reason)
+            raise ConformanceFailure(reason)
         if verdict.verdict == v.UNSUPPORTED:
-            pytest.skip(f"unsupported: {verdict.reason}")
+            pytest.skip(f"unsupported: {reason}")
         if verdict.verdict in (v.INDEFINITE, v.TARGET_ERROR):
-            raise HarnessTrouble(f"{verdict.verdict}: {verdict.reason}")
-        raise HarnessTrouble(f"broken: {verdict.reason}\n{verdict.traceback}")
+            raise HarnessTrouble(f"{verdict.verdict}: {reason}")
+        raise HarnessTrouble(f"broken: {reason}\n{redact(verdict.traceback)}")
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (ConformanceFailure, HarnessTrouble)):

@@ -113,7 +113,8 @@ class ResultWriter:
         self._file = open(self.path, "a", encoding="utf-8")
 
     def write(self, record: ResultRecord) -> None:
-        self._file.write(record.to_json() + "\n")
+        from conformance.security import redact  # a token never reaches a results file
+        self._file.write(redact(record.to_json()) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ from conformance.errors import UsageError
 from conformance.execute import TargetSession, default_drivers
 from conformance.plugin import ConformancePlugin
 from conformance.results import new_run_id
+from conformance.security import RunSecurity
 from conformance.targets.base import Target
 from conformance.targets.registry import make_target
 
@@ -83,7 +84,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         cases: Optional[list] = None, targets: Optional[list[Target]] = None,
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
-        java_admin_version: Optional[str] = None) -> int:
+        java_admin_version: Optional[str] = None, security: Optional[RunSecurity] = None) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
@@ -100,7 +101,9 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
                 raise UsageError("no target given; use --target reference, --target pulsar-lite, "
                                  "--target pulsar-container[:TAG], --pulsar-versions V1,V2 or "
                                  "--target url:pulsar://HOST:PORT[,http://HOST:PORT]")
-            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs") for spec in target_specs]
+            security = security or RunSecurity()
+            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs", security=security)
+                       for spec in target_specs]
         names = [t.name for t in targets]
         if len(set(names)) != len(names):
             raise UsageError(f"targets named twice: {names}; give each target once")

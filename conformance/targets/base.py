@@ -24,6 +24,10 @@ Rule 4: a target that cannot start keeps ``start_error``; the runner reports its
         target-error with "target could not start: ...", never passed nor unsupported.
 Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
         its old address know to reconnect.
+Rule 6: security (conformance/security.py): a target presents, to its own detection and config
+        calls and to every driver, the credentials ``credentials()`` gives for the configuration
+        it runs with; a target the harness starts (``launches``) runs a secure run's keys under
+        each case's own (``RunSecurity.overlay``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest import RestDriver, error_reason
 from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite, TargetError, Unsupported
+from conformance.security import Credentials, RunSecurity
 from conformance.targets import config as pulsar_config
 from model import releases
 from model.outcomes import ServerError
@@ -75,10 +80,14 @@ class Target:
     # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
     # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
     divergence_profile: Optional[str] = None
+    # True for targets the harness starts with a configuration of its choosing (Rule 6).
+    launches = True
 
     def __init__(self, name: Optional[str] = None, *, timeout: float = DEFAULT_TIMEOUT,
-                 start_timeout: float = 30.0, log_dir: Optional[Path] = None):
+                 start_timeout: float = 30.0, log_dir: Optional[Path] = None,
+                 security: Optional[RunSecurity] = None):
         self.name = name or self.kind
+        self.security = security or RunSecurity()
         self.timeout = timeout
         self.start_timeout = start_timeout
         self.log_dir = Path(log_dir) if log_dir else None
@@ -106,6 +115,10 @@ class Target:
 
     def start(self) -> None:
         """Launch or reach the broker, then detect version and capabilities (bounded)."""
+        if self.launches and self.security.secure and getattr(self, "static", None) == {}:
+            # Rule 6: started secured at once, so the first case does not restart it
+            self.static = {key: pulsar_config.normalise(value) for key, value in self.security.overlay({}).items()
+                           if not pulsar_config.is_dynamic(key)}
         try:
             self._launch()
             self.detect()
@@ -126,6 +139,10 @@ class Target:
         launch a process answer it."""
         return None
 
+    def credentials(self) -> Credentials:
+        """What drivers present to this target as it runs now (Rule 6)."""
+        return self.security.credentials(getattr(self, "static", None), launched=self.launches)
+
     def config_group(self, broker_config: dict[str, str]) -> tuple:
         """Cases with equal groups need no restart between them; the runner orders a target's
         cases by it, so each distinct non-dynamic configuration starts once per run."""
@@ -138,7 +155,7 @@ class Target:
     # -- detection (Rules 1, 2) ----------------------------------------------------------------
 
     def detect(self) -> None:
-        wire = WireDriver(self.service_url, timeout=self.timeout)
+        wire = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials())
         try:
             answer = wire.handshake()
         except Indefinite as exc:
@@ -154,7 +171,7 @@ class Target:
             if flags is not None else frozenset()
         self.has_admin = False
         if self.admin_url:
-            rest = RestDriver(self.admin_url, timeout=self.timeout)
+            rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
             try:
                 response = rest.request("GET", "/admin/v2/brokers/version")
                 self.has_admin = True  # any HTTP answer means the admin API is there
@@ -184,6 +201,8 @@ class Target:
         """Make the broker have ``broker_config`` (Pulsar key names) or raise Unsupported."""
         if self.start_error:
             raise Unsupported(f"target could not start: {self.start_error}")
+        if self.launches:  # Rule 6
+            broker_config = self.security.overlay(broker_config)
         wanted = {key: pulsar_config.normalise(value) for key, value in broker_config.items()}
         self._configure(wanted)
 
@@ -232,7 +251,7 @@ class Target:
             return
         if not self.has_admin:
             raise Unsupported(f"{self.name} has no admin REST API to set broker config {wanted}")
-        rest = RestDriver(self.admin_url, timeout=self.timeout)
+        rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
         posted: dict[str, str] = {}  # key -> the value the runtime config must come to show
         try:
             for key in [k for k in self._dirty if k not in wanted]:
