@@ -286,8 +286,8 @@ class RunSecurity:
     def overlay(self, broker_config: Mapping[str, str]) -> dict[str, str]:
         """Rule 4: a case's config as a target the harness starts runs it (a secure run's keys
         under the case's own)."""
-        if not self.secure:
-            return dict(broker_config)
+        if not self.secure or not _true(broker_config.get("authenticationEnabled", "true")):
+            return dict(broker_config)  # a case that turns authentication off wants none of it
         return {**SECURE_CONFIG, **broker_config}
 
     def launch_config(self, static: Mapping[str, str], *, pulsar: bool) -> dict[str, str]:

@@ -24,6 +24,7 @@ import sys
 
 from .config import ConfigError, build_config
 from .errors import BrokerError
+from .security import Security, tls_server_context
 
 EXIT_CONFIG_ERROR = 2
 
@@ -83,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         config = build_config(conf_file=args.conf_file, overrides=args.overrides)
+        Security(config, tenant_admins=lambda tenant: None)  # the security keys, checked before anything listens
+        for port_key in ("brokerServicePortTls", "webServicePortTls"):
+            tls_server_context(config, port_key=port_key)
         if args.brokers < 1:
             raise ConfigError(f"Invalid --brokers {args.brokers}: expected a number of brokers >= 1")
         if args.metadata_store is not None and not args.metadata_store.startswith(("memory:", "sqlite:", "zk:")):

@@ -164,7 +164,11 @@ class Security:
 
     def __init__(self, config, tenant_admins: Callable[[str], Optional[frozenset[str]]]):
         self.authentication = bool(config.get("authenticationEnabled"))
-        self.authorization = self.authentication and bool(config.get("authorizationEnabled"))
+        self.authorization = bool(config.get("authorizationEnabled"))
+        if self.authorization and not self.authentication:
+            # PulsarService#start @ v4.0.7 refuses to start so, word for word
+            raise ConfigError("Invalid broker configuration. Authentication must be enabled with "
+                              "authenticationEnabled=true when authorization is enabled with authorizationEnabled=true.")
         self.super_users = roles(config.get("superUserRoles"))
         self.anonymous_role = config.get("anonymousUserRole") or None
         self._tenant_admins = tenant_admins

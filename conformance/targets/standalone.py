@@ -353,6 +353,7 @@ class PulsarStandaloneTarget(Target):
         self._configure_by_restart(wanted, same=lambda a, b: self._without_defaults(a) == self._without_defaults(b))
 
     def config_group(self, broker_config: Mapping[str, str]) -> tuple:
+        broker_config = self.security.overlay(broker_config)  # as configure() will run it (base Rule 6)
         static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if not pulsar_config.is_dynamic(k)}
         return tuple(sorted(self._without_defaults(static).items()))
 

@@ -80,6 +80,8 @@ def test_a_secure_run_puts_its_keys_under_each_cases_own():
     assert run.overlay({"allowAutoTopicCreation": "false"}) == {**security.SECURE_CONFIG,
                                                                 "allowAutoTopicCreation": "false"}
     assert run.overlay({"authorizationEnabled": "false"})["authorizationEnabled"] == "false"
+    # Pulsar refuses authorization without authentication: a case that turns it off gets neither
+    assert run.overlay({"authenticationEnabled": "false"}) == {"authenticationEnabled": "false"}
     assert security.RunSecurity().overlay({"a": "b"}) == {"a": "b"}
 
 

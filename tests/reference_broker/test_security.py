@@ -254,3 +254,28 @@ def test_a_broker_without_authentication_ignores_credentials():
         sock.close()
     finally:
         stop(process)
+
+
+def test_security_keys_pulsar_refuses_are_configuration_errors(tmp_path):
+    import subprocess
+    import sys
+
+    def refused(*sets: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "reference_broker", "--broker-port", "0", "--web-port", "0",
+                               *[arg for item in sets for arg in ("--set", item)]],
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2, done.stderr
+        return done.stderr
+
+    assert "Authentication must be enabled with authenticationEnabled=true when authorization is enabled" in \
+        refused("authorizationEnabled=true")
+    assert "implements only org.apache.pulsar.broker.authentication.AuthenticationProviderToken" in \
+        refused("authenticationEnabled=true", "authenticationProviders=com.example.Basic")
+    (tmp_path / "short.key").write_bytes(b"0123456789")
+    assert "need at least 256" in refused("authenticationEnabled=true", f"authenticationProviders={TOKEN_PROVIDER}",
+                                          f"tokenSecretKey=file://{tmp_path / 'short.key'}")
+    secret = SigningKey().data_url
+    shown = refused("authenticationEnabled=true", f"authenticationProviders={TOKEN_PROVIDER}",
+                    f"tokenSecretKey={secret}", "brokerServicePortTls=0")
+    assert "brokerServicePortTls needs tlsCertificateFilePath and tlsKeyFilePath" in shown
+    assert secret.split(",")[1] not in shown  # a key is never echoed
