@@ -10,7 +10,8 @@ Rule 2: before any step: a case needing a feature the target was detected to lac
         and a broker_config the target cannot take each give "unsupported" with the reason; a
         target that could not start, stopped serving, or could not be restarted with the case's
         configuration gives "target-error" with the reason (verdicts.target_error). Nothing is
-        sent for such a case.
+        sent for such a case. A case that ends indefinite or with a protocol violation is
+        target-error instead when the target no longer answers a fresh CONNECT (``_down``).
 Rule 3: steps run in order and stop at the first one that does not give its expected outcome
         (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
         case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
@@ -131,6 +132,16 @@ class TargetSession:
             self._generation = self.target.generation
         return self._drivers
 
+    def _down(self) -> Optional[str]:
+        """Rule 2: after an indefinite or garbled answer, whether the target itself stopped serving
+        (targets/base.py ``unresponsive``); if so it is stopped and every later case is target-error."""
+        why = self.target.unresponsive()
+        if why is None:
+            return None
+        self.target.start_error = f"stopped serving during the run: {why}"
+        self.target.stop()
+        return f"target stopped serving: {why}"
+
     def run_case(self, case) -> CaseRun:
         """Perform ``case`` on the target and judge it (Rules 1-4)."""
         started = time.monotonic()
@@ -206,6 +217,9 @@ class TargetSession:
             except Unsupported as exc:
                 return v.unsupported(exc.reason, index, step)
             except Indefinite as exc:
+                down = self._down()
+                if down:
+                    return v.target_error(down, index, step)
                 if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
                     # A stand-in for the admin API that the target hangs up on cannot set the case up;
                     # that is a limit of the stand-in, not a timeout of the behaviour under test.
@@ -214,6 +228,9 @@ class TargetSession:
                                          f"the target cannot be set up for this case", index, step)
                 return v.indefinite(exc.reason, index, step)
             except ProtocolViolation as exc:
+                down = self._down()
+                if down:
+                    return v.target_error(down, index, step)
                 return v.failed(index, step, exc, f"{step.role} step {index} ({type(step.op).__name__}): "
                                                   f"protocol violation: {exc.reason}")
             except TargetError as exc:

@@ -24,6 +24,9 @@ Rule 4: a target that cannot start keeps ``start_error``; the runner reports its
         target-error with "target could not start: ...", never passed nor unsupported.
 Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
         its old address know to reconnect.
+Rule 7: a target that started and then stops answering a fresh CONNECT, or answers it with what
+        no Pulsar broker sends (``unresponsive``), is down from then on: the case that found it
+        and every later one are target-error, not indefinite or failed.
 Rule 6: security (conformance/security.py): a target presents, to its own detection and config
         calls and to every driver, the credentials ``credentials()`` gives for the configuration
         it runs with; a target the harness starts (``launches``) runs a secure run's keys under
@@ -39,7 +42,7 @@ from typing import Optional
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest import RestDriver, error_reason
 from conformance.drivers.wire import WireDriver
-from conformance.errors import Indefinite, TargetError, Unsupported
+from conformance.errors import Indefinite, ProtocolViolation, TargetError, Unsupported
 from conformance.security import Credentials, RunSecurity
 from conformance.targets import config as pulsar_config
 from model import releases
@@ -137,6 +140,21 @@ class Target:
     def check_alive(self) -> Optional[str]:
         """Why a started target no longer serves (its process exited), or None; targets that
         launch a process answer it."""
+        return None
+
+    def unresponsive(self) -> Optional[str]:
+        """Why the target no longer answers a fresh CONNECT with a Pulsar answer (no answer within
+        a few seconds, or bytes that are not Pulsar's), or None when it does; a refusal is an
+        answer. Asked after a case ends indefinite or with a protocol violation."""
+        wire = WireDriver(self.service_url, timeout=min(self.timeout, 5.0), credentials=self.credentials())
+        try:
+            wire.handshake()
+        except Indefinite as exc:
+            return f"no CONNECTED from {self.service_url}: {exc.reason}"
+        except ProtocolViolation as exc:
+            return f"{self.service_url} answers CONNECT with what no Pulsar broker sends: {exc.reason}"
+        finally:
+            wire.close()
         return None
 
     def credentials(self) -> Credentials:
