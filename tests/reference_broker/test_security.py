@@ -12,11 +12,11 @@ import ssl
 import httpx
 import pytest
 
-from conformance.security import TOKEN_PROVIDER, SigningKey, make_tls_files
+from conformance.security import TOKEN_PROVIDER, SigningKey
 from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
 
-from .broker_process import start, stop
+from .broker_process import start, start_secured, stop
 
 pytestmark = pytest.mark.slow
 
@@ -32,12 +32,7 @@ def secured(tmp_path_factory):
     """A broker with authentication, authorization and TLS on both ports; acme/ns holds t (2
     partitions) and u, and acme's admin role is acme-admin."""
     folder = tmp_path_factory.mktemp("security")
-    key, tls = SigningKey(), make_tls_files(folder)
-    process, _, _ = start(
-        "--set", "authenticationEnabled=true", "--set", f"authenticationProviders={TOKEN_PROVIDER}",
-        "--set", f"tokenSecretKey={key.write(folder / 'secret.key')}", "--set", "authorizationEnabled=true",
-        "--set", "superUserRoles=superuser", "--set", "brokerServicePortTls=0", "--set", "webServicePortTls=0",
-        "--set", f"tlsCertificateFilePath={tls.cert}", "--set", f"tlsKeyFilePath={tls.key}")
+    process, key, tls = start_secured(folder, key_url=lambda key: key.write(folder / "secret.key"))  # file: form
     try:
         plain_url, _, tls_url, https_url = process.urls
         assert tls_url.startswith("pulsar+ssl://") and https_url.startswith("https://")

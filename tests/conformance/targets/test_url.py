@@ -161,15 +161,10 @@ def test_a_secured_broker_given_by_url_is_tested_with_the_token_and_ca_given(tmp
     role is unsupported (the harness does not hold that broker's key)."""
     from conformance.results import read_results
     from conformance.runner import run
-    from conformance.security import TOKEN_PROVIDER, RunSecurity, SigningKey, make_tls_files
-    from tests.reference_broker.broker_process import start, stop
+    from conformance.security import RunSecurity
+    from tests.reference_broker.broker_process import start_secured, stop
 
-    key, tls = SigningKey(), make_tls_files(tmp_path / "tls")
-    process, _, _ = start(
-        "--set", "authenticationEnabled=true", "--set", f"authenticationProviders={TOKEN_PROVIDER}",
-        "--set", f"tokenSecretKey={key.data_url}", "--set", "authorizationEnabled=true",
-        "--set", "superUserRoles=superuser", "--set", "brokerServicePortTls=0", "--set", "webServicePortTls=0",
-        "--set", f"tlsCertificateFilePath={tls.cert}", "--set", f"tlsKeyFilePath={tls.key}")
+    process, key, tls = start_secured(tmp_path / "tls")  # the key in Pulsar's data: form
     try:
         _, _, service, admin = process.urls
         security = RunSecurity(token=key.token("superuser"), trust_certs=str(tls.ca))
