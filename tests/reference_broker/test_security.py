@@ -18,13 +18,14 @@ from pulsar_codec import pulsar_api_pb2 as pb
 
 from .broker_process import start, start_secured, stop
 
-pytestmark = pytest.mark.slow
-
 TENANT, NAMESPACE = "acme", "acme/ns"
 PARTITIONED, PLAIN = "persistent://acme/ns/t", "persistent://acme/ns/u"
 PATH_VALUES = {"tenant": "acme", "namespace": "ns", "topic": "t", "domain": "persistent", "cluster": "standalone",
                "key": "allowAutoTopicCreation", "value": "true", "property": "standalone"}
 REFUSED_CREDENTIALS = ("none", "forged", "expired")
+
+
+slow = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +71,7 @@ def _requests(operations: dict):
             yield method.upper(), path.replace("{", "").replace("}", "")
 
 
+@slow
 def test_no_admin_call_is_accepted_without_valid_credentials_or_from_a_role_without_rights(secured, capsys):
     calls, accepted = 0, []
     for credentials in REFUSED_CREDENTIALS:
@@ -98,6 +100,7 @@ def test_no_admin_call_is_accepted_without_valid_credentials_or_from_a_role_with
         client.close()
 
 
+@slow
 def test_rest_refusals_use_pulsars_words(secured):
     intruder = _http(secured["https"], secured["ca"], _token(secured, "valid", "intruder"))
     answer = intruder.get("/admin/v2/persistent/acme/ns/t/partitions")
@@ -166,6 +169,7 @@ def _refused(answer) -> bool:
     return answer is not CLOSED and error == pb.ServerError.Value("AuthorizationError")
 
 
+@slow
 def test_no_binary_call_is_accepted_without_valid_credentials_or_from_a_role_without_rights(secured, capsys):
     calls, accepted = 0, []
     for credentials in REFUSED_CREDENTIALS:
@@ -200,6 +204,7 @@ def test_no_binary_call_is_accepted_without_valid_credentials_or_from_a_role_wit
         link.close()
 
 
+@slow
 def test_binary_refusals_use_pulsars_words(secured):
     intruder = _Link(secured, _token(secured, "valid", "intruder"))
     answer = intruder.ask(ev.PartitionedMetadata(topic=PARTITIONED, request_id=1))
@@ -217,6 +222,7 @@ def test_binary_refusals_use_pulsars_words(secured):
     intruder.close()
 
 
+@slow
 def test_the_plain_listener_authenticates_too(secured):
     host, port = secured["plain"].removeprefix("pulsar://").split(":")
     sock = socket.create_connection((host, int(port)), timeout=5)
@@ -233,6 +239,7 @@ def test_the_plain_listener_authenticates_too(secured):
     assert isinstance(events[0], ev.Error) and events[0].message == "Failed to authenticate"
 
 
+@slow
 def test_a_broker_without_authentication_ignores_credentials():
     process, broker_url, web_url = start()
     try:
@@ -251,6 +258,7 @@ def test_a_broker_without_authentication_ignores_credentials():
         stop(process)
 
 
+@slow
 def test_security_keys_pulsar_refuses_are_configuration_errors(tmp_path):
     import subprocess
     import sys
@@ -274,3 +282,80 @@ def test_security_keys_pulsar_refuses_are_configuration_errors(tmp_path):
                     f"tokenSecretKey={secret}", "brokerServicePortTls=0")
     assert "brokerServicePortTls needs tlsCertificateFilePath and tlsKeyFilePath" in shown
     assert secret.split(",")[1] not in shown  # a key is never echoed
+
+
+# -- the keys and tokens themselves (no broker) ----------------------------------------------------
+
+def _config(**values):
+    from reference_broker.config import BrokerConfig
+    return BrokerConfig(authenticationEnabled=True, authenticationProviders=TOKEN_PROVIDER, **values)
+
+
+def test_keys_are_read_in_every_form_pulsar_reads(tmp_path):
+    import base64
+
+    from reference_broker.errors import ConfigError
+    from reference_broker.security import read_key
+
+    raw = bytes(range(32))
+    encoded = base64.b64encode(raw).decode()
+    (tmp_path / "k").write_bytes(raw)
+    assert read_key(f"data:;base64,{encoded}") == read_key((tmp_path / "k").as_uri()) == raw
+    assert read_key(str(tmp_path / "k")) == read_key(encoded) == raw
+    with pytest.raises(ConfigError, match="doesn't exist") as refused:
+        read_key("not a key, not a file!")
+    with pytest.raises(ConfigError, match="data:...") as shown:
+        read_key("data:;base64,@@@@")
+    assert "@@@@" not in str(shown.value) and refused
+
+
+def test_a_public_key_checks_rs256_tokens_and_the_role_claim_is_configurable(tmp_path):
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from reference_broker.security import AuthenticationFailed, Security
+
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    der = private.public_key().public_bytes(serialization.Encoding.DER,
+                                            serialization.PublicFormat.SubjectPublicKeyInfo)
+    (tmp_path / "public.key").write_bytes(der)
+    security = Security(_config(tokenPublicKey=(tmp_path / "public.key").as_uri(), tokenAuthClaim="role"),
+                        tenant_admins=lambda tenant: None)
+    token = jwt.encode({"role": ["alice", "bob"], "sub": "ignored"}, private, algorithm="RS256")
+    assert security.authenticate_connect("token", token.encode()) == "alice"  # a list's first role
+    assert security.authenticate_http(f"Bearer {token}") == "alice"
+    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    for bad in (jwt.encode({"role": "alice"}, other, algorithm="RS256"),
+                jwt.encode({"sub": "alice"}, private, algorithm="RS256"),  # no role claim
+                jwt.encode({"role": "alice", "exp": 1}, private, algorithm="RS256"),
+                jwt.encode({"role": "alice"}, b"k" * 32, algorithm="HS256")):  # the HMAC-with-public-key trick
+        with pytest.raises(AuthenticationFailed):
+            security.authenticate_connect("token", bad.encode())
+    with pytest.raises(AuthenticationFailed):
+        security.authenticate_http(None)
+
+
+def test_anonymous_role_and_unknown_methods():
+    from reference_broker.security import AuthenticationFailed, Security
+
+    key = SigningKey()
+    named = Security(_config(tokenSecretKey=key.data_url, anonymousUserRole="guest"), tenant_admins=lambda t: None)
+    assert named.authenticate_connect(None, b"") == "guest"  # ServerCnx: no provider for "none"
+    assert named.authenticate_http(None) == "guest"
+    strict = Security(_config(tokenSecretKey=key.data_url), tenant_admins=lambda t: None)
+    with pytest.raises(AuthenticationFailed):
+        strict.authenticate_connect("basic", b"user:password")
+    assert strict.authenticate_connect("token", key.token("alice").reveal().encode()) == "alice"
+
+
+def test_tenant_decisions():
+    from reference_broker.security import Security
+
+    security = Security(_config(tokenSecretKey=SigningKey().data_url, authorizationEnabled=True,
+                                superUserRoles="root, ops"),
+                        tenant_admins=lambda tenant: {"acme": frozenset({"acme-admin"})}.get(tenant))
+    assert security.tenant_decision("ops", "nosuch").allowed  # a super-user, whatever the tenant
+    assert security.tenant_decision("acme-admin", "acme").allowed
+    assert not security.tenant_decision("intruder", "acme").allowed
+    assert security.tenant_decision("intruder", "nosuch").tenant_missing
