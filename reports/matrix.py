@@ -202,7 +202,7 @@ def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] 
         "<h2>Compliance matrix (latest run per target)</h2>",
         "<p class='meta'>pass rate = passed / (passed + failed); expected-failure counts the failed cases that "
         "spec/divergences/ records as known divergences of that target (they are failures, shown apart); "
-        "unsupported, indefinite and broken are counted apart and never in the rate.</p>",
+        "unsupported, indefinite, broken and target-error are counted apart and never in the rate.</p>",
         matrix_table_html(tables.get("matrix", [])), picture,
         "<h2>Latest runs</h2>",
         _table(latest, ["target", "run_id", "target_version", "started", "records", *VERDICTS]),
