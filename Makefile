@@ -17,7 +17,8 @@ TARGETS ?= --target reference --target reference-zk --target pulsar-lite --targe
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance cases quality bench fuzz clean
+.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance conformance-secure cases \
+	quality bench fuzz clean
 
 include mk/reports.mk
 
@@ -69,6 +70,13 @@ conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper
 	  if [ $$code -gt 1 ]; then exit $$code; fi; \
 	  if [ $$code -eq 1 ]; then echo "conformance: divergences found; see $(REPORTS)/"; fi
 	$(MAKE) --no-print-directory report
+
+# The whole suite through TLS and tokens (conformance/security.py): the targets the harness starts
+# run every case with token authentication, authorization and TLS listeners, with a key, tokens
+# and certificates made for the run; the verdicts must be the plain run's. Too long for make test.
+SECURE_TARGETS ?= --target reference
+conformance-secure: install system-java java-drivers $(if $(findstring pulsar-standalone,$(SECURE_TARGETS)),pulsar-jars)
+	$(PY) -m conformance run $(SECURE_TARGETS) --secure --tls --out $(REPORTS)/secure
 
 cases: install
 	$(PY) -m conformance cases

@@ -3,16 +3,17 @@
   python -m conformance run --target reference --target pulsar-lite \\
       [--target pulsar-standalone[:VERSION]] [--pulsar-versions 3.0.2,4.0.7,4.2.4] \\
       [--target pulsar-container[:TAG]] \\
-      [--target url:pulsar://H:P,http://H:Q] [--pip 344] [-k EXPR] [--out reports/out]
+      [--target url:pulsar://H:P,http://H:Q] [--pip 344] [-k EXPR] [--out reports/out] \\
+      [--secure] [--tls] [--auth-token-file FILE | --auth-token JWT] [--tls-trust-certs PEM]
   python -m conformance cases [--pip 344]
   python -m conformance prepare 4.0.7 3.0.2     # resolve Apache Pulsar releases' jars into the cache
   python -m conformance record RESULTS.jsonl... # keep Apache Pulsar's answers in spec/observed/
   python -m conformance report [--results DIR ...] [--master local[2]|spark://HOST:7077] [--out DIR]
 
-Exit codes of ``run``: 0 no failures; 1 failures; 2 harness error (broken case, bad arguments,
-nothing executed on any target); 3 only indefinite results besides passes. A target that could
-not start has its cases reported unsupported and is named in the summary; the other targets'
-verdicts decide the exit code.
+Exit codes of ``run``: 0 no failures; 1 failures; 2 harness or target error (broken case,
+bad arguments, a target that could not start or stopped serving, nothing executed on any
+target); 3 only indefinite results besides passes. A target that could not start has its cases
+reported target-error and is named first in the summary.
 """
 
 from __future__ import annotations
@@ -50,6 +51,21 @@ def build_parser() -> argparse.ArgumentParser:
                          help="org.apache.pulsar:pulsar-client release the java-client driver runs (default 4.0.13)")
     run_cmd.add_argument("--java-admin-version", metavar="V",
                          help="org.apache.pulsar:pulsar-client-admin release the java-admin driver runs (default 4.0.13)")
+    secured = run_cmd.add_argument_group(
+        "security", "token authentication and TLS (conformance/security.py); a token is never printed")
+    token = secured.add_mutually_exclusive_group()
+    token.add_argument("--auth-token", metavar="JWT",
+                       help="the token every driver presents (a url: target's super-user); prefer --auth-token-file")
+    token.add_argument("--auth-token-file", type=Path, metavar="FILE", help="a file holding that token")
+    secured.add_argument("--tls-trust-certs", type=Path, metavar="PEM",
+                         help="the CA trusted for pulsar+ssl:// and https:// URLs (default: the system's, or the "
+                              "run's own CA with --tls)")
+    secured.add_argument("--secure", action="store_true",
+                         help="start the targets the harness launches with token authentication and authorization "
+                              "for every case, a key and tokens made for this run; the harness is a super-user")
+    secured.add_argument("--tls", action="store_true",
+                         help="start the targets the harness launches with TLS listeners (a CA and certificate made "
+                              "for this run) and use only pulsar+ssl:// and https://")
 
     cases_cmd = commands.add_parser("cases", help="list case ids with grade and sources")
     cases_cmd.add_argument("--pip", action="append", default=[], metavar="N")
@@ -138,9 +154,27 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as exc:
             print(f"conformance: error: {exc}", file=sys.stderr)
             return v.EXIT_HARNESS
+    try:
+        security = run_security(args)
+    except ValueError as exc:
+        print(f"conformance: error: {exc}", file=sys.stderr)
+        return v.EXIT_HARNESS
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
-               java_admin_version=args.java_admin_version, jobs=args.jobs)
+               java_admin_version=args.java_admin_version, jobs=args.jobs,
+               security=security)
+
+
+def run_security(args: argparse.Namespace):
+    """The run's security settings from the options (conformance/security.py)."""
+    from conformance.security import RunSecurity, Secret, read_token
+
+    token = Secret(args.auth_token) if args.auth_token else read_token(args.auth_token_file) \
+        if args.auth_token_file else None
+    trust = args.tls_trust_certs
+    if trust is not None and not trust.is_file():
+        raise ValueError(f"--tls-trust-certs {trust}: no such file (a PEM file of the CA to trust)")
+    return RunSecurity(token=token, trust_certs=str(trust) if trust else None, secure=args.secure, tls=args.tls)
 
 
 if __name__ == "__main__":

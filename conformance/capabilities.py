@@ -56,7 +56,7 @@ def probe_topic_buckets(target) -> Optional[str]:
 
     if not target.has_admin or not target.admin_url:
         return unsupported(f"no admin REST API answered{f' at {target.admin_url}' if target.admin_url else ''}")
-    rest = RestDriver(target.admin_url, timeout=target.timeout)
+    rest = RestDriver(target.admin_url, timeout=target.timeout, credentials=target.credentials())
     path = f"/admin/v2/namespaces/{PROBE_TENANT}/probe-buckets-{secrets.token_hex(4)}"
     try:
         created = rest.request("PUT", path, body={TOPIC_BUCKETS_KEY: PROBE_BUCKETS})

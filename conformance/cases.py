@@ -28,7 +28,7 @@ from model.machine import apply, initial_state, run
 from model.names import InvalidName, NamespaceName, TopicName
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, ListPartitionedTopics,
-    ListTopics, SetAutoTopicCreation, op_from_json,
+    ListTopics, SetAutoTopicCreation, WithCredentials, op_from_json,
 )
 from model.outcomes import (
     DROPPED, POSITIVE, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView, LookupAnswer,
@@ -121,6 +121,8 @@ class Case:
         setup = self.row.setup
         if setup.tenant == "missing":
             given = NamespaceName(tenant_missing_name or f"{given.namespace}-no-tenant", given.namespace)
+        elif setup.admin_roles:  # a tenant of its own, as fresh as the namespace (model/auth.py)
+            given = NamespaceName(f"{given.namespace}-tenant", given.namespace)
         bound_ns = str(given)
 
         def full(local: str) -> str:
@@ -131,7 +133,7 @@ class Case:
             initial_state(self.broker_config, self.era, release)
         if setup.namespace_present:
             if given.tenant not in state.tenants:
-                ops.append(("setup", CreateTenant(given.tenant)))
+                ops.append(("setup", CreateTenant(given.tenant, setup.admin_roles)))
             ops.append(("setup", CreateNamespace(bound_ns, setup.policies)))
         if setup.override is not None:
             body = dict(setup.override)
@@ -158,6 +160,11 @@ class Case:
 def _operation(template: dict, api: Optional[str], namespace: str, domain: str, full) -> Any:
     """A model operation from a row's JSON: full names, the per-case namespace, the api filled."""
     data = dict(template)
+    credentials = data.pop("credentials", None)
+    if credentials is not None:  # model/auth.py: the action made with other credentials
+        inner = _operation(data, api, namespace, domain, full)
+        who = {} if credentials == "none" else dict(credentials)
+        return WithCredentials(inner, who.get("role"), who.get("token", "valid"))
     shape = OPERATIONS[data["op"]]
     if "topic" in data:
         data["topic"] = full(data["topic"])
@@ -184,7 +191,8 @@ def _operation(template: dict, api: Optional[str], namespace: str, domain: str, 
 
 def cases_of(row: Row) -> list[Case]:
     """One Case per api of ``row``."""
-    broker_config = FrozenMap(initial_state(dict(row.setup.broker), row.era).config.to_strings())
+    config = initial_state(dict(row.setup.broker), row.era).config
+    broker_config = FrozenMap(config.to_strings(keep=frozenset(dict(row.setup.broker))))
     return [
         Case(id=f"{row.id}[{api}]", row_id=row.id, pip=row.pip, table=row.table, grade=row.grade, era=row.era,
              api=api, description=row.description, source=row.source, info=row.info, broker_config=broker_config,
@@ -214,6 +222,10 @@ def error_kind(outcome) -> Optional[str]:
     """The abstract error a source can state, as each API shows it."""
     if isinstance(outcome, RestError) and outcome.status == 404:
         return "not-found"
+    if isinstance(outcome, RestError) and outcome.status in (401, 403):  # model/auth.py
+        return "not-authenticated" if outcome.reason == "Authentication required" else "not-authorized"
+    if isinstance(outcome, ServerError) and outcome.error in ("AuthenticationError", "AuthorizationError"):
+        return {"AuthenticationError": "not-authenticated", "AuthorizationError": "not-authorized"}[outcome.error]
     if isinstance(outcome, RestError) and outcome.status in (409, 412):  # PIP-157 rows
         return {409: "conflict", 412: "precondition-failed"}[outcome.status]
     if isinstance(outcome, RestError) and outcome.status == 503:

@@ -5,10 +5,13 @@
 
 Rule 1: each case gets a fresh namespace ``public/c<8 hex>``: isolation per case, not a fresh
         broker (a broker restart costs seconds; a namespace costs nothing).
-Rule 2: before any step: a target that could not start, a case needing a feature the target
-        was detected to lack (feature_flags.py, capabilities.py), a case whose era is not the
-        target's detected era, and a broker_config the target cannot take each give
-        "unsupported" with the reason; nothing is sent for such a case.
+Rule 2: before any step: a case needing a feature the target was detected to lack
+        (feature_flags.py, capabilities.py), a case whose era is not the target's detected era,
+        and a broker_config the target cannot take each give "unsupported" with the reason; a
+        target that could not start, stopped serving, or could not be restarted with the case's
+        configuration gives "target-error" with the reason (verdicts.target_error). Nothing is
+        sent for such a case. A case that ends indefinite or with a protocol violation is
+        target-error instead when the target no longer answers a fresh CONNECT (``down``).
 Rule 3: steps run in order and stop at the first one that does not give its expected outcome
         (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
         case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
@@ -50,14 +53,17 @@ def new_namespace() -> str:
 def default_drivers(target: Target) -> dict:
     """The drivers a target offers: REST (and java-admin) only with an admin API, the others always."""
     admin = target.admin_url if target.has_admin else None
+    credentials = target.credentials()  # conformance/security.py: token and CA, redacted everywhere
     return {
-        "rest": attach_cluster(RestDriver(admin, timeout=target.timeout), target) if admin else None,
-        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout, admin_url=admin), target),
-        "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
+        "rest": attach_cluster(RestDriver(admin, timeout=target.timeout, credentials=credentials), target)
+        if admin else None,
+        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout, admin_url=admin,
+                                          credentials=credentials), target),
+        "client": ClientDriver(target.service_url, admin, timeout=target.timeout, credentials=credentials),
         # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
         # the Java client and admin client, in the run's driver processes (drivers/java.py)
-        **java_drivers(target.service_url, admin, timeout=target.timeout),
+        **java_drivers(target.service_url, admin, timeout=target.timeout, credentials=credentials),
     }
 
 
@@ -102,7 +108,7 @@ class TargetSession:
             self.target.start()
         except TargetError:
             pass  # target.start_error holds the reason
-        except Exception as exc:  # noqa: BLE001 - any start failure makes its cases unsupported
+        except Exception as exc:  # noqa: BLE001 - any start failure is every case's target-error
             self.target.start_error = f"{type(exc).__name__}: {exc}"
             self.target.stop()
 
@@ -153,15 +159,27 @@ class TargetSession:
         return perform(case, self.target, self.drivers(), run)
 
 
+def down(target: Target) -> Optional[str]:
+    """Rule 2: after an indefinite or garbled answer, whether the target itself stopped serving
+    (targets/base.py ``unresponsive``); if so it is stopped and every later case is target-error."""
+    why = target.unresponsive()
+    if why is None:
+        return None
+    target.start_error = f"stopped serving during the run: {why}"
+    target.stop()
+    return f"target stopped serving: {why}"
+
+
 def applicability(case, target: Target) -> Optional[v.Verdict]:
     """Rule 2: the verdict of a case that cannot run on ``target`` (started), or None when it can."""
     if not target.start_error:
         died = target.check_alive()
-        if died:  # its later cases are unsupported with the reason, like a failed start's
+        if died:  # its later cases are target-error with the reason, like a failed start's
             target.start_error = died
             target.stop()
+            return v.target_error(f"target stopped serving: {died}")
     if target.start_error:
-        return v.unsupported(f"target could not start: {target.start_error}")
+        return v.target_error(f"target could not start: {target.start_error}")
     reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
     if reason:
         return v.unsupported(reason)
@@ -185,11 +203,17 @@ def configure(target: Target, case) -> Optional[v.Verdict]:
     try:
         target.configure(dict(getattr(case, "broker_config", None) or {}))
     except Unsupported as exc:
+        if target.start_error:  # it stopped serving, or could not start, before this case
+            return v.target_error(exc.reason)
         return v.unsupported(exc.reason)
     except Indefinite as exc:
         return v.indefinite(f"configuring the target: {exc.reason}")
-    except TargetError as exc:
-        return v.indefinite(f"target error while configuring: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a restart that failed leaves start_error set
+        if target.start_error:
+            return v.target_error(f"target could not be restarted for this case: {target.start_error}")
+        if isinstance(exc, TargetError):
+            return v.indefinite(f"target error while configuring: {exc}")
+        raise
     return None
 
 
@@ -215,6 +239,9 @@ def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
         except Unsupported as exc:
             return v.unsupported(exc.reason, index, step)
         except Indefinite as exc:
+            stopped = down(target)
+            if stopped:
+                return v.target_error(stopped, index, step)
             if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
                 # A stand-in for the admin API that the target hangs up on cannot set the case up;
                 # that is a limit of the stand-in, not a timeout of the behaviour under test.
@@ -223,6 +250,9 @@ def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
                                      f"the target cannot be set up for this case", index, step)
             return v.indefinite(exc.reason, index, step)
         except ProtocolViolation as exc:
+            stopped = down(target)
+            if stopped:
+                return v.target_error(stopped, index, step)
             return v.failed(index, step, exc, f"{step.role} step {index} ({type(step.op).__name__}): "
                                               f"protocol violation: {exc.reason}")
         except TargetError as exc:

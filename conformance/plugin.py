@@ -7,9 +7,10 @@ and Ctrl-C handling for free.
 Rule 1: items are named ``<case id>[<target>-<driver>]`` under one collector per target, in
         target order then case order, so a target's cases run sequentially and together.
 Rule 2: verdict -> pytest outcome: passed -> pass; failed -> ConformanceFailure (an
-        AssertionError: Allure "failed"); unsupported -> skip with the reason; indefinite and
-        broken -> HarnessTrouble (Allure "broken"). The verdict is also a JUnit property, since
-        JUnit has no word for "indefinite".
+        AssertionError: Allure "failed"); unsupported -> skip with the reason; indefinite,
+        broken and target-error -> HarnessTrouble (Allure "broken", the verdict the message's
+        first word). The verdict is also a JUnit property, since JUnit has no word for
+        "indefinite".
 Rule 3: every item writes exactly one JSONL record (results.py); an item that dies without one
         (a bug in this plugin) is counted as broken.
 Rule 4: targets start lazily at their first selected item, stop after their last one (a JVM
@@ -38,6 +39,7 @@ from conformance.scheduler import DEFAULT_JOBS, Schedule
 
 STOP_JOIN_S = 60.0  # a stopped schedule ends after its running cases, each bounded by its waits
 from conformance.routing import action_driver_name
+from conformance.security import redact
 from conformance.errors import Unsupported
 from conformance.transcript import format_transcript
 
@@ -68,15 +70,16 @@ class ConformanceItem(pytest.Item):
         run = self.plugin.run_of(self)
         self.plugin.record(self, run)
         verdict = run.verdict
+        reason = redact(verdict.reason)  # JUnit and Allure never show a token
         if verdict.verdict == v.PASSED:
             return
         if verdict.verdict == v.FAILED:
-            raise ConformanceFailure(verdict.reason)
+            raise ConformanceFailure(reason)
         if verdict.verdict == v.UNSUPPORTED:
-            pytest.skip(f"unsupported: {verdict.reason}")
-        if verdict.verdict == v.INDEFINITE:
-            raise HarnessTrouble(f"indefinite: {verdict.reason}")
-        raise HarnessTrouble(f"broken: {verdict.reason}\n{verdict.traceback}")
+            pytest.skip(f"unsupported: {reason}")
+        if verdict.verdict in (v.INDEFINITE, v.TARGET_ERROR):
+            raise HarnessTrouble(f"{verdict.verdict}: {reason}")
+        raise HarnessTrouble(f"broken: {reason}\n{redact(verdict.traceback)}")
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, (ConformanceFailure, HarnessTrouble)):

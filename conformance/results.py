@@ -14,6 +14,9 @@ Rule 4: ``known_divergence`` is the id of the entry of spec/divergences/ that co
         case (conformance/divergences.py), else ""; ``namespace`` is the namespace the case ran
         in ("" when it never ran), so a recorded answer can be compared with the model's again.
         Schema 1 records lack both and are read with both empty.
+Rule 5: schema 3 adds the verdict ``target-error`` (verdicts.target_error: the target could not
+        start, stopped serving, or could not be restarted); records of schemas 1 and 2 never
+        carry it and are read as they are.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from typing import Any, Iterable, Optional
 
 from conformance.verdicts import VERDICTS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class ResultRecord:
         data = json.loads(line)
         if data.get("schema_version") == 1:  # Rule 4
             data = {**data, "schema_version": SCHEMA_VERSION, "namespace": "", "known_divergence": ""}
+        if data.get("schema_version") == 2:  # Rule 5: the same fields
+            data = {**data, "schema_version": SCHEMA_VERSION}
         if data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"result schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}; "
                              "use a reader of the matching version")
@@ -107,7 +113,8 @@ class ResultWriter:
         self._file = open(self.path, "a", encoding="utf-8")
 
     def write(self, record: ResultRecord) -> None:
-        self._file.write(record.to_json() + "\n")
+        from conformance.security import redact  # a token never reaches a results file
+        self._file.write(redact(record.to_json()) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -8,13 +8,12 @@ Rule 2: pytest runs in-process with our plugin and no project config or conftest
 Rule 3: targets are stopped at the end whatever happens: the plugin's sessionfinish, this
         function's ``finally``, the process module's atexit hook, and SIGTERM turned into
         KeyboardInterrupt while the run lasts, so pytest unwinds normally.
-Rule 4: the exit code is computed from the verdicts (verdicts.py Rule 5), not from pytest's
+Rule 4: the exit code is computed from the verdicts (verdicts.exit_code), not from pytest's
         own status: a skipped (unsupported) item is not a pass, and a failed item may be a
         harness problem. A run that selects or executes no case exits 2 and says why.
-Rule 5: a target that could not start (no Docker engine, a binary missing) has every case
-        recorded unsupported with "target could not start: <reason>" and is named in the
-        summary, but it alone does not decide the exit code: the verdicts of the targets that
-        ran do. Only when no case executed on any target is the run exit 2.
+Rule 5: a target that could not start (no Docker engine, a binary missing) or stopped serving has
+        its cases recorded ``target-error`` with the reason; the console summary names such
+        targets first, before the per-target counts, and the run exits 2 (verdicts.exit_code).
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from conformance.execute import TargetSession, default_drivers
 from conformance.plugin import ConformancePlugin
 from conformance.results import new_run_id
 from conformance.scheduler import DEFAULT_JOBS
+from conformance.security import RunSecurity
 from conformance.targets.base import Target
 from conformance.targets.registry import make_target
 
@@ -86,8 +86,9 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         cases: Optional[list] = None, targets: Optional[list[Target]] = None,
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
-        java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS) -> int:
-    """Run the selected cases on every target; returns the exit code (verdicts.py Rule 5).
+        java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS,
+        security: Optional[RunSecurity] = None) -> int:
+    """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
     conformance.cases and the target registry.
@@ -103,7 +104,9 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
                 raise UsageError("no target given; use --target reference, --target pulsar-lite, "
                                  "--target pulsar-container[:TAG], --pulsar-versions V1,V2 or "
                                  "--target url:pulsar://HOST:PORT[,http://HOST:PORT]")
-            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs") for spec in target_specs]
+            security = security or RunSecurity()
+            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs", security=security)
+                       for spec in target_specs]
         names = [t.name for t in targets]
         if len(set(names)) != len(names):
             raise UsageError(f"targets named twice: {names}; give each target once")
@@ -148,10 +151,23 @@ def stale_divergences(plugin: ConformancePlugin) -> list[str]:
     return lines
 
 
+def target_error_lines(plugin: ConformancePlugin, sessions: list[TargetSession]) -> list[str]:
+    """One line per target with target-error cases: how many, and the first reason."""
+    lines = []
+    for session in sessions:
+        name = session.target.name
+        mine = [r for r in plugin.records if r.target == name and r.verdict == v.TARGET_ERROR]
+        if mine:
+            lines.append(f"  TARGET ERROR {name}: {len(mine)} case(s) not judged: {mine[0].reason.splitlines()[0]}")
+    return lines
+
+
 def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say) -> int:
     verdict_names = plugin.verdicts()
     say(f"\nconformance run {plugin.run_id} ({len(plugin.records)} records, jobs {plugin.jobs}, "
         f"harness CPU {time.process_time():.1f} s)")
+    for line in target_error_lines(plugin, sessions):  # Rule 5: first
+        say(line)
     for session in sessions:
         target = session.target
         mine = [r for r in plugin.records if r.target == target.name]
@@ -160,9 +176,10 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         info = target.describe()
         state = f"could not start: {target.start_error.splitlines()[0]}" if target.start_error else \
             f"{info['version']}, era {info['era']}, admin API {info['admin_api']}"
+        shown = [n for n in v.VERDICTS if n != v.TARGET_ERROR or counts[n]]
         say(f"  {target.name} ({state}): " + ", ".join(
             f"{n} {counts[n]}" + (f" ({known} known divergences)" if n == v.FAILED and known else "")
-            for n in v.VERDICTS))
+            for n in shown))
     say(f"  results: {plugin.writer.path if plugin.writer else '-'}")
     if status in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         say(f"conformance: error: pytest ended with {status.name}; results are incomplete")
@@ -170,24 +187,21 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
     if plugin.selected == 0:
         say(f"conformance: error: no case selected{f' by -k {keyword!r}' if keyword else ''}; nothing was run")
         return v.EXIT_HARNESS
-    failed = [s.target for s in sessions if s.target.start_error]
     known_failures = sum(1 for r in plugin.records if r.known_divergence)
     code = v.exit_code(verdict_names, known_failures)  # Rule 5: a target that did not start decides nothing itself
     for line in stale_divergences(plugin):
         say(f"conformance: note: {line}")
     counts = v.summarize(verdict_names)
     executed = any(counts[n] for n in v.EXECUTED)
-    for target in failed:
-        mine = sum(1 for r in plugin.records if r.target == target.name and r.verdict == v.UNSUPPORTED
-                   and r.reason.startswith("target could not start"))
-        say(f"conformance: {'error' if not executed else 'warning'}: target {target.name} could not start: "
-            f"{target.start_error.splitlines()[0]}; its {mine} case(s) are reported unsupported")
+    troubled = {r.target for r in plugin.records if r.verdict == v.TARGET_ERROR}
     if not executed:
-        say("conformance: error: no case was executed: every selected case was unsupported on every target"
-            + (f" ({len(failed)} target(s) could not start)" if failed else ""))
+        say("conformance: error: no case was executed on any target"
+            + (f" ({len(troubled)} target(s) down or misbehaving, see above)" if troubled else
+               ": every selected case was unsupported"))
     explanation = {v.EXIT_OK: "no failures" if not known_failures else
                    f"no failures besides {known_failures} known divergences",
-                   v.EXIT_FAILED: "failures", v.EXIT_HARNESS: "harness error",
+                   v.EXIT_FAILED: "failures",
+                   v.EXIT_HARNESS: "target error" if troubled and not counts[v.BROKEN] else "harness error",
                    v.EXIT_INDEFINITE: "only indefinite results besides passes"}[code]
     say(f"exit {code}: {explanation}")
     return code

@@ -216,8 +216,9 @@ class Lane:
             if died:
                 target.start_error = died
                 target.stop()
+                return v.target_error(f"target stopped serving: {died}")
         if target.start_error:
-            return v.unsupported(f"target could not start: {target.start_error}")
+            return v.target_error(f"target could not start: {target.start_error}")
         return configure(target, case)
 
     def _perform(self, case) -> None:

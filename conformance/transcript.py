@@ -4,12 +4,16 @@ Rule 1: the wire driver records every frame with its exact bytes (hex) and the d
         the REST driver records each request and response line. Nothing is summarised away, so a
         reader can replay a failing case from the attachment alone.
 Rule 2: a transcript belongs to one case: drivers start a new one on ``reset()``.
+Rule 3: a token never reaches a transcript: every entry's text and hex go through
+        ``security.redact`` (a CONNECT's auth_data shows as ``<redacted>`` in both).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+
+from conformance.security import redact
 
 SENT = ">>"
 RECEIVED = "<<"
@@ -33,7 +37,7 @@ class Transcript:
     started: float = field(default_factory=time.monotonic)
 
     def _add(self, direction: str, summary: str, data: bytes = b"") -> None:
-        self.entries.append(Entry(direction, summary, data.hex(), time.monotonic() - self.started))
+        self.entries.append(Entry(direction, redact(summary), redact(data.hex()), time.monotonic() - self.started))
 
     def sent(self, summary: str, data: bytes = b"") -> None:
         self._add(SENT, summary, data)

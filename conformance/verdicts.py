@@ -4,16 +4,21 @@ Rule 1: ``passed`` means every step's actual outcome == its expected outcome (mo
         values compare with ``==``, so this is the whole comparison).
 Rule 2: ``failed`` is the first mismatch; it records the step index, the op, expected and actual.
         Later steps are not run: they would start from a state the model did not predict.
-Rule 3: ``unsupported`` (a step could not be attempted, the target cannot take the case's
-        broker_config, its era differs, or it could not start) and ``indefinite`` (a bounded
-        wait ended without an answer) are never counted as passed, and never as failed.
+Rule 3: ``unsupported`` means one thing: the target was asked and lacks the capability (a step
+        it cannot perform, a broker_config it cannot take, a feature or era it does not have).
+        ``indefinite`` means a bounded wait ended without an answer. Neither is ever counted as
+        passed, nor as failed.
 Rule 4: ``broken`` is a harness error (an exception in our code), reported with its traceback;
         harness failures are never reported as spec failures.
-Rule 5: exit codes, in order of precedence: 2 if anything is broken or nothing was executed on
-        any target (every case unsupported or none selected); 1 if anything failed that is not a
-        known divergence (conformance/divergences.py); 3 if anything is indefinite; else 0. A
-        target that could not start only has its cases unsupported. A run whose only failures
-        are known divergences exits 0 and says how many there were.
+Rule 5: ``target-error`` is a finding about the target, not about a case: it could not start,
+        stopped serving during the run, or could not be restarted with a case's configuration.
+        Every case that target then cannot attempt gets it, with the reason; the console
+        summary and the report pages show these targets first.
+Rule 6: exit codes, in order of precedence: 2 if anything is broken or target-error, or nothing
+        was executed on any target (every case unsupported or none selected); 1 if anything
+        failed that is not a known divergence (conformance/divergences.py); 3 if anything is
+        indefinite; else 0. A run whose only failures are known divergences exits 0 and says how
+        many there were.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ FAILED = "failed"
 UNSUPPORTED = "unsupported"
 INDEFINITE = "indefinite"
 BROKEN = "broken"
-VERDICTS = (PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN)
+TARGET_ERROR = "target-error"
+VERDICTS = (PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN, TARGET_ERROR)
 
 EXIT_OK, EXIT_FAILED, EXIT_HARNESS, EXIT_INDEFINITE = 0, 1, 2, 3
 
@@ -76,6 +82,10 @@ def broken(exc: BaseException, index: Optional[int] = None, step=None) -> Verdic
                    getattr(step, "op", None), getattr(step, "expected", None), traceback=text)
 
 
+def target_error(reason: str, index: Optional[int] = None, step=None) -> Verdict:
+    return Verdict(TARGET_ERROR, reason, index, getattr(step, "op", None), getattr(step, "expected", None))
+
+
 def judge(steps: Iterable, actuals: Iterable) -> Verdict:
     """Compare a finished list of steps with their actual outcomes (Rules 1, 2)."""
     last = (None, None, None)
@@ -93,10 +103,10 @@ def summarize(verdicts: Iterable[str]) -> Counter:
 
 
 def exit_code(verdicts: Iterable[str], known_failures: int = 0) -> int:
-    """Rule 5; ``known_failures`` of the ``failed`` verdicts are known divergences."""
+    """Rule 6; ``known_failures`` of the ``failed`` verdicts are known divergences."""
     counts = summarize(verdicts)
     executed = sum(counts[name] for name in EXECUTED)
-    if counts[BROKEN] or executed == 0:
+    if counts[BROKEN] or counts[TARGET_ERROR] or executed == 0:
         return EXIT_HARNESS
     if counts[FAILED] > known_failures:
         return EXIT_FAILED

@@ -54,7 +54,7 @@ def create_tenant(state: State, op: CreateTenant):
         return state, RestError(412, "Tenant name is not valid")  # TenantsBase [I]
     if op.tenant in state.tenants:
         return state, RestError(409, "Tenant already exists")
-    return state.with_tenant(op.tenant), DONE
+    return state.with_tenant(op.tenant, frozenset(op.admin_roles)), DONE
 
 
 def create_namespace(state: State, op: CreateNamespace):

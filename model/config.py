@@ -42,6 +42,11 @@ class BrokerConfig:
     # PIP-35 (ours, TENTATIVE; docs/pip35-decisions.md C3): names per batch lookup. Not a Pulsar
     # key, so to_strings leaves it out at its default (a case sends it only when its row sets it).
     maxBatchLookupTopics: int = 10000
+    # Token authentication and authorization (model/auth.py; ours: not in the seeds). Pulsar's keys
+    # and defaults; not dynamic. Sent to a target only when a row sets them (SENT_WHEN_SET).
+    authenticationEnabled: bool = False
+    authorizationEnabled: bool = False
+    superUserRoles: str = ""
 
     @classmethod
     def from_strings(cls, values: Optional[Mapping[str, str]] = None) -> "BrokerConfig":
@@ -58,16 +63,26 @@ class BrokerConfig:
                 "add the key to model/config.py if a row needs it")
         return replace(self, **{key: _parse(key, value)})
 
-    def to_strings(self) -> dict[str, str]:
-        """Every key with its value written the way broker.conf writes it (TENTATIVE_KEYS only
-        when set away from their default: a broker without the tentative feature has no such key)."""
+    def to_strings(self, keep: frozenset[str] = frozenset()) -> dict[str, str]:
+        """Every key with its value written the way broker.conf writes it (SENT_WHEN_SET keys only
+        when set away from their default, or named in ``keep``: a broker without the tentative
+        feature has no such key, and a row that sets a security key to its default means it)."""
         return {f.name: _format(getattr(self, f.name)) for f in fields(self)
-                if f.name not in TENTATIVE_KEYS or getattr(self, f.name) != f.default}
+                if f.name not in SENT_WHEN_SET or f.name in keep or getattr(self, f.name) != f.default}
+
+    @property
+    def super_users(self) -> frozenset[str]:
+        """``superUserRoles`` as a set (a comma-separated list in broker.conf)."""
+        return frozenset(role.strip() for role in self.superUserRoles.split(",") if role.strip())
 
 
 KEYS: tuple[str, ...] = tuple(f.name for f in fields(BrokerConfig))
 # Keys of never-upstream features (ours): not Pulsar's, so never sent to a target at their default.
 TENTATIVE_KEYS: frozenset[str] = frozenset({"maxBatchLookupTopics"})
+# Security keys: a target the harness starts gets them with its key material only when a row sets
+# them (conformance/security.py), so every other case's configuration is as it was.
+AUTH_KEYS: frozenset[str] = frozenset({"authenticationEnabled", "authorizationEnabled", "superUserRoles"})
+SENT_WHEN_SET: frozenset[str] = TENTATIVE_KEYS | AUTH_KEYS
 
 # Keys a running broker accepts through the dynamic-configuration REST call. The first three are
 # verified dynamic ("the tests set them through admin.brokers().updateDynamicConfiguration",
@@ -75,7 +90,7 @@ TENTATIVE_KEYS: frozenset[str] = frozenset({"maxBatchLookupTopics"})
 # not dynamic (facts §2.1 table, "dynamic: no").
 PIP2_KEYS: frozenset[str] = frozenset({"enablePersistentTopics", "enableNonPersistentTopics",
                                        "maxConcurrentNonPersistentMessagePerConnection"})
-DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS) - PIP2_KEYS
+DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS) - PIP2_KEYS - AUTH_KEYS
 
 
 def _parse(key: str, value: str):

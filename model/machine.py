@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from model import admin, batch_lookup, buckets, client, java_client, lookups, nonpersistent, ops, releases
+from model import admin, auth, batch_lookup, buckets, client, java_client, lookups, nonpersistent, ops, releases
 from model.config import BrokerConfig
 from model.errors import ModelUsageError
 from model.ops import (
@@ -65,6 +65,7 @@ HANDLERS.update({  # the Java client and admin client (model/java_client.py)
     ops.JavaProduceConsume: java_client.produce_consume,
     ops.JavaGetPartitionedTopicMetadata: java_client.get_partitioned_topic_metadata,
 })
+HANDLERS[ops.WithCredentials] = auth.with_credentials  # token authentication and authorization (ours)
 
 
 _UNSET = object()

@@ -32,6 +32,9 @@ class SetBrokerConfig:
 @dataclass(frozen=True)
 class CreateTenant:
     tenant: str
+    # TenantInfo.adminRoles: roles that may administer the tenant's namespaces and topics when
+    # authorization is on (model/auth.py).
+    admin_roles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -310,6 +313,27 @@ class JavaGetPartitionedTopicMetadata:
     topic: str
 
 
+# -- token authentication and authorization (model/auth.py; ours: not in the seeds) ----------------
+
+
+@dataclass(frozen=True)
+class WithCredentials:
+    """``operation`` performed by a client that presents other credentials than the harness's own:
+    none at all (``role`` None), or a JWT whose role claim is ``role``, ``token`` saying which
+    kind: ``valid``, ``forged`` (signed with a key the broker does not know) or ``expired``."""
+    operation: object
+    role: Optional[str] = None
+    token: str = "valid"
+
+    def describe(self) -> str:
+        return "no credentials" if self.role is None else f"a {self.token} token of role {self.role!r}"
+
+    @property
+    def api(self) -> Optional[str]:
+        """The inner operation's API, so routing and drivers see through the credentials."""
+        return getattr(self.operation, "api", "binary" if isinstance(self.operation, Handshake) else None)
+
+
 Operation = (
     SetBrokerConfig | CreateTenant | CreateNamespace | DeleteNamespace | SetAutoTopicCreation
     | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
@@ -336,16 +360,23 @@ OPERATION_TYPES.update({cls.__name__: cls for cls in (BatchLookup, BatchEqualsSi
 # The Java client and admin client (model/java_client.py)
 OPERATION_TYPES.update({cls.__name__: cls for cls in (
     JavaGetPartitionsForTopic, JavaProduceConsume, JavaGetPartitionedTopicMetadata)})
+OPERATION_TYPES[WithCredentials.__name__] = WithCredentials  # model/auth.py
 
 
 def op_to_json(op) -> dict:
     from dataclasses import asdict
+    if isinstance(op, WithCredentials):
+        return {"op": "WithCredentials", "operation": op_to_json(op.operation), "role": op.role, "token": op.token}
     return {"op": type(op).__name__, **asdict(op)}
 
 
 def op_from_json(data: dict):
     data = dict(data)
     cls = OPERATION_TYPES[data.pop("op")]
+    if cls is WithCredentials:
+        data["operation"] = op_from_json(data["operation"])
+    if cls is CreateTenant and "admin_roles" in data:
+        data["admin_roles"] = tuple(data["admin_roles"])
     if cls is CreateNamespace and "policies" in data:
         data["policies"] = tuple((k, v) for k, v in dict(data["policies"]).items())
     if cls in (BatchLookup, BatchEqualsSingles, SameOwnerEverywhere) and "topics" in data:

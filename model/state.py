@@ -83,6 +83,8 @@ class State:
     topics: frozenset[TopicName] = frozenset()
     # PIP-2: what the stats of a live non-persistent topic say (model/nonpersistent.py LiveStats).
     live: FrozenMap[TopicName, object] = field(default_factory=FrozenMap)
+    # TenantInfo.adminRoles of the tenants that have any (model/auth.py).
+    tenant_admins: FrozenMap[str, frozenset[str]] = field(default_factory=FrozenMap)
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -123,8 +125,9 @@ class State:
     def with_config(self, config: BrokerConfig) -> "State":
         return replace(self, config=config)
 
-    def with_tenant(self, tenant: str) -> "State":
-        return replace(self, tenants=self.tenants | {tenant})
+    def with_tenant(self, tenant: str, admin_roles: frozenset[str] = frozenset()) -> "State":
+        admins = self.tenant_admins.set(tenant, admin_roles) if admin_roles else self.tenant_admins
+        return replace(self, tenants=self.tenants | {tenant}, tenant_admins=admins)
 
     def with_namespace(self, namespace: NamespaceName, policies: NamespacePolicies) -> "State":
         return replace(self, namespaces=self.namespaces.set(namespace, policies))

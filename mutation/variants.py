@@ -249,6 +249,15 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("p35-rest-batch-no-reason", "35", "rest", "REST batch error entries lack the reason",
        f"{LS}:rest_batch", 'value = {"error": entry.error.server_error, "reason": entry.error.reason}',
        'value = {"error": entry.error.server_error}'),
+    # -- token authentication and authorization (spec/pip344_auth.yaml: PIP-344's lookups) --------------
+    _m("auth-bin-any-token", "344", "binary", "CONNECT with a token accepts it without checking its signature",
+       "reference_broker.security:Security.authenticate_connect",
+       'return self.verifier.role_of(data.decode("utf-8", errors="replace").strip())', 'return "superuser"'),
+    _m("auth-http-no-credentials", "344", "rest", "an HTTP request without a token gets the anonymous super-user",
+       "reference_broker.security:Security.authenticate_http",
+       'raise AuthenticationFailed("Authentication token has to be passed with Bearer prefix")', 'return "superuser"'),
+    _m("authz-any-role-tenant-admin", "344", "both", "every authenticated role counts as an admin of every tenant",
+       "reference_broker.security:Security.tenant_decision", "return Decision(role in admins)", "return Decision(True)"),
 )
 
 BY_NAME = {m.name: m for m in MUTANTS}

@@ -3,6 +3,8 @@
 Start-up contract (what harnesses and tests rely on):
 - exactly one line ``READY pulsar://127.0.0.1:P http://127.0.0.1:Q`` on stdout once both the
   binary and the HTTP listener accept connections; logs go to stderr;
+- with TLS listeners (``brokerServicePortTls`` and ``webServicePortTls`` set), two more fields
+  follow on the same line: ``READY pulsar://h:P http://h:Q pulsar+ssl://h:R https://h:S``;
 - with ``--brokers N`` (N > 1, a PIP-35 cluster in one process sharing one metadata store), the
   same single line lists every broker, comma-separated, in start order:
   ``READY pulsar://h:P1,pulsar://h:P2,... http://h:Q1,http://h:Q2,...`` (no spaces, so the line
@@ -22,6 +24,7 @@ import sys
 
 from .config import ConfigError, build_config
 from .errors import BrokerError
+from .security import Security, tls_server_context
 
 EXIT_CONFIG_ERROR = 2
 
@@ -67,7 +70,8 @@ async def serve(args: argparse.Namespace, config) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        print(f"READY {','.join(s.broker_url for s in servers)} {','.join(s.web_url for s in servers)}", flush=True)
+        fields = [",".join(server.urls[i] for server in servers) for i in range(len(servers[0].urls))]
+        print(f"READY {' '.join(fields)}", flush=True)
         await stop.wait()
     finally:
         for server in reversed(servers):
@@ -83,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         config = build_config(conf_file=args.conf_file, overrides=args.overrides)
         if args.host is not None:
             config.set("bindAddress", args.host)
+        Security(config, tenant_admins=lambda tenant: None)  # the security keys, checked before anything listens
+        for port_key in ("brokerServicePortTls", "webServicePortTls"):
+            tls_server_context(config, port_key=port_key)
         if args.brokers < 1:
             raise ConfigError(f"Invalid --brokers {args.brokers}: expected a number of brokers >= 1")
         if args.metadata_store is not None and not args.metadata_store.startswith(("memory:", "sqlite:", "zk:")):

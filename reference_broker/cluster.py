@@ -224,7 +224,7 @@ class ClusterNode:
         if self.info is not None:
             return self.info
         return BrokerInfo(broker_id_for(self.core.web_service_url), "", self.core.broker_service_url,
-                          self.core.web_service_url)
+                          self.core.web_service_url, self.core.broker_service_url_tls, self.core.web_service_url_tls)
 
     def join(self) -> None:
         """Register this broker with the URLs the core advertises; idempotent for the same URLs."""
@@ -233,7 +233,8 @@ class ClusterNode:
             if (self.info.broker_url, self.info.web_url) == (broker_url, web_url):
                 return
             self.leave()
-        info = BrokerInfo(broker_id_for(web_url), uuid.uuid4().hex, broker_url, web_url)
+        info = BrokerInfo(broker_id_for(web_url), uuid.uuid4().hex, broker_url, web_url,
+                          self.core.broker_service_url_tls, self.core.web_service_url_tls)
         base = base_store(self.core.store)
         self._ephemeral = hasattr(base, "create_ephemeral") or isinstance(base, MemoryMetadataStore)
         path = self._write_registration(info)

@@ -19,6 +19,13 @@ Rule 4 (PIP-2 publish side, facts §2.2, ServerCnx#handleSend): a SEND to a non-
         receipt is written by ``defer``, i.e. after every frame of the current read has been
         handled, as Pulsar completes publishes off the I/O thread: so SENDs that arrive in one
         read overlap, and sends awaited one by one never do.
+Rule 6 (security.py): with ``authenticationEnabled``, CONNECT carries credentials
+        (``auth_method_name`` ``token``, ``auth_data`` the JWT); credentials that authenticate
+        nobody get ERROR(request_id -1, AuthenticationError, "Failed to authenticate") and the
+        connection is closed (ServerCnx#authenticationFailed @ v4.0.7). With
+        ``authorizationEnabled``, PARTITIONED_METADATA, LOOKUP, BATCH_LOOKUP, PRODUCER, SUBSCRIBE
+        and GET_TOPICS_OF_NAMESPACE are refused for a role that may not act on the tenant, with
+        ServerCnx's words for each command (security.binary_refusal).
 Rule 5 (bad input Pulsar closes the connection on, ServerCnx / Consumer#flowPermits / LightProto):
         a SEND for a producer that is not registered, a FLOW with permits <= 0 (uint32 values
         >= 2^31 are negative Java ints), and a SUBSCRIBE that does not parse. The reference broker
@@ -48,6 +55,7 @@ from pulsar_codec import pulsar_api_pb2 as pb
 
 from . import lookup_service, topic_patterns
 from .errors import BrokerError
+from .security import CONNECT_REFUSED, AuthenticationFailed, binary_refusal
 from .topics import Consumer, NonPersistentTopic, PersistentTopic, TopicRegistry
 
 log = logging.getLogger("reference_broker.commands")
@@ -95,6 +103,7 @@ class ServerCnx:
             lambda work, done: done(work())
         self.connected = False
         self.client_version = ""
+        self.role: Optional[str] = None  # Rule 6: who authenticated on this connection
         self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
         # Not dynamic (facts §2.1), so read once per connection, as ServerCnx's constructor does.
@@ -112,6 +121,16 @@ class ServerCnx:
             return self.close_connection()
         self.connected = True
         self.client_version = event.client_version
+        security = self.broker.security
+        if security.authentication:  # Rule 6
+            method = event.auth_method_name if event.has("auth_method_name") else None
+            try:
+                self.role = security.authenticate_connect(method, event.auth_data if event.has("auth_data") else b"")
+            except AuthenticationFailed as exc:
+                log.warning("[%s] Failed to authenticate on connect: %s", self.remote, exc)
+                self.send(ev.Error(request_id=U64_MINUS_ONE, error=_server_error("AuthenticationError"),
+                                   message=CONNECT_REFUSED))
+                return self.close_connection()
         self.send(ev.Connected(
             server_version=self.broker.server_version,
             protocol_version=negotiated,
@@ -131,6 +150,9 @@ class ServerCnx:
     def handle_PartitionedMetadata(self, event) -> None:
         # Rule 2: an absent field 6 means its proto default, true.
         auto_create = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else True
+        refused = self._refused("PartitionedMetadata", event.topic)
+        if refused:
+            return self._partitioned_metadata_failed(event.request_id, *refused)
         try:
             partitions = self.core.get_partitioned_metadata(TopicName.parse(event.topic), auto_create=auto_create)
         except InvalidName as exc:
@@ -146,12 +168,25 @@ class ServerCnx:
                                                  response=pb.CommandPartitionedTopicMetadataResponse.Failed))
 
     def handle_Lookup(self, event) -> None:
+        refused = self._refused("Lookup", event.topic)
+        if refused:
+            return self.send(ev.LookupResponse(request_id=event.request_id, error=_server_error(refused[0]),
+                                               message=refused[1],
+                                               response=pb.CommandLookupTopicResponse.Failed))
         lookup_service.handle_lookup(self, event)  # PIP-35 cluster: Connect from the owner, else Redirect
 
     def handle_BatchLookup(self, event) -> None:
+        # Ours (PIP-35 is tentative): the batch is refused whole, with LOOKUP's words, if any name in
+        # it is a topic the role may not look up.
+        refused = next(filter(None, (self._refused("Lookup", name) for name in event.topics)), None)
+        if refused:
+            return self._error(event.request_id, *refused)
         lookup_service.handle_batch_lookup(self, event)  # PIP-35 batch lookup (ours)
 
     def handle_GetTopicsOfNamespace(self, event) -> None:
+        refused = self._refused("GetTopicsOfNamespace", event.namespace, namespace=True)
+        if refused:
+            return self._error(event.request_id, *refused)
         try:
             namespace = NamespaceName.parse(event.namespace)
         except InvalidName as exc:  # Rule 5
@@ -187,6 +222,9 @@ class ServerCnx:
     # -- producers --------------------------------------------------------------------------
 
     def handle_Producer(self, event) -> None:
+        refused = self._refused("Producer", event.topic)  # authorisation before anything else, as in Pulsar
+        if refused:
+            return self._error(event.request_id, *refused)
         try:
             topic = TopicName.parse(event.topic)
             existing = self.producers.get(event.producer_id)
@@ -281,6 +319,9 @@ class ServerCnx:
     def handle_Subscribe(self, event) -> None:
         if event.consumer_id in self.consumers:
             return self._error(event.request_id, "ConsumerBusy", f"Consumer id {event.consumer_id} is already in use")
+        refused = self._refused("Subscribe", event.topic)
+        if refused:
+            return self._error(event.request_id, *refused)
         try:
             topic = TopicName.parse(event.topic)
             self.core.ensure_topic_for_attach(topic, create=event.force_topic_creation)
@@ -420,6 +461,19 @@ class ServerCnx:
         """A command a client should never send to a broker (e.g. CONNECTED, MESSAGE)."""
         request_id = event.request_id if "request_id" in event.pb.DESCRIPTOR.fields_by_name else U64_MINUS_ONE
         self._error(request_id, "UnknownError", f"Unexpected command {event.type_name} from a client")
+
+    def _refused(self, command: str, name: str, namespace: bool = False) -> Optional[tuple[str, str]]:
+        """Rule 6: (ServerError, message) when this connection's role may not run ``command`` on the
+        topic (or ``namespace``) ``name``; None when it may, or the name does not parse (the
+        command's own check answers that)."""
+        security = self.broker.security
+        if not security.authorization:
+            return None
+        try:
+            parsed = NamespaceName.parse(name) if namespace else TopicName.parse(name).namespace_name
+        except InvalidName:
+            return None
+        return binary_refusal(security, self.role, command, parsed.tenant, str(parsed))
 
     def _error(self, request_id: int, error: str, message: str) -> None:
         self.send(ev.Error(request_id=request_id, error=_server_error(error), message=message))

@@ -37,7 +37,7 @@ class ConfigKey:
     """One broker.conf key: its type, default, whether it is dynamic, and its allowed values."""
 
     name: str
-    kind: str  # "bool" | "int" | "long" | "port" | "enum" | "str" | "optional-str"
+    kind: str  # "bool" | "int" | "long" | "port" | "optional-port" | "enum" | "str" | "optional-str"
     default: Any
     dynamic: bool = False
     choices: tuple[str, ...] = ()
@@ -49,7 +49,7 @@ class ConfigKey:
             return "true or false"
         if self.kind == "enum":
             return " or ".join(self.choices)
-        if self.kind == "port":
+        if self.kind in ("port", "optional-port"):
             return "a port number 0..65535 (0 = pick a free port)"
         if self.kind in ("int", "long"):
             low, high = (_INT_MIN, _INT_MAX) if self.kind == "int" else (_LONG_MIN, _LONG_MAX)
@@ -66,7 +66,7 @@ class ConfigKey:
             if lowered in ("true", "false"):
                 return lowered == "true"
             raise self._bad(text)
-        if self.kind in ("int", "long", "port"):
+        if self.kind in ("int", "long", "port", "optional-port"):
             try:
                 value = int(text, 10)
             except ValueError:
@@ -86,9 +86,12 @@ class ConfigKey:
         if self.kind == "bool":
             if isinstance(value, bool):
                 return value
-        elif self.kind in ("int", "long", "port"):
+        elif self.kind == "optional-port" and value is None:
+            return value
+        elif self.kind in ("int", "long", "port", "optional-port"):
             if isinstance(value, int) and not isinstance(value, bool):
-                low, high = {"port": (0, 65535), "int": (_INT_MIN, _INT_MAX), "long": (_LONG_MIN, _LONG_MAX)}[self.kind]
+                low, high = {"port": (0, 65535), "optional-port": (0, 65535), "int": (_INT_MIN, _INT_MAX),
+                             "long": (_LONG_MIN, _LONG_MAX)}[self.kind]
                 if self.minimum is not None:
                     low = max(low, self.minimum)
                 if low <= value <= high:
@@ -174,6 +177,28 @@ _KEYS = (
     ConfigKey("pulsarChannelWriteBufferLowWaterMark", "int", 32 * 1024, minimum=0),
     ConfigKey("pulsarChannelPauseReceivingRequestsIfUnwritable", "bool", True),
 )
+
+# Security (security.py), Pulsar's keys and defaults (ServiceConfiguration): all static. The
+# TLS ports are unset by default, as in Pulsar: no TLS listener.
+_SECURITY_KEYS = (
+    ConfigKey("authenticationEnabled", "bool", False),
+    ConfigKey("authenticationProviders", "str", "", doc="comma-separated; only AuthenticationProviderToken"),
+    ConfigKey("authorizationEnabled", "bool", False),
+    ConfigKey("superUserRoles", "str", "", doc="comma-separated roles allowed everything"),
+    ConfigKey("anonymousUserRole", "optional-str", None),
+    ConfigKey("tokenSecretKey", "optional-str", None, doc="data:;base64,..., file:///path, a path or base64"),
+    ConfigKey("tokenPublicKey", "optional-str", None, doc="the same forms; DER X.509"),
+    ConfigKey("tokenPublicAlg", "str", "RS256"),
+    ConfigKey("tokenAuthClaim", "optional-str", None, doc="the role claim; unset = sub"),
+    ConfigKey("brokerServicePortTls", "optional-port", None),
+    ConfigKey("webServicePortTls", "optional-port", None),
+    ConfigKey("tlsCertificateFilePath", "optional-str", None),
+    ConfigKey("tlsKeyFilePath", "optional-str", None),
+    ConfigKey("tlsTrustCertsFilePath", "optional-str", None),
+)
+_KEYS += _SECURITY_KEYS
+# Values that carry a key: never shown by as_strings (the runtime-configuration answer).
+SECRET_KEYS = frozenset({"tokenSecretKey"})
 
 CONFIG_KEYS: dict[str, ConfigKey] = {key.name: key for key in _KEYS}
 NON_DYNAMIC_UPDATE = "Can't update non-dynamic configuration"  # BrokersBase, verbatim
@@ -262,8 +287,9 @@ class BrokerConfig:
         return _key(name).format(self._values[name])
 
     def as_strings(self) -> dict[str, str]:
-        """Every key with its current value as broker.conf text."""
-        return {name: self.formatted(name) for name in sorted(CONFIG_KEYS)}
+        """Every key with its current value as broker.conf text (a secret key masked)."""
+        return {name: "******" if name in SECRET_KEYS and self._values[name] else self.formatted(name)
+                for name in sorted(CONFIG_KEYS)}
 
     @property
     def advertised_host(self) -> str:

@@ -96,13 +96,19 @@ class BrokerCore(NamespaceOps, TopicOps):
         host = config.advertised_host
         self.broker_service_url = broker_service_url or f"pulsar://{host}:{config.brokerServicePort}"
         self.web_service_url = web_service_url or f"http://{host}:{config.webServicePort}"
+        # The TLS listeners' URLs (brokerServicePortTls, webServicePortTls), None without TLS.
+        self.broker_service_url_tls: str | None = None
+        self.web_service_url_tls: str | None = None
         self.cluster = ClusterNode(self)  # PIP-35: membership and bundle ownership (cluster.py)
         self.boot()
 
-    def set_service_urls(self, broker_url: str, web_url: str) -> None:
+    def set_service_urls(self, broker_url: str, web_url: str, *, broker_url_tls: str | None = None,
+                         web_url_tls: str | None = None) -> None:
         """Record the URLs actually bound (ports chosen at bind time); used by lookups and the cluster node."""
         self.broker_service_url = broker_url
         self.web_service_url = web_url
+        self.broker_service_url_tls = broker_url_tls or self.broker_service_url_tls
+        self.web_service_url_tls = web_url_tls or self.web_service_url_tls
         self._write_cluster_data()
         self.cluster.join()  # PIP-35: register in /loadbalance/brokers with the bound URLs
 

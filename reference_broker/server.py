@@ -18,6 +18,9 @@ Rule 4: persistent topics free what retention no longer keeps every
         ``retentionCheckIntervalInSeconds``, and have their backlog quota enforced every
         ``backlogQuotaCheckIntervalInSeconds`` while ``backlogQuotaCheckEnabled``
         (topics/storage.py Rule 3: producers disconnected, or the slowest backlog evicted).
+Rule 5: with ``brokerServicePortTls`` / ``webServicePortTls`` set, a TLS listener of each kind is
+        bound beside the plain one (security.py ``tls_server_context``), on the same address; its
+        URL (``pulsar+ssl://``, ``https://``) is reported too and advertised in lookups.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from . import __version__
 from .binary_connection import BrokerProtocol
 from .errors import BrokerError
 from .limits import ConnectionLimits
+from .security import Security, tls_server_context
 from .topics import TopicRegistry
 from .topics.storage import StoragePolicy
 
@@ -59,32 +63,58 @@ class BrokerServer:
         self.connections: set[BrokerProtocol] = set()
         self.cluster_name = core.config.get("clusterName")
         self.server_version = f"Pulsar Server{__version__}"
+        self.security = Security(core.config, tenant_admins=_tenant_admins(core))
         self._server: Optional[asyncio.AbstractServer] = None
-        self._web_server = None
-        self._web_task: Optional[asyncio.Task] = None
+        self._tls_server: Optional[asyncio.AbstractServer] = None
+        self._web_servers: list = []
+        self._web_tasks: list[asyncio.Task] = []
         self._inactive_check: Optional[asyncio.TimerHandle] = None
         self._timers: dict[str, asyncio.TimerHandle] = {}  # Rule 4
         self.broker_url = self.web_url = ""
+        self.broker_url_tls: Optional[str] = None  # Rule 5
+        self.web_url_tls: Optional[str] = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        config = self.core.config
+        binary_tls = tls_server_context(config, port_key="brokerServicePortTls")  # Rule 5
+        web_tls = tls_server_context(config, port_key="webServicePortTls")
         self._server = await loop.create_server(lambda: BrokerProtocol(self), self.host, self.broker_port)
         port = self._server.sockets[0].getsockname()[1]
         host = f"[{self.advertised_host}]" if ":" in self.advertised_host else self.advertised_host
         self.broker_url = f"pulsar://{host}:{port}"
-        info = socket.getaddrinfo(self.host, self.web_port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        if binary_tls is not None:
+            self._tls_server = await loop.create_server(lambda: BrokerProtocol(self), self.host,
+                                                        config.get("brokerServicePortTls"), ssl=binary_tls)
+            self.broker_url_tls = f"pulsar+ssl://{host}:{self._tls_server.sockets[0].getsockname()[1]}"
+        web_socket = self._web_socket(self.web_port)
+        self.web_url = f"http://{host}:{web_socket.getsockname()[1]}"
+        tls_socket = self._web_socket(config.get("webServicePortTls")) if web_tls is not None else None
+        if tls_socket is not None:
+            self.web_url_tls = f"https://{host}:{tls_socket.getsockname()[1]}"
+        self.core.set_service_urls(broker_url=self.broker_url, web_url=self.web_url,
+                                   broker_url_tls=self.broker_url_tls, web_url_tls=self.web_url_tls)
+        await self._start_web(web_socket, None)
+        if tls_socket is not None:
+            await self._start_web(tls_socket, config)
+        self._schedule_inactive_check()
+        self._every("retentionCheckIntervalInSeconds", self._trim_persistent_topics)
+        if self.core.config.get("backlogQuotaCheckEnabled"):
+            self._every("backlogQuotaCheckIntervalInSeconds", self._enforce_backlog_quotas)
+
+    def _web_socket(self, port: int) -> socket.socket:
+        info = socket.getaddrinfo(self.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
         web_socket = socket.socket(info[0], socket.SOCK_STREAM)
         web_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         web_socket.bind(info[4])
         web_socket.listen(128)
         web_socket.setblocking(False)
-        self.web_url = f"http://{host}:{web_socket.getsockname()[1]}"
-        self.core.set_service_urls(broker_url=self.broker_url, web_url=self.web_url)
-        await self._start_web(web_socket)
-        self._schedule_inactive_check()
-        self._every("retentionCheckIntervalInSeconds", self._trim_persistent_topics)
-        if self.core.config.get("backlogQuotaCheckEnabled"):
-            self._every("backlogQuotaCheckIntervalInSeconds", self._enforce_backlog_quotas)
+        return web_socket
+
+    @property
+    def urls(self) -> list[str]:
+        """Every URL this broker serves: binary and HTTP, then their TLS forms when bound."""
+        return [self.broker_url, self.web_url, *(u for u in (self.broker_url_tls, self.web_url_tls) if u)]
 
     def _every(self, key: str, check) -> None:
         """Rule 4: run ``check`` every ``key`` seconds until stop; a failed run does not stop later ones."""
@@ -151,21 +181,26 @@ class BrokerServer:
             log.exception("inactive topic check failed")
         self._schedule_inactive_check()
 
-    async def _start_web(self, web_socket: socket.socket) -> None:
+    async def _start_web(self, web_socket: socket.socket, tls_config) -> None:
+        """One uvicorn server on ``web_socket``; over TLS (Rule 5) when ``tls_config`` is the broker's config."""
         import uvicorn
 
         from .admin.app import build_app
 
         app = build_app(self.core, broker_service_url=self.broker_url, web_service_url=self.web_url,
-                        topics=self.topics)
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-        self._web_server = uvicorn.Server(config)
-        self._web_server.install_signal_handlers = lambda: None  # the CLI owns signals
-        self._web_task = asyncio.create_task(self._web_server.serve(sockets=[web_socket]))
+                        topics=self.topics, security=self.security)
+        tls = {} if tls_config is None else dict(
+            ssl_certfile=tls_config.get("tlsCertificateFilePath"), ssl_keyfile=tls_config.get("tlsKeyFilePath"))
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False, **tls)
+        server = uvicorn.Server(config)
+        server.install_signal_handlers = lambda: None  # the CLI owns signals
+        task = asyncio.create_task(server.serve(sockets=[web_socket]))
+        self._web_servers.append(server)
+        self._web_tasks.append(task)
         deadline = time.monotonic() + 10
-        while not self._web_server.started:
-            if self._web_task.done():
-                self._web_task.result()  # raises the start-up error
+        while not server.started:
+            if task.done():
+                task.result()  # raises the start-up error
             if time.monotonic() > deadline:
                 raise RuntimeError("admin HTTP server did not start within 10 s")
             await asyncio.sleep(0.01)
@@ -175,21 +210,32 @@ class BrokerServer:
             self._inactive_check.cancel()
         for timer in self._timers.values():
             timer.cancel()
-        if self._server is not None:
-            self._server.close()
+        listeners = [server for server in (self._server, self._tls_server) if server is not None]
+        for listener in listeners:
+            listener.close()
         for protocol in list(self.connections):
             if protocol.transport:
                 protocol.transport.close()
-        if self._web_server is not None:
-            self._web_server.should_exit = True
+        for server, task in zip(self._web_servers, self._web_tasks):
+            server.should_exit = True
             try:
-                await asyncio.wait_for(asyncio.shield(self._web_task), timeout)
+                await asyncio.wait_for(asyncio.shield(task), timeout)
             except (asyncio.TimeoutError, Exception):
-                self._web_task.cancel()
-        if self._server is not None:
+                task.cancel()
+        for listener in listeners:
             try:
-                await asyncio.wait_for(self._server.wait_closed(), timeout)
+                await asyncio.wait_for(listener.wait_closed(), timeout)
             except asyncio.TimeoutError:
                 log.warning("listener did not close within %.1f s", timeout)
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.core.close()
+
+
+def _tenant_admins(core):
+    """A tenant's adminRoles as security.Security reads them; None for a tenant that does not exist."""
+    def admins(tenant: str):
+        try:
+            return frozenset(core.get_tenant(tenant).get("adminRoles") or ())
+        except BrokerError:
+            return None
+    return admins

@@ -11,7 +11,7 @@ Rule 1: only the latest run is rendered. allure-pytest appends to ``allure-resul
 Rule 2: targets are Allure environments: each staged result gets a ``target`` label (its ``target``
         parameter, else its ``suite`` label) and a ``verdict`` label, and the config has one environment
         per target, with the target's ``environment.properties`` values as its variables.
-Rule 3: categories keep failed, unsupported, indefinite and broken apart (schema.ALLURE_STATUS); they are
+Rule 3: categories keep failed, unsupported, indefinite, broken and target-error apart (schema.ALLURE_STATUS); they are
         in the Allure 3 config and, for Allure 2 readers, in ``categories.json`` beside the results.
 Rule 4: history is carried across runs in ``<out>/allure-history.jsonl`` (Allure 3's ``historyPath``); a run
         already recorded there is not appended twice (``<out>/allure-history.runs`` lists them).
@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Optional
 
-from reports.schema import ALLURE_STATUS, BROKEN, FAILED, INDEFINITE, PASSED, UNSUPPORTED
+from reports.schema import ALLURE_STATUS, BROKEN, FAILED, INDEFINITE, PASSED, TARGET_ERROR, UNSUPPORTED
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATE_TIMEOUT_S = 300
@@ -106,6 +106,8 @@ def verdict_of(result: dict) -> str:
         return FAILED
     if status == "skipped":
         return UNSUPPORTED
+    if re.search(r"\btarget-error:", message):
+        return TARGET_ERROR
     return INDEFINITE if re.search(r"\bindefinite:", message) else BROKEN
 
 
@@ -173,10 +175,10 @@ def categories_json() -> list[dict]:
         if name is None:
             continue
         rule = {"name": name, "matchedStatuses": [status]}
-        if verdict == INDEFINITE:
-            rule["messageRegex"] = r"(?s).*\bindefinite:.*"
+        if verdict in (INDEFINITE, TARGET_ERROR):
+            rule["messageRegex"] = rf"(?s).*\b{verdict}:.*"
         elif verdict == BROKEN:
-            rule["messageRegex"] = r"(?s)^(?!.*\bindefinite:).*"
+            rule["messageRegex"] = r"(?s)^(?!.*\b(?:indefinite|target-error):).*"
         rules.append(rule)
     return rules
 

@@ -7,6 +7,9 @@ Rule 1: a matrix cell is one target x (PIP, grade) of the target's latest run. I
         was executed (all unsupported) is grey and says so, never green.
 Rule 2: the HTML page is one self-contained file (styles inline, picture embedded), readable offline;
         the Markdown is short enough for a CI log: long lists are cut, with the count of what was cut.
+Rule 3: targets whose latest run has ``target-error`` cases (the target could not start or stopped
+        serving: conformance/verdicts.py) come first on both pages, before the matrix, so a run
+        that judged nothing on a target never reads as a quiet one.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import html
 from pathlib import Path
 from typing import Optional
 
-from reports.schema import VERDICTS
+from reports.schema import TARGET_ERROR, VERDICTS
 
 GREY = "#d9d9d9"
 MD_LIST = 20
@@ -71,13 +74,16 @@ def heatmap_png(matrix: list[dict], path: Path) -> Path:
             ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=colour, edgecolor="white", linewidth=2))
             if cell is None:
                 text = "no cases"
+            elif rate is None and cell.get(TARGET_ERROR):
+                text = f"target error\n{cell[TARGET_ERROR]} not judged"
             elif rate is None:
                 text = f"not executed\n{cell['unsupported']} unsupported"
             else:
                 known = cell.get("expected_failure") or 0
                 text = (f"{_pct(rate)}  ({cell['passed']}/{cell['passed'] + cell['failed']})\n"
                         + (f"x{known} " if known else "")
-                        + f"u{cell['unsupported']} i{cell['indefinite']} b{cell['broken']}")
+                        + f"u{cell['unsupported']} i{cell['indefinite']} b{cell['broken']}"
+                        + (f" t{cell[TARGET_ERROR]}" if cell.get(TARGET_ERROR) else ""))
             dark = sum(to_rgb(colour)) < 1.2
             ax.text(x + 0.5, y + 0.5, text, ha="center", va="center", fontsize=8.5,
                     color="white" if dark else "black")
@@ -90,7 +96,7 @@ def heatmap_png(matrix: list[dict], path: Path) -> Path:
     for spine in ax.spines.values():
         spine.set_visible(False)
     ax.set_title("Pass rate, latest run per target\npassed / (passed + failed); x of the failed are known "
-                 "divergences; u unsupported, i indefinite, b broken", fontsize=9, pad=24)
+                 "divergences; u unsupported, i indefinite, b broken, t target error", fontsize=9, pad=24)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path)
@@ -154,13 +160,20 @@ def matrix_table_html(matrix: list[dict]) -> str:
             failed = (f"failed {cell['failed'] - known} · expected-failure {known}" if known
                       else f"failed {cell['failed']}")
             counts = (f"passed {cell['passed']} · {failed}<br>unsupported {cell['unsupported']} · "
-                      f"indefinite {cell['indefinite']} · broken {cell['broken']}")
+                      f"indefinite {cell['indefinite']} · broken {cell['broken']}"
+                      + (f"<br>target-error {cell[TARGET_ERROR]}" if cell.get(TARGET_ERROR) else ""))
             tds.append(f"<td class='cell' {attrs} data-pass-rate='{'' if rate is None else rate}' "
                        f"style='background:{_rate_colour(rate)}'><div class='rate'>{_pct(rate)}</div>"
                        f"<div class='counts'>{counts}</div></td>")
         lines.append(f"<tr><th>PIP-{_e(pip)} {_e(grade)}</th>{''.join(tds)}</tr>")
     lines.append("</table>")
     return "".join(lines)
+
+
+def troubled_targets(tables: dict) -> list[dict]:
+    """Rule 3: the latest runs with target-error cases, most first."""
+    latest = [r for r in tables.get("runs", []) if r.get("recency") == 1 and r.get(TARGET_ERROR)]
+    return sorted(latest, key=lambda r: (-r[TARGET_ERROR], r["target"]))
 
 
 def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] = None) -> str:
@@ -185,10 +198,11 @@ def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] 
         "<h1>Pulsar conformance summary</h1>",
         f"<p class='meta'>{len(result.files)} result file(s), {result.records} records, "
         f"{len({r['run_id'] for r in tables.get('runs', [])})} run(s), {bad_note}; generated {now}</p>", allure,
+        *_troubled_html(tables),
         "<h2>Compliance matrix (latest run per target)</h2>",
         "<p class='meta'>pass rate = passed / (passed + failed); expected-failure counts the failed cases that "
         "spec/divergences/ records as known divergences of that target (they are failures, shown apart); "
-        "unsupported, indefinite and broken are counted apart and never in the rate.</p>",
+        "unsupported, indefinite, broken and target-error are counted apart and never in the rate.</p>",
         matrix_table_html(tables.get("matrix", [])), picture,
         "<h2>Latest runs</h2>",
         _table(latest, ["target", "run_id", "target_version", "started", "records", *VERDICTS]),
@@ -208,6 +222,17 @@ def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] 
     return "\n".join(parts)
 
 
+def _troubled_html(tables: dict) -> list[str]:
+    troubled = troubled_targets(tables)
+    if not troubled:
+        return []
+    return ["<h2 class='bad'>Targets down or misbehaving (latest run)</h2>",
+            "<p class='meta'>target-error: the target could not start, stopped serving, or could not be "
+            "restarted with a case's configuration; these cases were not judged. The reason is in each "
+            "record and in the Allure report.</p>",
+            _table(troubled, ["target", "run_id", "target_version", TARGET_ERROR, "records"])]
+
+
 # -- Markdown -------------------------------------------------------------------------------------
 
 def _md_row(values) -> str:
@@ -219,8 +244,14 @@ def summary_markdown(result) -> str:
     tables = result.tables
     out = ["## Pulsar conformance summary", "",
            f"{len(result.files)} result file(s), {result.records} records, "
-           f"{len({r['run_id'] for r in tables.get('runs', [])})} run(s), {result.bad_count} bad line(s).", "",
-           "### Compliance matrix (latest run per target)", "",
+           f"{len({r['run_id'] for r in tables.get('runs', [])})} run(s), {result.bad_count} bad line(s).", ""]
+    troubled = troubled_targets(tables)
+    if troubled:
+        out += ["### Targets down or misbehaving (latest run)", ""]
+        out += [f"- **{r['target']}** ({r.get('target_version') or 'version unknown'}, run {r['run_id']}): "
+                f"{r[TARGET_ERROR]} of {r['records']} case(s) target-error, not judged" for r in troubled]
+        out.append("")
+    out += ["### Compliance matrix (latest run per target)", "",
            _md_row(["target", "PIP", "grade", *VERDICTS, "of which expected", "pass rate", "95% CI"]),
            _md_row(["---"] * (len(VERDICTS) + 6))]
     for r in tables.get("matrix", []):

@@ -11,8 +11,8 @@ Rule 1: a line is a *valid record* when it parses as one JSON object whose value
         (``BAD_REASONS`` names why). ``line_problem`` is the rule in Python; reports/ingest.py applies it
         with Arrow compute on the files pyarrow parses and takes this function's reason for every line
         it refuses, so both give the same verdict and reason.
-Rule 2: pass rate = passed / (passed + failed). ``unsupported``, ``indefinite`` and ``broken`` are
-        counted in their own columns and are never in the denominator (conformance/verdicts.py Rule 3).
+Rule 2: pass rate = passed / (passed + failed). ``unsupported``, ``indefinite``, ``broken`` and
+        ``target-error`` are counted in their own columns and are never in the denominator (conformance/verdicts.py Rule 3).
 Rule 3: ``run_date`` (the dataset's partition key) is the UTC date of the run: taken from the run id
         (``20260722T101500Z-...``, results.new_run_id) when it has that form, else from the record's
         timestamp.
@@ -25,13 +25,14 @@ Rule 4: a *dataset record* (the Parquet dataset's row) is a valid record without
 
 from __future__ import annotations
 
-from conformance.results import FIELDS, SCHEMA_VERSION, VERDICTS
+from conformance.results import FIELDS, READABLE_VERSIONS, SCHEMA_VERSION, VERDICTS
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "VERDICTS", "SPARK_TYPES", "DATASET_TYPES", "spark_schema", "ALLURE_STATUS",
            "line_problem", "parse_line"]
 
 PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN = "passed", "failed", "unsupported", "indefinite", "broken"
-assert set(VERDICTS) == {PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN}, VERDICTS
+TARGET_ERROR = "target-error"  # schema 3: the target could not start or stopped serving
+assert set(VERDICTS) == {PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN, TARGET_ERROR}, VERDICTS
 # Rule 2: the two verdicts a pass rate is made of; a regression or a fix is a move between them (diff).
 OUTCOMES = (PASSED, FAILED)
 
@@ -67,11 +68,11 @@ if tuple(SPARK_TYPES) != FIELDS:
 
 REQUIRED = ("run_id", "case_id", "target", "timestamp")
 # Schema 1 records lack namespace and known_divergence (conformance/results.py Rule 4); they are read
-# with both null, so earlier runs stay in the reports.
-READABLE_VERSIONS = (1, SCHEMA_VERSION)
+# with both null, and schema 2 records as they are (schema 3 only adds a verdict), so earlier runs
+# stay in the reports. READABLE_VERSIONS is results.py's.
 BAD_REASONS = {
     "json": "not a JSON object (truncated or corrupt line)",
-    "schema_version": f"schema_version is not 1 or {SCHEMA_VERSION}",
+    "schema_version": f"schema_version is not one of {', '.join(map(str, READABLE_VERSIONS))}",
     "verdict": f"verdict is not one of {', '.join(VERDICTS)}",
     "missing": f"one of {', '.join(REQUIRED)} is missing or empty",
     "duration": "duration_s is not a finite number",
@@ -101,6 +102,7 @@ ALLURE_STATUS = {
     UNSUPPORTED: ("skipped", "Unsupported: the case could not be attempted on the target"),
     INDEFINITE: ("broken", "Indefinite: a bounded wait ended without an answer"),
     BROKEN: ("broken", "Broken: harness error"),
+    TARGET_ERROR: ("broken", "Target error: the target could not start or stopped serving"),
 }
 
 

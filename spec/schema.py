@@ -41,7 +41,8 @@ DESCRIPTION_MAX = 100
 ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready", "connection-closed",
                "precondition-failed", "conflict",  # PIP-157: REST 412, REST 409
                "too-many-requests",  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
-               "not-supported")  # the Java client refuses a call the broker cannot honour
+               "not-supported",  # the Java client refuses a call the broker cannot honour
+               "not-authenticated", "not-authorized")  # token auth (model/auth.py): spec/README.md
 RECEIPT_KINDS = ("0:0", "-1:-1", "stored")  # model/outcomes.py ACCEPTED, DROPPED, STORED
 
 
@@ -98,6 +99,11 @@ OPERATIONS.update({  # the official Java client and admin client (model/java_cli
                                   "transport"),
     "JavaGetPartitionedTopicMetadata": OpShape(frozenset({"topic"}), ("java-admin",), None),
 })
+# An action may be made with other credentials than the harness's own (model/auth.py: ours):
+# ``credentials: none`` or ``{role: R, token: valid|forged|expired}``; these operations only.
+CREDENTIAL_OPERATIONS = ("GetPartitionedMetadata", "Lookup", "ListTopics", "Handshake")
+TOKEN_KINDS = ("valid", "forged", "expired")
+ROLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
 ROW_FORBIDDEN_OPERATIONS = ("CreateTenant", "SetBrokerConfig")
@@ -153,6 +159,7 @@ class Setup:
     tenant: str = "present"
     domain: str = "persistent"
     policies: tuple[tuple[str, Any], ...] = ()  # the namespace-create Policies body (PIP-157)
+    admin_roles: tuple[str, ...] = ()  # the case runs in a tenant of its own with these adminRoles
 
     @property
     def namespace_present(self) -> bool:
@@ -367,7 +374,7 @@ def _load_row(path: str, node: _Node, table: str, feature: str, pip: str) -> Row
 
 def _load_setup(check: _Checker, node: _Node) -> Setup:
     value = check.keys(node, "setup", set(), {"broker", "autoTopicCreationOverride", "topics", "namespace", "tenant",
-                                              "domain", "policies"})
+                                              "domain", "policies", "admin_roles"})
     broker = ()
     if "broker" in value:
         items = check.mapping(node.child("broker"), "setup.broker")
@@ -393,13 +400,37 @@ def _load_setup(check: _Checker, node: _Node) -> Setup:
         namespace=check.string(node.child("namespace"), "setup.namespace", PRESENCE) if "namespace" in value else "present",
         tenant=check.string(node.child("tenant"), "setup.tenant", PRESENCE) if "tenant" in value else "present",
         domain=check.string(node.child("domain"), "setup.domain", DOMAINS) if "domain" in value else "persistent",
-        policies=_policies(check, node.child("policies"), "setup.policies") if "policies" in value else ())
+        policies=_policies(check, node.child("policies"), "setup.policies") if "policies" in value else (),
+        admin_roles=_roles(check, node.child("admin_roles")) if "admin_roles" in value else ())
+    if setup.admin_roles and not setup.namespace_present:
+        check.fail(node.child("admin_roles"), "setup.admin_roles are the adminRoles of the case's own tenant: "
+                                              "they need tenant: present")
     if setup.policies and not setup.namespace_present:
         check.fail(node.child("policies"), "setup.policies are the body of the namespace's creation: they need "
                                            "namespace: present")
     if not setup.namespace_present and (setup.topics or setup.override):
         check.fail(node, "topics or an override need the namespace: a missing namespace or tenant cannot hold them")
     return setup
+
+
+def _roles(check: _Checker, node: _Node) -> tuple[str, ...]:
+    roles = check.strings(node, "setup.admin_roles")
+    for i, role in enumerate(roles):
+        if not ROLE_NAME.match(role):
+            check.fail(node.child(i), f"role {role!r} must be lowercase words joined by -, e.g. tenant-admin")
+    return roles
+
+
+def _credentials(check: _Checker, node: _Node):
+    """``credentials: none`` or ``{role: R, token: valid|forged|expired}`` (model/auth.py)."""
+    if node.value == "none":
+        return "none"
+    value = check.keys(node, "credentials", {"role"}, {"token"})
+    role = check.string(node.child("role"), "credentials.role")
+    if not ROLE_NAME.match(role):
+        check.fail(node.child("role"), f"role {role!r} must be lowercase words joined by -, e.g. tenant-admin")
+    token = check.string(node.child("token"), "credentials.token", TOKEN_KINDS) if "token" in value else "valid"
+    return (("role", role), ("token", token))
 
 
 def _local_name(check: _Checker, node: _Node) -> str:
@@ -424,16 +455,21 @@ def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[
         allowed.update(shape.selector.split("+"))  # observations are not expanded: they name their api
     if observe and name == "GetPartitionedMetadata" and "api" not in value:
         check.fail(node, "an observed GetPartitionedMetadata must name its api (rest or binary)")
+    if not observe and name in CREDENTIAL_OPERATIONS:
+        allowed.add("credentials")
     required = {"op"} | ({"topic", "topics"} & shape.fields)
     check.keys(node, name, required, allowed - required)
     for key in value:
+        if key == "credentials":
+            continue
         if key == "topic":
             _local_name(check, node.child(key))
         elif key == "topics":
             _batch_topics(check, node.child(key))
         elif key != "op":
             _field_value(check, node.child(key), key, shape)
-    return tuple((k, _policies(check, node.child(k), k) if k == "policies" else _frozen(value[k]))
+    return tuple((k, _policies(check, node.child(k), k) if k == "policies" else
+                  _credentials(check, node.child(k)) if k == "credentials" else _frozen(value[k]))
                  for k in ["op", *sorted(k for k in value if k != "op")])
 
 

@@ -15,6 +15,9 @@ Rule 3: ``pulsar.Timeout`` and a call that does not return within the bound rais
         is left behind (and said so in the reason) because the C++ client cannot be interrupted.
 Rule 4: the client's own logging is silenced: it would otherwise print to stdout/stderr for
         every connection and drown the report.
+Rule 6 (security): with a token the client is built with ``pulsar.AuthenticationToken``; for a
+        ``pulsar+ssl://`` or ``https://`` URL it trusts the credentials' CA
+        (``tls_trust_certs_file_path``) and checks the broker's host name.
 Rule 5 (PIP-2, ``PubSub``): one client, producer without batching and with single-partition
         routing, consumers with ``receiver_queue_size`` = the op's permits. A burst of one is a
         ``send``; a longer burst is that many ``send_async`` calls, a ``flush`` and a bounded wait
@@ -36,6 +39,7 @@ from typing import Callable, Optional
 from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, client_operation_timeout_s,
                                       DEFAULT_TIMEOUT)
 from conformance.errors import Indefinite, Unsupported
+from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
 from model.names import TopicName
@@ -65,9 +69,11 @@ class ClientDriver:
 
     name = "client"
 
-    def __init__(self, service_url: Optional[str], http_url: Optional[str], *, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, service_url: Optional[str], http_url: Optional[str], *, timeout: float = DEFAULT_TIMEOUT,
+                 credentials: Credentials = NO_CREDENTIALS):
         self.urls = {"binary": service_url, "http": http_url}
         self.timeout = timeout
+        self.credentials = credentials
         self.transcript = Transcript("client")
         self._kept: list = []  # clients a PubSub left open until the case ends (Rule 5)
 
@@ -109,6 +115,17 @@ class ClientDriver:
         self.transcript.received(repr(outcome))
         return outcome
 
+    def _security_options(self, pulsar, url: str) -> dict:
+        """Rule 6: the pulsar.Client keyword arguments for the credentials."""
+        options: dict = {}
+        if self.credentials.token is not None:
+            options["authentication"] = pulsar.AuthenticationToken(self.credentials.token.reveal())
+        if url.startswith(("pulsar+ssl://", "https://")):
+            options["tls_validate_hostname"] = True
+            if self.credentials.trust_certs:
+                options["tls_trust_certs_file_path"] = self.credentials.trust_certs
+        return options
+
     def _bounded(self, url: str, work: Callable, what: str, keep: bool = False):
         """Run ``work(client)`` in a daemon thread; map exceptions to outcomes (Rules 1, 3)."""
         pulsar = _pulsar()
@@ -118,7 +135,8 @@ class ClientDriver:
             client = None
             try:
                 client = pulsar.Client(url, operation_timeout_seconds=client_operation_timeout_s(self.timeout),
-                                       connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, logger=_quiet)
+                                       connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, logger=_quiet,
+                                       **self._security_options(pulsar, url))
                 box["outcome"] = work(client)
                 if keep:
                     self._kept.append(client)
@@ -234,7 +252,7 @@ class ClientDriver:
             held: dict[str, int] = {}
             for index, (name, _) in enumerate(consumers):
                 held[name] = held.get(name, 0) + len(got[index])
-            done = settled(self.urls.get("http"), topic, held, self.timeout) if counters else None
+            done = settled(self.urls.get("http"), topic, held, self.timeout, self.credentials) if counters else None
             if done is None or done:
                 break  # settled, or quiet for DRAIN_IDLE_MS with no counters to ask
         received: dict[str, list[list[int]]] = {}

@@ -21,6 +21,9 @@ Rule 2: a model operation is composed here from the protocol's commands, the way
           admin.get_partitioned_topic_metadata.
 Rule 3: the first exception the client raises ends the operation; it is mapped by
         java_exceptions.py (an outcome, a timeout, or a driver bug).
+Rule 5: credentials (conformance/security.py) go in client.create / admin.create as the
+        protocol's options ``auth_token`` and ``tls_trust_certs_file``, and only to a driver whose
+        hello lists them; an operation that needs one its driver lacks is Unsupported.
 Rule 4: every request is bounded by the driver's ``timeout`` (the Java side waits at most that
         for each future; external.py waits a grace longer and then stops the process).
 """
@@ -36,6 +39,7 @@ from conformance.drivers.external import DriverGone, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
 from conformance.drivers.java_exceptions import outcome_of
 from conformance.errors import Unsupported
+from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
 from model.outcomes import Delivered, PartitionList, Partitions
@@ -83,21 +87,40 @@ def close_shared() -> None:
         process.close()
 
 
-def java_drivers(service_url: Optional[str], admin_url: Optional[str], *, timeout: float = DEFAULT_TIMEOUT) -> dict:
+def java_drivers(service_url: Optional[str], admin_url: Optional[str], *, timeout: float = DEFAULT_TIMEOUT,
+                 credentials: Credentials = NO_CREDENTIALS) -> dict:
     """The Java drivers for a target: the admin one only when it has an admin URL."""
     return {
-        "java-client": JavaClientDriver(service_url, admin_url, shared_process("java-client"), timeout=timeout),
-        "java-admin": JavaAdminDriver(admin_url, shared_process("java-admin"), timeout=timeout) if admin_url else None,
+        "java-client": JavaClientDriver(service_url, admin_url, shared_process("java-client"), timeout=timeout,
+                                        credentials=credentials),
+        "java-admin": JavaAdminDriver(admin_url, shared_process("java-admin"), timeout=timeout,
+                                      credentials=credentials) if admin_url else None,
     }
 
 
 class _JavaDriver:
     name = "java"
 
-    def __init__(self, process: DriverProcess, *, timeout: float):
+    def __init__(self, process: DriverProcess, *, timeout: float, credentials: Credentials = NO_CREDENTIALS):
         self.process = process
         self.timeout = timeout
+        self.credentials = credentials
         self.transcript = Transcript(self.name)
+
+    def _options(self, url: str) -> dict:
+        """Rule 5: the create options the credentials need for ``url``, if the driver honours them."""
+        wanted = {}
+        if self.credentials.token is not None:
+            wanted["auth_token"] = self.credentials.token.reveal()
+        if self.credentials.trust_certs and url.startswith(("pulsar+ssl://", "https://")):
+            wanted["tls_trust_certs_file"] = self.credentials.trust_certs
+        if wanted:
+            offered = self.process.start().get("options") or []
+            lacking = [name for name in wanted if name not in offered]
+            if lacking:
+                raise Unsupported(f"{self.process.name} does not take the protocol option(s) {', '.join(lacking)} "
+                                  "(clients/README.md, Options) that this secured target needs")
+        return wanted
 
     def reset(self) -> None:
         self.transcript = Transcript(self.name)
@@ -142,8 +165,8 @@ class JavaClientDriver(_JavaDriver):
     name = "java-client"
 
     def __init__(self, service_url: Optional[str], http_url: Optional[str], process: DriverProcess, *,
-                 timeout: float = DEFAULT_TIMEOUT):
-        super().__init__(process, timeout=timeout)
+                 timeout: float = DEFAULT_TIMEOUT, credentials: Credentials = NO_CREDENTIALS):
+        super().__init__(process, timeout=timeout, credentials=credentials)
         self.urls = {"binary": service_url, "http": http_url}
 
     def can_perform(self, op) -> bool:
@@ -156,7 +179,7 @@ class JavaClientDriver(_JavaDriver):
         if not url:
             raise Unsupported(f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
         created = self._call("client.create", service_url=url, operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
-                             connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS)
+                             connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, **self._options(url))
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} client.create")
         client, born = created, self.process.starts
@@ -214,8 +237,9 @@ class JavaAdminDriver(_JavaDriver):
 
     name = "java-admin"
 
-    def __init__(self, admin_url: Optional[str], process: DriverProcess, *, timeout: float = DEFAULT_TIMEOUT):
-        super().__init__(process, timeout=timeout)
+    def __init__(self, admin_url: Optional[str], process: DriverProcess, *, timeout: float = DEFAULT_TIMEOUT,
+                 credentials: Credentials = NO_CREDENTIALS):
+        super().__init__(process, timeout=timeout, credentials=credentials)
         self.admin_url = admin_url
 
     def can_perform(self, op) -> bool:
@@ -226,7 +250,7 @@ class JavaAdminDriver(_JavaDriver):
             raise Unsupported(f"the java-admin driver cannot perform {type(op).__name__}")
         if not self.admin_url:
             raise Unsupported("target has no admin URL for the Java admin client")
-        created = self._call("admin.create", admin_url=self.admin_url)
+        created = self._call("admin.create", admin_url=self.admin_url, **self._options(self.admin_url))
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} admin.create")
         born = self.process.starts

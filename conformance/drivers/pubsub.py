@@ -26,6 +26,7 @@ from typing import Optional
 
 import httpx
 
+from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from model import ops
 from model.names import TopicName
 from model.outcomes import ACCEPTED, DROPPED, STORED, PubSubBounds, PubSubResult, payload_ranges, run_length
@@ -66,15 +67,19 @@ def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Se
     return PubSubResult(run_length(receipts), delivered, in_order)
 
 
-def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeout: float) -> Optional[bool]:
+def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeout: float,
+            credentials: Credentials = NO_CREDENTIALS) -> Optional[bool]:
     """Rule 4: whether every subscription holds all the broker sent it and the broker will send
     nothing more; None when there is no admin API or its stats do not say."""
     if not admin_url:
         return None
     name = TopicName.parse(topic)
     path = f"{name.domain}/{name.tenant}/{name.namespace}/{name.encoded_local_name}"
+    headers = {"Authorization": f"Bearer {credentials.token.reveal()}"} if credentials.token else None
+    verify = https_verify(credentials.trust_certs) if admin_url.startswith("https://") else True
     try:
-        response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/stats", timeout=timeout)
+        response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/stats", timeout=timeout, headers=headers,
+                             verify=verify)
         body = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
         return None

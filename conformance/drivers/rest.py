@@ -23,6 +23,12 @@ Rule 2: redirects are answers, not hops: a 307 lookup is ``LookupAnswer("Redirec
         this broker said.
 Rule 3: a transport failure (refused, reset, timed out) raises ``Indefinite``: the target did
         not answer, which is never a spec failure.
+Rule 5 (security): the admin URL may be ``https://`` (checked against the credentials' CA); with
+        a token every request carries ``Authorization: Bearer <token>``, as Pulsar's admin client
+        sends it. An ``ops.WithCredentials`` operation performs its inner operation with that
+        operation's credentials instead (no header, or a token minted for its role). A servlet
+        container's HTML error page (Jetty's, for a request refused before any resource, e.g. 401
+        "Authentication required") is read as its message, as the ``reason``.
 Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters as numbers, each
         msgDropRate / msgRateOut as its sign (ZERO or POSITIVE), and the names of
         TOPIC_STATS_FIELDS / PARTITIONED_STATS_FIELDS the JSON lacks. A field of the wrong JSON
@@ -34,7 +40,9 @@ Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters a
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import time
 import urllib.parse
 from typing import Optional
@@ -45,6 +53,7 @@ from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest_batch import RestBatch
 from conformance.drivers.rest_buckets import RestBuckets
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from conformance.transcript import Transcript
 from model import ops
 from model.names import NamespaceName, TopicName
@@ -86,12 +95,18 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
+_JETTY_TITLE = re.compile(r"<title>Error (\d{3}) (.*?)</title>", re.DOTALL)
+
+
 def error_reason(response: httpx.Response) -> str:
-    """Pulsar's ErrorData ``reason``, or the raw body when the body is not that JSON."""
+    """Pulsar's ErrorData ``reason``, a servlet error page's message (Rule 5), or the raw body."""
     text = response.text
     try:
         body = json.loads(text)
     except ValueError:
+        page = _JETTY_TITLE.search(text)
+        if page and int(page.group(1)) == response.status_code:
+            return html.unescape(page.group(2).strip())
         return text
     if isinstance(body, dict) and isinstance(body.get("reason"), str):
         return body["reason"]
@@ -104,11 +119,15 @@ class RestDriver(RestBatch, RestBuckets):
     name = "rest"
 
     def __init__(self, admin_url: str, *, timeout: float = DEFAULT_TIMEOUT,
-                 transport: Optional[httpx.BaseTransport] = None):
+                 transport: Optional[httpx.BaseTransport] = None, credentials: Credentials = NO_CREDENTIALS):
         self.admin_url = admin_url.rstrip("/")
         self.timeout = timeout
+        self.credentials = credentials
+        self._transport = transport
+        headers = {"Authorization": f"Bearer {credentials.token.reveal()}"} if credentials.token else None
+        verify = https_verify(credentials.trust_certs) if self.admin_url.startswith("https://") else True
         self._client = httpx.Client(base_url=self.admin_url, timeout=timeout, transport=transport,
-                                    follow_redirects=False)
+                                    follow_redirects=False, headers=headers, verify=verify)
         self._cluster: Optional[str] = None
         self._stats_interval_s = _UNREAD
         self.transcript = Transcript("rest")
@@ -116,6 +135,8 @@ class RestDriver(RestBatch, RestBuckets):
     # -- driver protocol ---------------------------------------------------------------------
 
     def can_perform(self, op) -> bool:
+        if isinstance(op, ops.WithCredentials):  # Rule 5
+            return self.can_perform(op.operation)
         if not isinstance(op, _OPS):
             return False
         api = getattr(op, "api", "rest")
@@ -131,8 +152,22 @@ class RestDriver(RestBatch, RestBuckets):
         if not self.can_perform(op):
             raise Unsupported(f"the REST driver cannot perform {type(op).__name__} "
                               f"with api={getattr(op, 'api', None)!r}; use the wire or client driver")
+        if isinstance(op, ops.WithCredentials):
+            return self._as_other(op)
         handler = getattr(self, f"_do_{type(op).__name__}")
         return handler(op)
+
+    def _as_other(self, op: "ops.WithCredentials"):
+        """Rule 5: the inner operation with the operation's own credentials."""
+        other = RestDriver(self.admin_url, timeout=self.timeout, transport=self._transport,
+                           credentials=self.credentials.of(op.role, op.token))
+        other.transcript = self.transcript
+        other._cluster = self._cluster
+        self.transcript.note(f"as {op.describe()}")
+        try:
+            return other.perform(op.operation)
+        finally:
+            other.close()
 
     # -- plain calls used by targets too -----------------------------------------------------
 
@@ -209,7 +244,7 @@ class RestDriver(RestBatch, RestBuckets):
         return self._done(self.request("POST", f"/admin/v2/brokers/configuration/{_q(op.key)}/{_q(op.value)}"))
 
     def _do_CreateTenant(self, op: ops.CreateTenant):
-        body = {"adminRoles": [], "allowedClusters": [self.cluster()]}
+        body = {"adminRoles": list(op.admin_roles), "allowedClusters": [self.cluster()]}
         return self._done(self.request("PUT", f"/admin/v2/tenants/{_q(op.tenant)}", body=body))
 
     def _do_CreateNamespace(self, op: ops.CreateNamespace):

@@ -31,6 +31,11 @@ Rule 8: before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic on
         made its broker own the topic's bundle, and otherwise answers ServiceNotReady "Namespace
         bundle ... not served by this instance. Please redo the lookup" (observed on 4.0.7). The
         lookup's answer is recorded in the transcript and not judged; what follows is.
+Rule 9 (security): the service URL may be ``pulsar+ssl://`` (TLS, checked against the
+        credentials' CA); with a token, CONNECT carries ``auth_method_name`` "token" and the token
+        as ``auth_data``, as Pulsar's clients send it. An ``ops.WithCredentials`` operation runs its
+        inner operation on a connection of its own whose CONNECT carries that operation's
+        credentials (none, or a token minted for its role), so a refused CONNECT is its answer.
 Rule 7 (PIP-2, BadCommand): after the bad frame, a PING; a PONG means the command was ignored
         (Done), ERROR/SEND_ERROR is the answer, and a closed connection is ConnectionClosed —
         but only after a fresh connection's handshake shows the broker still serves.
@@ -41,6 +46,7 @@ from __future__ import annotations
 import collections
 import itertools
 import socket
+import ssl
 import struct
 import time
 import urllib.parse
@@ -48,6 +54,7 @@ from typing import Optional
 
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
 from conformance.drivers.wire_pip2 import WirePip2
@@ -66,23 +73,43 @@ _MODES = {"persistent": pb.CommandGetTopicsOfNamespace.PERSISTENT,
 
 
 def parse_service_url(url: str) -> tuple[str, int]:
-    """``pulsar://host:port`` -> (host, port)."""
+    """``pulsar://host:port`` or ``pulsar+ssl://host:port`` -> (host, port)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "pulsar" or not parts.hostname or not parts.port:
-        raise ValueError(f"expected a service URL like pulsar://127.0.0.1:6650, got {url!r}")
+    if parts.scheme not in ("pulsar", "pulsar+ssl") or not parts.hostname or not parts.port:
+        raise ValueError(f"expected a service URL like pulsar://127.0.0.1:6650 or pulsar+ssl://127.0.0.1:6651, "
+                         f"got {url!r}")
     return parts.hostname, parts.port
 
 
-class _Socket:
-    """One TCP connection + codec + frame-exact transcript (Rule 4)."""
+def tls_context(trust_certs: Optional[str]) -> ssl.SSLContext:
+    """A client TLS context trusting ``trust_certs`` (a PEM CA file), else the system's CAs."""
+    return ssl.create_default_context(cafile=trust_certs) if trust_certs else ssl.create_default_context()
 
-    def __init__(self, host: str, port: int, timeout: float, transcript: Transcript):
+
+def connect_event(credentials: Credentials) -> events.Connect:
+    """CONNECT (Rule 1), with the token as Pulsar's clients send it (Rule 9) when there is one."""
+    fields = dict(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION, feature_flags=FEATURE_FLAGS)
+    if credentials.token is not None:
+        fields.update(auth_method_name="token", auth_data=credentials.token.reveal().encode())
+    return events.Connect(**fields)
+
+
+class _Socket:
+    """One TCP (or TLS) connection + codec + frame-exact transcript (Rule 4)."""
+
+    def __init__(self, host: str, port: int, timeout: float, transcript: Transcript,
+                 tls: Optional[ssl.SSLContext] = None):
         self.transcript = transcript
         self.timeout = timeout
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout)
+            if tls is not None:
+                self.sock = tls.wrap_socket(self.sock, server_hostname=host)
         except socket.timeout as exc:
             raise Indefinite(f"connect to {host}:{port}: no answer within {timeout:g} s") from exc
+        except ssl.SSLError as exc:
+            raise Indefinite(f"TLS handshake with {host}:{port} failed ({exc}); is --tls-trust-certs the CA "
+                             "that signed the broker's certificate?") from exc
         except OSError as exc:
             raise Indefinite(f"connect to {host}:{port} failed ({exc}); is the target running?") from exc
         self.conn = Connection(Role.CLIENT)
@@ -173,11 +200,14 @@ class WireDriver(WirePip2, WireBatch):
 
     name = "wire"
 
-    def __init__(self, service_url: str, *, timeout: float = DEFAULT_TIMEOUT, admin_url: Optional[str] = None):
+    def __init__(self, service_url: str, *, timeout: float = DEFAULT_TIMEOUT, admin_url: Optional[str] = None,
+                 credentials: Credentials = NO_CREDENTIALS):
         self.host, self.port = parse_service_url(service_url)
         self.service_url = service_url
         self.admin_url = admin_url  # when given, PubSub collection ends on the broker's own counters
         self.timeout = timeout
+        self.credentials = credentials
+        self._tls = tls_context(credentials.trust_certs) if service_url.startswith("pulsar+ssl://") else None
         self.transcript = Transcript("wire")
         self.connected: Optional[events.Connected] = None
         self._socket: Optional[_Socket] = None
@@ -186,6 +216,8 @@ class WireDriver(WirePip2, WireBatch):
     # -- driver protocol ---------------------------------------------------------------------
 
     def can_perform(self, op) -> bool:
+        if isinstance(op, ops.WithCredentials):  # Rule 9
+            return self.can_perform(op.operation)
         if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics, ops.PubSub, ops.BadCommand,
                            *WireBatch.OPS)):  # PIP-35 (wire_batch.py)
             return op.api == "binary"
@@ -206,10 +238,22 @@ class WireDriver(WirePip2, WireBatch):
         if not self.can_perform(op):
             raise Unsupported(f"the wire driver cannot perform {type(op).__name__} "
                               f"with api={getattr(op, 'api', None)!r}; use the REST or client driver")
+        if isinstance(op, ops.WithCredentials):
+            return self._as_other(op)
         answer = self.handshake()
         if isinstance(answer, ServerError):
             return answer
         return getattr(self, f"_do_{type(op).__name__}")(op)
+
+    def _as_other(self, op: "ops.WithCredentials"):
+        """Rule 9: the inner operation on a connection of its own, with the operation's credentials."""
+        other = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials.of(op.role, op.token))
+        other.transcript = self.transcript
+        self.transcript.note(f"as {op.describe()}: a connection of its own")
+        try:
+            return other.perform(op.operation)
+        finally:
+            other.close()
 
     # -- handshake ---------------------------------------------------------------------------
 
@@ -218,9 +262,8 @@ class WireDriver(WirePip2, WireBatch):
         if self.connected is not None:
             return self.connected
         self.close()
-        self._socket = _Socket(self.host, self.port, self.timeout, self.transcript)
-        self._socket.send(events.Connect(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION,
-                                         feature_flags=FEATURE_FLAGS))
+        self._socket = _Socket(self.host, self.port, self.timeout, self.transcript, self._tls)
+        self._socket.send(connect_event(self.credentials))
         deadline = time.monotonic() + self.timeout
         while True:
             event = self._socket.next_event(deadline, "CONNECTED")

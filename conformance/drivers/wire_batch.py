@@ -85,14 +85,13 @@ class WireBatch:
         return link
 
     def _open_peer(self, url: str) -> _Link:
-        from conformance.drivers.wire import (
-            CLIENT_VERSION, FEATURE_FLAGS, PROTOCOL_VERSION, _Socket, _server_error, parse_service_url)
+        from conformance.drivers.wire import _Socket, _server_error, connect_event, parse_service_url, tls_context
 
         host, port = parse_service_url(url)
         self.transcript.note(f"connecting to {url} (another broker of the target)")
-        sock = _Socket(host, port, self.timeout, self.transcript)
-        sock.send(events.Connect(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION,
-                                 feature_flags=FEATURE_FLAGS))
+        tls = tls_context(self.credentials.trust_certs) if url.startswith("pulsar+ssl://") else None
+        sock = _Socket(host, port, self.timeout, self.transcript, tls)
+        sock.send(connect_event(self.credentials))
         deadline = time.monotonic() + self.timeout
         while True:
             event = sock.next_event(deadline, f"CONNECTED from {url}")

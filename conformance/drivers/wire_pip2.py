@@ -95,7 +95,7 @@ class WirePip2:
 
         deadline = time.monotonic() + self.timeout
         while consumers and not full():
-            done = settled(self.admin_url, collector.topic, per_subscription(), self.timeout)
+            done = settled(self.admin_url, collector.topic, per_subscription(), self.timeout, self.credentials)
             if done:
                 return  # the broker's counters say everything it will send has arrived
             wait = STATS_POLL_S if done is not None else (

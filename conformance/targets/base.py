@@ -21,9 +21,16 @@ Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with thos
         then poll GET /admin/v2/brokers/configuration/runtime, within ``timeout``, until every
         key it reports has the value set; a key it does not report is taken as set.
 Rule 4: a target that cannot start keeps ``start_error``; the runner reports its cases
-        unsupported with "target could not start: ...", never passed.
+        target-error with "target could not start: ...", never passed nor unsupported.
 Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
         its old address know to reconnect.
+Rule 7: a target that started and then stops answering a fresh CONNECT, or answers it with what
+        no Pulsar broker sends (``unresponsive``), is down from then on: the case that found it
+        and every later one are target-error, not indefinite or failed.
+Rule 6: security (conformance/security.py): a target presents, to its own detection and config
+        calls and to every driver, the credentials ``credentials()`` gives for the configuration
+        it runs with; a target the harness starts (``launches``) runs a secure run's keys under
+        each case's own (``RunSecurity.overlay``).
 """
 
 from __future__ import annotations
@@ -35,7 +42,8 @@ from typing import Optional
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest import RestDriver, error_reason
 from conformance.drivers.wire import WireDriver
-from conformance.errors import Indefinite, TargetError, Unsupported
+from conformance.errors import Indefinite, ProtocolViolation, TargetError, Unsupported
+from conformance.security import Credentials, RunSecurity
 from conformance.targets import config as pulsar_config
 from model import releases
 from model.outcomes import ServerError
@@ -81,10 +89,14 @@ class Target:
     # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
     # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
     divergence_profile: Optional[str] = None
+    # True for targets the harness starts with a configuration of its choosing (Rule 6).
+    launches = True
 
     def __init__(self, name: Optional[str] = None, *, timeout: float = DEFAULT_TIMEOUT,
-                 start_timeout: float = 30.0, log_dir: Optional[Path] = None):
+                 start_timeout: float = 30.0, log_dir: Optional[Path] = None,
+                 security: Optional[RunSecurity] = None):
         self.name = name or self.kind
+        self.security = security or RunSecurity()
         self.timeout = timeout
         self.start_timeout = start_timeout
         self.log_dir = Path(log_dir) if log_dir else None
@@ -112,6 +124,10 @@ class Target:
 
     def start(self) -> None:
         """Launch or reach the broker, then detect version and capabilities (bounded)."""
+        if self.launches and self.security.secure and getattr(self, "static", None) == {}:
+            # Rule 6: started secured at once, so the first case does not restart it
+            self.static = {key: pulsar_config.normalise(value) for key, value in self.security.overlay({}).items()
+                           if not pulsar_config.is_dynamic(key)}
         try:
             self._launch()
             self.detect()
@@ -144,9 +160,30 @@ class Target:
         launch a process answer it."""
         return None
 
+    def unresponsive(self) -> Optional[str]:
+        """Why the target no longer answers a fresh CONNECT with a Pulsar answer (no answer within
+        a few seconds, or bytes that are not Pulsar's), or None when it does; a refusal is an
+        answer. Asked after a case ends indefinite or with a protocol violation."""
+        wire = WireDriver(self.service_url, timeout=min(self.timeout, 5.0), credentials=self.credentials())
+        try:
+            wire.handshake()
+        except Indefinite as exc:
+            return f"no CONNECTED from {self.service_url}: {exc.reason}"
+        except ProtocolViolation as exc:
+            return f"{self.service_url} answers CONNECT with what no Pulsar broker sends: {exc.reason}"
+        finally:
+            wire.close()
+        return None
+
+    def credentials(self) -> Credentials:
+        """What drivers present to this target as it runs now (Rule 6)."""
+        return self.security.credentials(getattr(self, "static", None), launched=self.launches)
+
     def config_group(self, broker_config: dict[str, str]) -> tuple:
         """The non-dynamic keys of ``broker_config`` that differ from Pulsar's defaults: cases with
         equal groups need no restart between them, so each distinct one starts once per run."""
+        if self.launches:  # as configure() will run it (Rule 6)
+            broker_config = self.security.overlay(broker_config)
         static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if not pulsar_config.is_dynamic(k)}
         return tuple(sorted(self._without_defaults(static).items()))
 
@@ -157,7 +194,7 @@ class Target:
     # -- detection (Rules 1, 2) ----------------------------------------------------------------
 
     def detect(self) -> None:
-        wire = WireDriver(self.service_url, timeout=self.timeout)
+        wire = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials())
         try:
             answer = wire.handshake()
         except Indefinite as exc:
@@ -173,7 +210,7 @@ class Target:
             if flags is not None else frozenset()
         self.has_admin = False
         if self.admin_url:
-            rest = RestDriver(self.admin_url, timeout=self.timeout)
+            rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
             try:
                 response = rest.request("GET", "/admin/v2/brokers/version")
                 self.has_admin = True  # any HTTP answer means the admin API is there
@@ -203,6 +240,8 @@ class Target:
         """Make the broker have ``broker_config`` (Pulsar key names) or raise Unsupported."""
         if self.start_error:
             raise Unsupported(f"target could not start: {self.start_error}")
+        if self.launches:  # Rule 6
+            broker_config = self.security.overlay(broker_config)
         wanted = {key: pulsar_config.normalise(value) for key, value in broker_config.items()}
         self._configure(wanted)
 
@@ -219,7 +258,7 @@ class Target:
 
     def _relaunch(self, settings) -> None:
         """Launch the stopped broker again with new static ``settings``; a failure is this target's
-        start error from then on (its cases become unsupported with it)."""
+        start error from then on (its cases become target-error with it)."""
         self.versions.clear()
         try:
             self._launch()
@@ -251,7 +290,7 @@ class Target:
             return
         if not self.has_admin:
             raise Unsupported(f"{self.name} has no admin REST API to set broker config {wanted}")
-        rest = RestDriver(self.admin_url, timeout=self.timeout)
+        rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
         posted: dict[str, str] = {}  # key -> the value the runtime config must come to show
         try:
             for key in [k for k in self._dirty if k not in wanted]:

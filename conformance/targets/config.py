@@ -36,6 +36,10 @@ PULSAR_DEFAULTS: dict[str, Key] = {
     # pulsar-wire.md: maxMessageSize 5 MiB; keep-alive 30 s
     "maxMessageSize": Key("5242880", False),
     "keepAliveIntervalSeconds": Key("30", False),
+    # token authentication and authorization (conformance/security.py): ServiceConfiguration, static
+    "authenticationEnabled": Key("false", False),
+    "authorizationEnabled": Key("false", False),
+    "superUserRoles": Key("", False),
 }
 
 

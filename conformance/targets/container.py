@@ -22,7 +22,7 @@ Rule 3: ports. A Pulsar broker answers lookups with its *advertised* address and
 Rule 4: before anything else, a Docker engine must answer ``/_ping`` within 1 s
         (``docker_engine_problem``); otherwise start() raises TargetError "no Docker engine
         reachable (<why>): pulsar-container:<tag> skipped" at once, and the runner records every
-        case of the target unsupported with that reason. Nothing is pulled or waited for.
+        case of the target target-error with that reason. Nothing is pulled or waited for.
 Rule 5: config. Every key of targets/config.py starts at Pulsar's default through the
         environment (the image's standalone.conf is not trusted to have them). Per case, dynamic
         keys are set through the admin REST API and confirmed in the runtime config (base Rule

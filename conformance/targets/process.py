@@ -8,7 +8,8 @@ Rule 2: stop is SIGTERM, a bounded wait, then SIGKILL and a reap. Nothing is lef
         PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL
         (conformance/children.py forks it from a thread that lives as long as we do).
 Rule 3: output (stdout and stderr merged) is read by a daemon thread into a bounded ring and an
-        optional log file, so a chatty child can never block on a full pipe.
+        optional log file, so a chatty child can never block on a full pipe; every line passes
+        security.redact first, so a token or key a broker logs is never kept.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Callable, Optional
 
 from conformance import children
 from conformance.errors import TargetError
+from conformance.security import redact
 
 STOP_TIMEOUT = 5.0
 _LIVE: "set[ManagedProcess]" = set()
@@ -142,7 +144,7 @@ class ManagedProcess:
         log = open(self.log_path, "a", encoding="utf-8") if self.log_path else None
         try:
             for raw in iter(self.popen.stdout.readline, b""):
-                line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                line = redact(raw.decode("utf-8", errors="replace").rstrip("\n"))  # a broker may log its config
                 if log:
                     log.write(line + "\n")
                     log.flush()

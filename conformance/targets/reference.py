@@ -10,6 +10,11 @@ Rule 2: dynamic keys are set through the admin REST API (POST
         cannot change on a running broker, so a change to them restarts the process with
         ``--set`` (its metadata store is in memory, and every case has its own namespace anyway).
 Rule 3: stop is SIGTERM then SIGKILL after a bound (targets/process.py), and is always called.
+Rule 4: security (conformance/security.py): a configuration with ``authenticationEnabled=true``
+        is started with the run's key (a ``file://`` key in the run's private folder), and a TLS
+        run with TLS listeners on ephemeral ports (``brokerServicePortTls=0``,
+        ``webServicePortTls=0``, the run's certificate); the READY line then lists the
+        ``pulsar+ssl://`` and ``https://`` URLs too, and the harness uses only those.
 """
 
 from __future__ import annotations
@@ -21,16 +26,22 @@ from typing import Optional
 from conformance.targets.base import Target
 from conformance.targets.process import ManagedProcess
 
-_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)\s*$")
+_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)(?: (pulsar\+ssl://\S+) (https://\S+))?\s*$")
 
 
-def ready_urls(lines: list[str]) -> Optional[tuple[str, str]]:
-    """The (service URL, admin URL) of the READY line, once it was printed."""
+def ready_fields(lines: list[str]) -> Optional[tuple[str, ...]]:
+    """Every URL field of the READY line (2, or 4 with TLS listeners), once it was printed."""
     for line in lines:
         match = _READY.match(line)
         if match:
-            return match.group(1), match.group(2)
+            return tuple(field for field in match.groups() if field)
     return None
+
+
+def ready_urls(lines: list[str]) -> Optional[tuple[str, str]]:
+    """The plain (service URL, admin URL) of the READY line, once it was printed."""
+    fields = ready_fields(lines)
+    return None if fields is None else (fields[0], fields[1])
 
 
 class ReferenceTarget(Target):
@@ -52,12 +63,23 @@ class ReferenceTarget(Target):
 
     def argv(self) -> list[str]:
         argv = [*self.command, "--broker-port", "0", "--web-port", "0", "--metadata-store", "memory:"]
-        for key, value in sorted(self.static.items()):
+        launch = {**self.static, **self.security.launch_config(self.static, pulsar=False)}  # Rule 4
+        if self.security.tls:
+            launch.update(brokerServicePortTls="0", webServicePortTls="0")
+        for key, value in sorted(launch.items()):
             argv += ["--set", f"{key}={value}"]
         return argv
 
+    def pick_urls(self, fields: tuple[str, ...]) -> tuple[str, str]:
+        """Rule 4: the TLS pair of a READY line in a TLS run, else the plain pair."""
+        if self.security.tls:
+            if len(fields) < 4:
+                raise RuntimeError(f"{self.name} printed no TLS URLs in a TLS run: READY {' '.join(fields)}")
+            return fields[2], fields[3]
+        return fields[0], fields[1]
+
     def _launch(self) -> None:
-        self.service_url, self.admin_url = self._start_process("reference broker", ready_urls)
+        self.service_url, self.admin_url = self.pick_urls(self._start_process("reference broker", ready_fields))
         self.generation += 1
 
     def _start_process(self, what: str, ready):

@@ -18,22 +18,15 @@ without ``service_urls`` is a cluster of one.
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
-from conformance.targets.reference import ReferenceTarget
+from conformance.targets.reference import ReferenceTarget, ready_fields
 
 BROKERS = 3
-_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)\s*$")
-
-
 def cluster_ready_urls(lines: list[str]) -> Optional[tuple[list[str], list[str]]]:
     """(service URLs, admin URLs) of the READY line, once it was printed (Rule 1)."""
-    for line in lines:
-        match = _READY.match(line)
-        if match:
-            return match.group(1).split(","), match.group(2).split(",")
-    return None
+    fields = ready_fields(lines)
+    return None if fields is None else (fields[0].split(","), fields[1].split(","))
 
 
 def attach_cluster(driver, target):
@@ -59,7 +52,8 @@ class ReferenceClusterTarget(ReferenceTarget):
         return [*super().argv(), "--brokers", str(self.brokers)]
 
     def _launch(self) -> None:
-        self.service_urls, self.admin_urls = self._start_process("reference cluster", cluster_ready_urls)
+        fields = self._start_process("reference cluster", ready_fields)
+        self.service_urls, self.admin_urls = (field.split(",") for field in self.pick_urls(fields))
         if len(self.service_urls) != self.brokers or len(self.admin_urls) != self.brokers:
             self.stop()
             raise RuntimeError(f"reference cluster printed {len(self.service_urls)} service and "

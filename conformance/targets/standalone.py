@@ -23,7 +23,14 @@ Rule 5: nothing is left behind. stop() ends the JVM (SIGTERM, a short bound, SIG
         killed with SIGKILL) is removed by the next start.
 Rule 6: every failure names its cause: a version that is not a release, no Java 17+, no Maven,
         artifacts the repository lacks, a JVM that dies or never gets ready. The runner reports
-        the target's cases unsupported with that reason, and the run goes on.
+        the target's cases target-error with that reason, and the run goes on.
+Rule 8: security (conformance/security.py): a configuration with ``authenticationEnabled=true``
+        starts with the run's key (``tokenSecretKey=data:;base64,...`` in the configuration file of
+        the private data folder) and the broker's own client credentials, and the readiness checks
+        present the harness's token; a TLS run adds ``brokerServicePortTls`` and
+        ``webServicePortTls`` on free ports with the run's certificate, and the harness then uses
+        only the ``pulsar+ssl://`` and ``https://`` URLs (the plain listeners stay, for the
+        standalone's own clients).
 Rule 7: measured per target: each start's seconds to ready, Maven's resolution time, and the
         JVM's peak resident memory (VmHWM) at each stop; describe() reports them.
 """
@@ -90,20 +97,33 @@ class LaunchPlan:
     broker_port: int
     web_port: int
     bookie_port: int
+    tls_ports: Optional[tuple[int, int]] = None  # Rule 8: (brokerServicePortTls, webServicePortTls)
 
     @property
     def service_url(self) -> str:
+        if self.tls_ports:
+            return f"pulsar+ssl://127.0.0.1:{self.tls_ports[0]}"
         return f"pulsar://127.0.0.1:{self.broker_port}"
 
     @property
     def admin_url(self) -> str:
+        if self.tls_ports:
+            return f"https://127.0.0.1:{self.tls_ports[1]}"
+        return f"http://127.0.0.1:{self.web_port}"
+
+    @property
+    def plain_admin_url(self) -> str:
         return f"http://127.0.0.1:{self.web_port}"
 
 
 def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir: Path,
-                broker_port: int, web_port: int, bookie_port: int) -> LaunchPlan:
-    """What to run for Apache Pulsar ``version`` with non-dynamic keys ``static`` (Rules 1, 2)."""
-    config = standalone_conf.broker_conf(static, broker_port=broker_port, web_port=web_port)
+                broker_port: int, web_port: int, bookie_port: int, extra: Optional[Mapping[str, str]] = None,
+                tls_ports: Optional[tuple[int, int]] = None) -> LaunchPlan:
+    """What to run for Apache Pulsar ``version`` with non-dynamic keys ``static`` and the security
+    keys ``extra`` (Rules 1, 2, 8)."""
+    config = standalone_conf.broker_conf({**static, **(extra or {})}, broker_port=broker_port, web_port=web_port)
+    if tls_ports:
+        config.update(brokerServicePortTls=str(tls_ports[0]), webServicePortTls=str(tls_ports[1]))
     config_file = data_dir / "standalone.conf"
     argfile = data_dir / "classpath.args"
     argv = (java, *HEAP, *JVM_OPTIONS, f"@{argfile}", MAIN_CLASS,
@@ -111,7 +131,8 @@ def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir:
             "--metadata-dir", str(data_dir / "metadata"), "--bookkeeper-dir", str(data_dir / "bookie"),
             "--bookkeeper-port", str(bookie_port))
     return LaunchPlan(version=version, argv=argv, config=config, data_dir=data_dir, config_file=config_file,
-                      argfile=argfile, broker_port=broker_port, web_port=web_port, bookie_port=bookie_port)
+                      argfile=argfile, broker_port=broker_port, web_port=web_port, bookie_port=bookie_port,
+                      tls_ports=tls_ports)
 
 
 def java_major(version_output: str) -> Optional[int]:
@@ -260,12 +281,16 @@ class PulsarStandaloneTarget(Target):
         raise last  # type: ignore[misc]
 
     def _start_once(self) -> None:
-        broker_port, web_port, bookie_port = free_ports(3)
+        broker_port, web_port, bookie_port, broker_tls, web_tls = free_ports(5)
         data_dir = new_data_dir()
         _DATA_DIRS.add(data_dir)
         plan = launch_plan(self.pulsar_version, self.static, java=self.java, data_dir=data_dir,
-                           broker_port=broker_port, web_port=web_port, bookie_port=bookie_port)
+                           broker_port=broker_port, web_port=web_port, bookie_port=bookie_port,
+                           extra=self.security.launch_config(self.static, pulsar=True),
+                           tls_ports=(broker_tls, web_tls) if self.security.tls else None)
         self.plan = plan
+        plan.config_file.write_text("")
+        os.chmod(plan.config_file, 0o600)  # it may hold the run's token key (Rule 8)
         plan.config_file.write_text(standalone_conf.render(plan.config))
         plan.argfile.write_text(f"-cp\n{self.classpath.text()}\n")
         log = self.log_dir / f"{self.log_name}.log" if self.log_dir else None
@@ -276,7 +301,9 @@ class PulsarStandaloneTarget(Target):
         self.process = ManagedProcess(list(plan.argv), name=f"Apache Pulsar {self.pulsar_version} standalone",
                                       cwd=str(data_dir), log_path=log)
         started = time.monotonic()
-        client = httpx.Client(timeout=2.0)
+        credentials = self.credentials()  # Rule 8: the readiness checks present the harness's token
+        client = httpx.Client(timeout=2.0, headers={"Authorization": f"Bearer {credentials.token.reveal()}"}
+                              if credentials.token else None)
         try:
             self.process.start(lambda lines: self._ready(client, plan), self.start_timeout)
         except TargetError as exc:
@@ -298,7 +325,7 @@ class PulsarStandaloneTarget(Target):
         answers: dict[str, tuple[int, str]] = {}
         for check in standalone_conf.READY_CHECKS:
             try:
-                response = client.get(plan.admin_url + check.path)
+                response = client.get(plan.plain_admin_url + check.path)
                 answers[check.path] = (response.status_code, response.text)
             except httpx.HTTPError as exc:
                 answers[check.path] = (0, f"{type(exc).__name__}: {exc}")

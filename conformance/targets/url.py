@@ -25,11 +25,12 @@ from conformance.targets.base import Target
 def parse_url_spec(spec: str) -> tuple[str, Optional[str]]:
     """``pulsar://H:P[,http://H:Q]`` -> (service URL, admin URL or None)."""
     parts = [p.strip() for p in spec.split(",") if p.strip()]
-    service = next((p for p in parts if p.startswith("pulsar://")), None)
+    service = next((p for p in parts if p.startswith(("pulsar://", "pulsar+ssl://"))), None)
     admin = next((p for p in parts if p.startswith(("http://", "https://"))), None)
     unknown = [p for p in parts if p not in (service, admin)]
     if service is None or unknown:
-        raise UsageError(f"bad url target {spec!r}: expected url:pulsar://HOST:PORT[,http://HOST:PORT]")
+        raise UsageError(f"bad url target {spec!r}: expected url:pulsar://HOST:PORT[,http://HOST:PORT] "
+                         "(or pulsar+ssl:// and https://)")
     try:
         parse_service_url(service)
     except ValueError as exc:
@@ -40,6 +41,7 @@ def parse_url_spec(spec: str) -> tuple[str, Optional[str]]:
 class UrlTarget(Target):
     kind = "url"
     confirms_dynamic_config = True
+    launches = False  # somebody else's broker: presented --auth-token, never reconfigured for security
 
     def __init__(self, spec: str, name: Optional[str] = None, **kwargs):
         service, admin = parse_url_spec(spec)
@@ -66,9 +68,11 @@ class UrlTarget(Target):
                 pass
 
     def _runtime(self) -> dict[str, str]:
+        if not self.admin_url:
+            return {}  # not reached yet (cases are grouped before the run starts), or no admin API
         if self._original is None:
             self._original = {}
-            rest = RestDriver(self.admin_url, timeout=self.timeout)
+            rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
             try:
                 response = rest.request("GET", "/admin/v2/brokers/configuration/runtime")
                 if response.status_code == 200 and isinstance(response.json(), dict):

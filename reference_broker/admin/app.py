@@ -10,6 +10,8 @@ Rule 2: ``build_app`` records the bound URLs in the core (``set_service_urls``),
         binary lookups and the cluster's ClusterData all name the same addresses.
 Rule 3: the stats routes (PIP-2) read live topics, so they are mounted only when the server hands
         over its topic registry (``topics``); an app built over a bare core has none.
+Rule 4: with authentication on (``security``), admin/security.py's middleware is outermost: no
+        route runs for a request it refuses.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from reference_broker.admin.errors import install_error_handlers
 from reference_broker.core import BrokerCore
 
 
-def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str, topics=None) -> FastAPI:
+def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str, topics=None,
+              security=None) -> FastAPI:
     """The admin REST app over ``core``; serve it with uvicorn in the broker's event loop."""
     core.set_service_urls(broker_url=broker_service_url, web_url=web_service_url)
     app = FastAPI(
@@ -38,4 +41,7 @@ def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str
     if topics is not None:  # Rule 3
         app.include_router(routes_stats.build_router(core, topics))
     openapi.install(app)  # every status and parameter constraint documented (admin/openapi.py)
+    if security is not None and security.authentication:  # Rule 4
+        from reference_broker.admin.security import SecurityMiddleware
+        app.add_middleware(SecurityMiddleware, security=security)
     return app

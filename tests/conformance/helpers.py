@@ -98,6 +98,9 @@ class FakeTarget(Target):
     def stop(self) -> None:
         self.stopped += 1
 
+    def unresponsive(self):
+        return None  # no broker behind the fake URLs; tests of a dead broker override this
+
     def _configure(self, wanted: dict) -> None:
         from conformance.errors import Unsupported
         if wanted and self.unsupported_config:

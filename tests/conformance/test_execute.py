@@ -1,9 +1,11 @@
 """conformance/execute.py: one case on one target, every exception turned into a verdict."""
 
+import pytest
+
 from conformance import verdicts as v
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from conformance.execute import TargetSession, era_mismatch
-from conformance.targets.base import ERA_PIP344, ERA_PRE_PIP344
+from conformance.targets.base import ERA_PIP344, ERA_PRE_PIP344, Target
 from model import ops
 from model.outcomes import Done, Partitions, ServerError
 from tests.conformance.helpers import FakeCase, FakeDriver, FakeTarget, Step
@@ -75,10 +77,10 @@ def test_era_mismatch_is_unsupported_with_reason_and_nothing_sent():
     assert era_mismatch(None, ERA_PIP344) is None
 
 
-def test_target_that_cannot_start_makes_cases_unsupported_never_passed():
+def test_target_that_cannot_start_makes_cases_target_errors_never_passed_nor_unsupported():
     session, target, _ = _session(_answer, fail_start="binary not found")
     run = session.run_case(_case())
-    assert run.verdict.verdict == v.UNSUPPORTED
+    assert run.verdict.verdict == v.TARGET_ERROR
     assert run.verdict.reason == "target could not start: binary not found"
     assert session.run_case(_case()).verdict.reason == run.verdict.reason  # started once only
 
@@ -119,3 +121,71 @@ def test_a_stand_in_setup_that_cannot_create_is_unsupported_not_failed():
     assert run.verdict.verdict == v.UNSUPPORTED and "standing in for the admin API" in run.verdict.reason
     session, target, _ = _session(answer)  # with an admin API the same answer is a real failure
     assert session.run_case(FakeCase("c-002[binary]", steps)).verdict.verdict == v.FAILED
+
+
+class _Silent:
+    """A TCP listener on 127.0.0.1 that accepts and then says nothing, or only ``reply``."""
+
+    def __init__(self, reply: bytes = b""):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"pulsar://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.held, self.reply = [], reply
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+            if self.reply:
+                conn.sendall(self.reply)
+
+    def close(self):
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+class _DeadAfterStart(FakeTarget):
+    """Started fine; its broker is the silent listener from then on (base.Target.unresponsive)."""
+
+    def __init__(self, url: str):
+        super().__init__("dead", has_admin=False)
+        self.url = url
+
+    def _launch(self) -> None:
+        self.service_url, self.admin_url = self.url, None
+
+    unresponsive = Target.unresponsive  # the real probe, not the helper's stand-in
+
+
+def _timing_out(op):
+    raise Indefinite("no answer within 0.5 s")
+
+
+@pytest.mark.parametrize("reply, why", [(b"", "no CONNECTED"), (b"\x00\x00\x00\x03abc" * 2, "no Pulsar broker sends")])
+def test_a_target_that_stops_answering_makes_the_case_and_later_ones_target_errors(reply, why):
+    listener = _Silent(reply)
+    try:
+        target = _DeadAfterStart(listener.url)
+        target.timeout = 0.5
+        drivers = {name: FakeDriver(name, _timing_out) for name in ("rest", "wire", "client")}
+        session = TargetSession(target, driver_factory=lambda t: dict(drivers))
+        run = session.run_case(_case())
+        assert run.verdict.verdict == v.TARGET_ERROR, run.verdict
+        assert run.verdict.reason.startswith("target stopped serving: ") and why in run.verdict.reason
+        later = session.run_case(_case())
+        assert later.verdict.verdict == v.TARGET_ERROR and "stopped serving during the run" in later.verdict.reason
+        assert target.stopped >= 1
+    finally:
+        listener.close()
+
+
+def test_a_slow_answer_from_a_target_that_still_serves_stays_indefinite():
+    session, target, _ = _session(_timing_out)  # FakeTarget: its CONNECT still answers
+    assert session.run_case(_case()).verdict.verdict == v.INDEFINITE

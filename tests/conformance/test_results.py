@@ -51,6 +51,14 @@ def test_schema_version_and_fields_are_enforced():
         results.ResultRecord.from_json(_record(verdict="green").to_json())
 
 
+def test_older_schemas_are_read_and_target_error_is_a_verdict():
+    data = json.loads(_record(verdict="target-error", reason="target could not start: gone").to_json())
+    assert data["schema_version"] == results.SCHEMA_VERSION == 3
+    assert results.ResultRecord.from_json(json.dumps(data)).verdict == "target-error"
+    older = results.ResultRecord.from_json(json.dumps({**data, "verdict": "passed", "schema_version": 2}))
+    assert older.schema_version == 3 and older.verdict == "passed"
+
+
 def test_writer_appends_to_out_results_run_id_jsonl(tmp_path):
     writer = results.ResultWriter(tmp_path, "run-7")
     writer.write(_record(case_id="a"))
@@ -59,7 +67,7 @@ def test_writer_appends_to_out_results_run_id_jsonl(tmp_path):
     assert writer.path == tmp_path / "results" / "run-7.jsonl"
     records = results.read_results(writer.path)
     assert [r.case_id for r in records] == ["a", "b"]
-    assert [len(g) for g in results.records_by_verdict(records).values()] == [1, 1, 0, 0, 0]
+    assert [len(g) for g in results.records_by_verdict(records).values()] == [1, 1, 0, 0, 0, 0]
 
 
 def test_run_ids_sort_by_time_and_differ():

@@ -108,33 +108,39 @@ def test_unsupported_only_is_never_a_green_run(tmp_path):
     assert "no case was executed" in text
 
 
-def test_target_that_cannot_start_reports_unsupported_and_the_others_decide_the_exit_code(tmp_path):
+def test_target_that_cannot_start_is_a_target_error_shown_first_and_exit_2(tmp_path):
     good, bad = FakeTarget("good"), FakeTarget("bad", fail_start="exec format error")
     code, records, text = _run(tmp_path, [_case("a-001[binary]")], targets=[good, bad])
-    assert code == v.EXIT_OK, text  # the target that ran passed everything
+    assert code == v.EXIT_HARNESS, text  # a target that is down is a finding, never a quiet run
     by_target = {r.target: r for r in records}
     assert by_target["good"].verdict == "passed"
-    assert by_target["bad"].verdict == "unsupported"
+    assert by_target["bad"].verdict == "target-error"
     assert by_target["bad"].reason == "target could not start: exec format error"
-    assert "bad (could not start: exec format error): passed 0, failed 0, unsupported 1" in text
-    assert "warning: target bad could not start: exec format error; its 1 case(s) are reported unsupported" in text
+    summary = text[text.index("conformance run "):]
+    assert summary.index("TARGET ERROR bad: 1 case(s) not judged: target could not start: exec format error") \
+        < summary.index("  good (")  # first, before the per-target counts
+    assert "bad (could not start: exec format error): passed 0, failed 0, unsupported 0, indefinite 0, " \
+           "broken 0, target-error 1" in text
+    assert "good (" in text and "target-error" not in text[text.index("  good ("):].splitlines()[0]
+    assert text.rstrip().endswith("exit 2: target error")
     assert good.stopped >= 1 and bad.stopped >= 1
 
 
-def test_a_failure_on_the_target_that_ran_still_exits_1_beside_one_that_could_not_start(tmp_path):
+def test_a_failure_on_the_target_that_ran_still_exits_2_beside_one_that_could_not_start(tmp_path):
     good, bad = FakeTarget("good"), FakeTarget("bad", fail_start="no Docker engine reachable")
-    code, _, text = _run(tmp_path, [_case("a-001[binary]", expected=Partitions(0))], targets=[good, bad])
-    assert code == v.EXIT_FAILED, text
+    code, records, text = _run(tmp_path, [_case("a-001[binary]", expected=Partitions(0))], targets=[good, bad])
+    assert code == v.EXIT_HARNESS, text
+    assert sorted(r.verdict for r in records) == ["failed", "target-error"]
 
 
 def test_no_target_started_is_exit_2(tmp_path):
     bad1, bad2 = FakeTarget("bad1", fail_start="no Docker engine"), FakeTarget("bad2", fail_start="gone")
     code, records, text = _run(tmp_path, [_case("a-001[binary]")], targets=[bad1, bad2])
     assert code == v.EXIT_HARNESS
-    assert [r.verdict for r in records] == ["unsupported", "unsupported"]
-    assert "error: target bad1 could not start: no Docker engine" in text
-    assert "error: target bad2 could not start: gone" in text
-    assert "no case was executed: every selected case was unsupported on every target (2 target(s) could not start)" in text
+    assert [r.verdict for r in records] == ["target-error", "target-error"]
+    assert "TARGET ERROR bad1: 1 case(s) not judged: target could not start: no Docker engine" in text
+    assert "TARGET ERROR bad2: 1 case(s) not judged: target could not start: gone" in text
+    assert "no case was executed on any target (2 target(s) down or misbehaving, see above)" in text
 
 
 def test_targets_are_stopped_even_when_the_run_is_interrupted(tmp_path):

@@ -142,7 +142,7 @@ def test_a_target_that_cannot_start_gives_every_case_its_reason_at_once():
     target = FakeTarget(fail_start="binary not found")
     schedule = Schedule(TargetSession(target, driver_factory=lambda t: {}), [_case("a"), _case("b")], jobs=4)
     runs = [schedule.result(c, timeout=10) for c in schedule.cases]
-    assert all(r.verdict.verdict == v.UNSUPPORTED and "binary not found" in r.verdict.reason for r in runs)
+    assert all(r.verdict.verdict == v.TARGET_ERROR and "binary not found" in r.verdict.reason for r in runs)
 
 
 def test_a_spawned_instance_that_cannot_start_fails_only_its_lane():
@@ -156,8 +156,8 @@ def test_a_spawned_instance_that_cannot_start_fails_only_its_lane():
     cases = [_case(f"c{i}", {"k": str(i % 2)}) for i in range(8)]
     schedule = Schedule(TargetSession(target, driver_factory=fleet.factory), cases, jobs=4)
     verdicts = {c.id: schedule.result(c, timeout=10).verdict for c in cases}
-    assert {x.verdict for x in verdicts.values()} == {v.PASSED, v.UNSUPPORTED}
-    assert all("no free port" in x.reason for x in verdicts.values() if x.verdict == v.UNSUPPORTED)
+    assert {x.verdict for x in verdicts.values()} == {v.PASSED, v.TARGET_ERROR}
+    assert all("no free port" in x.reason for x in verdicts.values() if x.verdict == v.TARGET_ERROR)
 
 
 def test_stop_ends_the_schedule_between_cases():

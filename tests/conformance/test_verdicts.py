@@ -52,6 +52,9 @@ def test_exit_codes_follow_precedence():
     assert v.exit_code([v.PASSED, v.FAILED, v.INDEFINITE]) == v.EXIT_FAILED
     assert v.exit_code([v.PASSED, v.INDEFINITE]) == v.EXIT_INDEFINITE
     assert v.exit_code([v.PASSED, v.FAILED, v.BROKEN]) == v.EXIT_HARNESS
+    assert v.exit_code([v.PASSED, v.FAILED, v.TARGET_ERROR]) == v.EXIT_HARNESS  # a target that is down
+    assert v.exit_code([v.TARGET_ERROR]) == v.EXIT_HARNESS
+    assert v.TARGET_ERROR not in v.EXECUTED and v.target_error("gone").verdict == v.TARGET_ERROR
 
 
 def test_unsupported_is_never_counted_as_passed():

@@ -30,12 +30,27 @@ def start(*args: str, timeout: float = 20.0):
         if ready:
             line = process.stdout.readline()
             if line.startswith("READY "):
-                _, broker_url, web_url = line.split()
-                return process, broker_url, web_url
+                process.urls = line.split()[1:]  # with TLS listeners, their two URLs follow
+                return process, process.urls[0], process.urls[1]
             if not line and process.poll() is not None:
                 break
     stop(process)
     raise RuntimeError(f"broker did not report READY: {process.stderr.read()}")
+
+
+def start_secured(folder: Path, *, key_url=None):
+    """A broker with token authentication (superUserRoles superuser), authorization and TLS on both
+    ports, its key and certificates made in ``folder``; returns (process, SigningKey, TlsFiles).
+    ``process.urls`` lists the plain and the TLS URLs."""
+    from conformance.security import TOKEN_PROVIDER, SigningKey, make_tls_files
+
+    key, tls = SigningKey(), make_tls_files(folder)
+    process, _, _ = start(
+        "--set", "authenticationEnabled=true", "--set", f"authenticationProviders={TOKEN_PROVIDER}",
+        "--set", f"tokenSecretKey={key_url(key) if key_url else key.data_url}", "--set", "authorizationEnabled=true",
+        "--set", "superUserRoles=superuser", "--set", "brokerServicePortTls=0", "--set", "webServicePortTls=0",
+        "--set", f"tlsCertificateFilePath={tls.cert}", "--set", f"tlsKeyFilePath={tls.key}")
+    return process, key, tls
 
 
 def stop(process: subprocess.Popen, timeout: float = 10.0) -> int:

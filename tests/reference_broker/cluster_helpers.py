@@ -67,8 +67,9 @@ class InProcessCluster:
             for protocol in list(server.connections):
                 if protocol.transport is not None:
                     protocol.transport.abort()
-            server._web_server.should_exit = True
-            await asyncio.wait_for(asyncio.shield(server._web_task), 5)
+            for web_server, task in zip(server._web_servers, server._web_tasks):
+                web_server.should_exit = True
+                await asyncio.wait_for(asyncio.shield(task), 5)
 
         self.running[index] = False
         self.call(crash())

@@ -151,14 +151,20 @@ def test_allure_verdict_labels_and_categories(tmp_path):
     assert allure.verdict_of(result) == "indefinite"
     assert allure.verdict_of({**result, "statusDetails": {"message": "HarnessTrouble: broken: x"}}) == "broken"
     assert allure.verdict_of({"status": "skipped"}) == "unsupported"
+    down = {**result, "statusDetails": {"message": "HarnessTrouble: target-error: target could not start: x"}}
+    assert allure.verdict_of(down) == "target-error"
     assert allure._target_of(result) == "lite"
-    names = [c["name"] for c in allure.categories_json()]
-    assert len(names) == 4 and any(n.startswith("Unsupported") for n in names)
+    categories = allure.categories_json()
+    names = [c["name"] for c in categories]
+    assert len(names) == 5 and any(n.startswith("Unsupported") for n in names)
+    rules = {c["name"].split(":")[0]: re.compile(c["messageRegex"]) for c in categories if "messageRegex" in c}
+    assert rules["Target error"].match(down["statusDetails"]["message"])
+    assert not rules["Broken"].match(down["statusDetails"]["message"])
     config = allure.write_config(tmp_path / "allurerc.mjs", output=tmp_path / "o", history=tmp_path / "h.jsonl",
                                  targets=["lite", "reference"], variables={"lite": {"version": "0.1"}},
                                  report_name="x", append_history=True).read_text(encoding="utf-8")
     assert 'byTarget("lite")' in config and "singleFile: true" in config
-    for verdict in ("failed", "unsupported", "indefinite", "broken"):
+    for verdict in ("failed", "unsupported", "indefinite", "broken", "target-error"):
         assert f'verdict: "{verdict}"' in config
 
 

@@ -48,7 +48,7 @@ def _rows(dataset: Path) -> list[dict]:
 
 
 ODD_BUT_PARSEABLE = [  # pyarrow reads each of these with the explicit schema: Arrow compute must refuse them
-    lambda d: {**d, "schema_version": 2}, lambda d: {**d, "verdict": "great"}, lambda d: {**d, "case_id": ""},
+    lambda d: {**d, "schema_version": 4}, lambda d: {**d, "verdict": "great"}, lambda d: {**d, "case_id": ""},
     lambda d: {k: v for k, v in d.items() if k != "run_id"}, lambda d: {**d, "target": None},
     lambda d: {}, lambda d: {**d, "duration_s": None}, lambda d: {**d, "source": ["x", None]},
     lambda d: {**d, "extra_field": {"nested": [1, 2]}}, lambda d: {**d, "target_version": None},

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from model import ops as model_ops
-from spec.schema import APIS, OPERATIONS, ROW_FORBIDDEN_OPERATIONS, SpecError, load_file, load_rows
+from spec.schema import APIS, CREDENTIAL_OPERATIONS, OPERATIONS, ROW_FORBIDDEN_OPERATIONS, SpecError, load_file, load_rows
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 
@@ -113,7 +113,9 @@ def test_all_real_rows_load():
 
 def test_operation_vocabulary_matches_model_ops():
     """spec/schema.py may not import the model (import order), so its vocabulary is checked here."""
-    assert set(OPERATIONS) | set(ROW_FORBIDDEN_OPERATIONS) == set(model_ops.OPERATION_TYPES)
+    # WithCredentials wraps an action: rows write it as the action's ``credentials`` field.
+    assert set(OPERATIONS) | set(ROW_FORBIDDEN_OPERATIONS) | {"WithCredentials"} == set(model_ops.OPERATION_TYPES)
+    assert set(CREDENTIAL_OPERATIONS) <= set(OPERATIONS)
     for name, shape in OPERATIONS.items():
         op_fields = {f.name for f in fields(model_ops.OPERATION_TYPES[name])}
         assert shape.fields <= op_fields, name

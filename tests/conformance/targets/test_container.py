@@ -151,7 +151,7 @@ def test_missing_testcontainers_package_is_a_reason_not_a_crash(monkeypatch):
 
 
 @pytest.mark.slow
-def test_cli_without_engine_reports_the_container_target_unsupported_and_the_others_decide(tmp_path):
+def test_cli_without_engine_reports_the_container_target_a_target_error(tmp_path):
     env = {**_env(), "DOCKER_HOST": NO_ENGINE}
     proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--target", "pulsar-container:4.0.13",
                            "--target", "reference", "--pip", "344", "-k", "flag or seed-bg-001",
@@ -164,16 +164,16 @@ def test_cli_without_engine_reports_the_container_target_unsupported_and_the_oth
     assert mine and others
     reason = (f"target could not start: no Docker engine reachable ({NO_ENGINE}: "
               "/nonexistent/conformance-test/docker.sock does not exist): pulsar-container:4.0.13 skipped")
-    assert all(r.verdict == "unsupported" and r.reason == reason for r in mine)
+    assert all(r.verdict == "target-error" and r.reason == reason for r in mine)
     assert any(r.verdict == "passed" for r in others)
-    assert proc.returncode == v.exit_code([r.verdict for r in others]), out[-3000:]  # the reference decides
+    assert proc.returncode == v.EXIT_HARNESS, out[-3000:]  # a target that is down is a finding
     assert "pulsar-container-4.0.13 (could not start: no Docker engine reachable" in out
-    assert "target pulsar-container-4.0.13 could not start" in out
+    assert f"TARGET ERROR pulsar-container-4.0.13: {len(mine)} case(s) not judged: {reason}" in out
     allure = [json.loads(p.read_text()) for p in (tmp_path / "allure-results").glob("*-result.json")]
-    skipped = [r for r in allure if "[pulsar-container-4.0.13-" in r["name"]]
-    assert len(skipped) == len(mine)
-    assert all(r["status"] == "skipped" and "no Docker engine reachable" in r["statusDetails"]["message"]
-               for r in skipped)
+    judged = [r for r in allure if "[pulsar-container-4.0.13-" in r["name"]]
+    assert len(judged) == len(mine)
+    assert all(r["status"] == "broken" and "target-error: " in r["statusDetails"]["message"]
+               and "no Docker engine reachable" in r["statusDetails"]["message"] for r in judged)
     props = (tmp_path / "allure-results" / "environment.properties").read_text()
     assert "pulsar-container-4.0.13.start_error=no Docker engine reachable" in props
     assert "pulsar-container-4.0.13.image=apachepulsar/pulsar\\:4.0.13" in props
@@ -191,7 +191,7 @@ def test_containers_without_engine_is_exit_2_and_nothing_passes(tmp_path):
     assert proc.returncode == v.EXIT_HARNESS, proc.stdout[-2000:]
     records = read_results(tmp_path / "results" / "versions.jsonl")
     assert {r.target for r in records} == {"pulsar-container-3.0.5", "pulsar-container-4.0.13"}
-    assert all(r.verdict == "unsupported" and "no Docker engine reachable" in r.reason for r in records)
+    assert all(r.verdict == "target-error" and "no Docker engine reachable" in r.reason for r in records)
     assert "no case was executed" in proc.stdout
 
 

@@ -18,6 +18,29 @@ def test_ready_line_is_parsed_exactly():
     assert ready_urls([]) is None
 
 
+def test_a_tls_ready_line_gives_the_tls_urls_in_a_tls_run():
+    from conformance.security import RunSecurity
+    from conformance.targets.reference import ready_fields
+
+    line = "READY pulsar://h:1 http://h:2 pulsar+ssl://h:3 https://h:4"
+    assert ready_fields([line]) == ("pulsar://h:1", "http://h:2", "pulsar+ssl://h:3", "https://h:4")
+    assert ready_urls([line]) == ("pulsar://h:1", "http://h:2")
+    security = RunSecurity(tls=True)
+    try:
+        target = ReferenceTarget(command=["broker"], security=security)
+        assert target.pick_urls(ready_fields([line])) == ("pulsar+ssl://h:3", "https://h:4")
+        with pytest.raises(RuntimeError, match="no TLS URLs"):
+            target.pick_urls(("pulsar://h:1", "http://h:2"))
+        target.static = {"authenticationEnabled": "true", "superUserRoles": "superuser"}
+        argv = target.argv()
+        assert "brokerServicePortTls=0" in argv and "webServicePortTls=0" in argv
+        key = next(a for a in argv if a.startswith("tokenSecretKey="))
+        assert key.startswith("tokenSecretKey=file:///")  # a key file, never the key on the command line
+        assert f"tlsCertificateFilePath={security.tls_files().cert}" in argv
+    finally:
+        security.close()
+
+
 def test_launch_arguments_follow_the_cli_contract():
     target = ReferenceTarget(command=["broker"])
     target.static = {"maxMessageSize": "1024"}

@@ -57,6 +57,26 @@ def test_plan_config_is_standalone_conf_with_loopback_ports_and_the_case_keys(tm
     assert "metadataStoreUrl" not in config  # the starter would parse a ZooKeeper port out of it
 
 
+def test_plan_with_security_has_the_runs_key_the_brokers_client_token_and_tls_ports(tmp_path):
+    from conformance.security import RunSecurity
+
+    security = RunSecurity(tls=True)
+    try:
+        static = {"authenticationEnabled": "true", "authorizationEnabled": "true", "superUserRoles": "superuser"}
+        plan = launch_plan("4.0.7", static, java="java", data_dir=tmp_path, broker_port=1, web_port=2,
+                           bookie_port=3, extra=security.launch_config(static, pulsar=True), tls_ports=(4, 5))
+        config = plan.config
+        assert config["authenticationEnabled"] == "true" and config["superUserRoles"] == "superuser"
+        assert config["tokenSecretKey"] == security.key.data_url  # Pulsar's data: form
+        assert config["brokerClientAuthenticationParameters"] == "token:" + security.key.token("superuser").reveal()
+        assert (config["brokerServicePortTls"], config["webServicePortTls"]) == ("4", "5")
+        assert config["tlsCertificateFilePath"] == str(security.tls_files().cert)
+        assert (plan.service_url, plan.admin_url, plan.plain_admin_url) == (
+            "pulsar+ssl://127.0.0.1:4", "https://127.0.0.1:5", "http://127.0.0.1:2")
+    finally:
+        security.close()
+
+
 def test_every_harness_departure_says_why():
     for key, (value, why) in standalone_conf.HARNESS_CONF.items():
         assert value and why, key
@@ -227,7 +247,7 @@ def test_a_jvm_that_never_gets_ready_is_stopped_within_the_bound(tmp_path):
     assert _our_data_dirs() == before and set(live_pids()) == running
 
 
-def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_unsupported(tmp_path):
+def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_target_errors(tmp_path):
     from conformance.execute import TargetSession
     from tests.conformance.helpers import FakeCase
 
@@ -249,8 +269,11 @@ def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_unsupported(tmp_pa
     session = TargetSession(target, driver_factory=lambda t: {})
     session.start_attempted = True
     run = session.run_case(FakeCase("a-001[binary]", lambda ns: ()))
-    assert run.verdict.verdict == "unsupported"
+    assert run.verdict.verdict == "target-error"
+    assert run.verdict.reason.startswith("target stopped serving: ")
     assert "pulsar-standalone:4.0.7 JVM exited with code 137 during the run: Killed" in run.verdict.reason
+    later = session.run_case(FakeCase("a-002[binary]", lambda ns: ()))
+    assert later.verdict.verdict == "target-error" and "exited with code 137 during the run" in later.verdict.reason
 
 
 def test_abandoned_data_folders_are_swept(tmp_path):
@@ -262,7 +285,7 @@ def test_abandoned_data_folders_are_swept(tmp_path):
     assert mine.is_dir() and not orphan.exists()
 
 
-def test_an_unresolvable_version_makes_every_case_unsupported_and_the_run_finishes(tmp_path):
+def test_an_unresolvable_version_makes_every_case_a_target_error_and_the_run_finishes(tmp_path):
     from conformance.runner import run
     from tests.conformance.helpers import FakeCase
 
@@ -305,6 +328,31 @@ def test_real_pulsar_runs_a_slice_of_the_spec_and_leaves_nothing(tmp_path):
     env = (out / "allure-results" / "environment.properties").read_text()
     assert f"pulsar-{DEFAULT_VERSION}.start_s=" in env and f"pulsar-{DEFAULT_VERSION}.peak_rss_mb=" in env
     assert _our_data_dirs() == before and set(live_pids()) == running
+
+
+@pytest.mark.slow
+@needs_pulsar
+@pytest.mark.timeout(400)
+def test_real_pulsar_with_token_auth_and_tls_answers_as_the_auth_rows_say(tmp_path):
+    """Apache Pulsar started with the run's key, authorization and TLS: the harness reaches it only
+    through pulsar+ssl:// and https:// with its token, and the rows' refusals are Pulsar's own."""
+    from conformance.runner import run
+    from conformance.security import RunSecurity
+
+    security = RunSecurity(tls=True)
+    out = tmp_path / "out"
+    try:
+        code = run([f"pulsar-standalone:{DEFAULT_VERSION}"], pips={"344"}, out_dir=out, security=security,
+                   keyword="pip344-auth-metadata-none or pip344-authz-metadata-intruder or "
+                           "pip344-authz-metadata-tenant-admin", stream=open(os.devnull, "w"))
+    finally:
+        security.close()
+    import json
+    records = [json.loads(line) for f in (out / "results").glob("*.jsonl") for line in f.read_text().splitlines()]
+    assert len(records) == 6 and all(r["verdict"] == "passed" for r in records), records
+    assert code == 0
+    env = (out / "allure-results" / "environment.properties").read_text()
+    assert f"pulsar-{DEFAULT_VERSION}.service_url=pulsar+ssl" in env
 
 
 def _standalone_children(pid: int) -> list[int]:

@@ -1,5 +1,7 @@
 """conformance/targets/url.py and registry.py: naming targets."""
 
+import os
+
 import pytest
 
 from conformance.errors import UsageError
@@ -12,6 +14,7 @@ from conformance.targets.url import UrlTarget, parse_url_spec
 def test_url_specs():
     assert parse_url_spec("pulsar://h:6650,http://h:8080/") == ("pulsar://h:6650", "http://h:8080")
     assert parse_url_spec("pulsar://h:6650") == ("pulsar://h:6650", None)
+    assert parse_url_spec("pulsar+ssl://h:6651,https://h:8443") == ("pulsar+ssl://h:6651", "https://h:8443")
     for bad in ("http://h:8080", "pulsar://h", "pulsar://h:1,ftp://x"):
         with pytest.raises(UsageError, match="url:pulsar://HOST:PORT"):
             parse_url_spec(bad)
@@ -149,3 +152,31 @@ def test_url_target_end_to_end_against_the_reference_broker(tmp_path):
         assert str(runtime["allowAutoTopicCreation"]).lower() == "true"
     finally:
         launched.stop()
+
+
+@pytest.mark.slow
+def test_a_secured_broker_given_by_url_is_tested_with_the_token_and_ca_given(tmp_path):
+    """--auth-token and --tls-trust-certs against somebody else's broker: the seed cases pass through
+    TLS with the token, a row that needs no token runs, and a row that needs a token of another
+    role is unsupported (the harness does not hold that broker's key)."""
+    from conformance.results import read_results
+    from conformance.runner import run
+    from conformance.security import RunSecurity
+    from tests.reference_broker.broker_process import start_secured, stop
+
+    process, key, tls = start_secured(tmp_path / "tls")  # the key in Pulsar's data: form
+    try:
+        _, _, service, admin = process.urls
+        security = RunSecurity(token=key.token("superuser"), trust_certs=str(tls.ca))
+        code = run([f"url:{service},{admin}"], pips={"344"}, out_dir=tmp_path / "out", run_id="r",
+                   keyword="seed-new-001 or auth-metadata-none or authz-metadata-intruder", security=security,
+                   stream=open(os.devnull, "w"))
+    finally:
+        stop(process)
+    verdicts = {r.case_id: (r.verdict, r.reason) for r in read_results(tmp_path / "out" / "results" / "r.jsonl")}
+    assert all(verdicts[f"pip344-seed-new-001-param-{flag}[{api}]"][0] == "passed"
+               for flag in ("true", "false") for api in ("rest", "binary"))
+    assert verdicts["pip344-auth-metadata-none[binary]"][0] == "passed"
+    assert verdicts["pip344-authz-metadata-intruder[rest]"][0] == "unsupported"
+    assert "does not hold this target's token signing key" in verdicts["pip344-authz-metadata-intruder[rest]"][1]
+    assert code == 0

@@ -61,6 +61,7 @@ public final class DriverLoop {
     private final String libraryVersion;
     private final Handles handles;
     private final Map<String, Command> commands = new LinkedHashMap<>();
+    private final java.util.List<String> options = new java.util.ArrayList<>();
     private final Gson gson = new GsonBuilder().serializeNulls().disableHtmlEscaping().create();
     private Boolean agreed; // null until hello; false after a refused hello (Rule 3)
     private boolean stopping;
@@ -93,6 +94,12 @@ public final class DriverLoop {
 
     public DriverLoop command(String name, Command command) {
         commands.put(name, command);
+        return this;
+    }
+
+    /** Optional create arguments this driver honours (auth_token, tls_trust_certs_file), listed in hello. */
+    public DriverLoop options(String... names) {
+        options.addAll(java.util.Arrays.asList(names));
         return this;
     }
 
@@ -184,6 +191,7 @@ public final class DriverLoop {
         result.addProperty("library", library);
         result.addProperty("library_version", libraryVersion);
         result.add("commands", gson.toJsonTree(commandList()));
+        result.add("options", gson.toJsonTree(options));
         return ok(id, result);
     }
 

@@ -6,6 +6,8 @@ import conformance.driver.DriverLoop;
 import conformance.driver.Handles;
 import java.util.concurrent.TimeUnit;
 import org.apache.pulsar.client.admin.PulsarAdmin;
+import org.apache.pulsar.client.admin.PulsarAdminBuilder;
+import org.apache.pulsar.client.api.AuthenticationFactory;
 import org.apache.pulsar.common.partition.PartitionedTopicMetadata;
 
 /**
@@ -31,18 +33,28 @@ public final class JavaAdminDriver {
     DriverLoop loop() {
         return new DriverLoop("java-admin", "org.apache.pulsar:pulsar-client-admin",
                 DriverLoop.pulsarVersion(PulsarAdmin.class), handles)
+                .options("auth_token", "tls_trust_certs_file")
                 .command("admin.create", this::createAdmin)
                 .command("admin.get_partitioned_topic_metadata", this::partitionedTopicMetadata);
     }
 
     private JsonObject createAdmin(JsonObject args) throws Exception {
         int timeoutMs = (int) Args.number(args, "timeout_ms");
-        PulsarAdmin admin = PulsarAdmin.builder()
+        PulsarAdminBuilder builder = PulsarAdmin.builder()
                 .serviceHttpUrl(Args.string(args, "admin_url"))
                 .connectionTimeout(timeoutMs, TimeUnit.MILLISECONDS)
                 .readTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-                .requestTimeout(timeoutMs, TimeUnit.MILLISECONDS)
-                .build();
+                .requestTimeout(timeoutMs, TimeUnit.MILLISECONDS);
+        // The protocol's optional create arguments (clients/README.md, "options").
+        String token = Args.optionalString(args, "auth_token", null);
+        if (token != null) {
+            builder.authentication(AuthenticationFactory.token(token));
+        }
+        String trust = Args.optionalString(args, "tls_trust_certs_file", null);
+        if (trust != null) {
+            builder.tlsTrustCertsFilePath(trust).enableTlsHostnameVerification(true);
+        }
+        PulsarAdmin admin = builder.build();
         JsonObject result = new JsonObject();
         result.addProperty("handle", handles.add("a", admin, admin::close));
         return result;

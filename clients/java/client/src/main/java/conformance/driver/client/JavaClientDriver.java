@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.pulsar.client.api.AuthenticationFactory;
+import org.apache.pulsar.client.api.ClientBuilder;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.Message;
 import org.apache.pulsar.client.api.MessageId;
@@ -51,6 +53,7 @@ public final class JavaClientDriver {
 
     DriverLoop loop() {
         return new DriverLoop("java-client", "org.apache.pulsar:pulsar-client", clientVersion(), handles)
+                .options("auth_token", "tls_trust_certs_file")
                 .command("client.create", this::createClient)
                 .command("client.get_partitions", this::getPartitions)
                 .command("producer.create", this::createProducer)
@@ -88,15 +91,24 @@ public final class JavaClientDriver {
 
     private JsonObject createClient(JsonObject args) throws Exception {
         long timeoutMs = timeout(args);
-        PulsarClient client = PulsarClient.builder()
+        ClientBuilder builder = PulsarClient.builder()
                 .serviceUrl(Args.string(args, "service_url"))
                 .operationTimeout((int) Args.number(args, "operation_timeout_ms"), TimeUnit.MILLISECONDS)
                 .lookupTimeout((int) Args.number(args, "operation_timeout_ms"), TimeUnit.MILLISECONDS)
                 .connectionTimeout((int) Args.number(args, "connection_timeout_ms"), TimeUnit.MILLISECONDS)
                 .ioThreads(1)
                 .listenerThreads(1)
-                .statsInterval(0, TimeUnit.SECONDS)
-                .build();
+                .statsInterval(0, TimeUnit.SECONDS);
+        // The protocol's optional create arguments (clients/README.md, "options").
+        String token = Args.optionalString(args, "auth_token", null);
+        if (token != null) {
+            builder.authentication(AuthenticationFactory.token(token));
+        }
+        String trust = Args.optionalString(args, "tls_trust_certs_file", null);
+        if (trust != null) {
+            builder.tlsTrustCertsFilePath(trust).enableTlsHostnameVerification(true);
+        }
+        PulsarClient client = builder.build();
         // Rule 4: closing a client ends its event loop after Netty's quiet period (seconds); the
         // driver does not wait for that, and a close that fails is reported on stderr.
         return handle(handles.add("c", client, () -> client.closeAsync().whenComplete((ignored, failure) -> {
