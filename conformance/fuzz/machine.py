@@ -33,7 +33,6 @@ from conformance.fuzz.steps import SKIPPED_BY_MODEL, STAND_IN_CANNOT, run_step, 
 from conformance.fuzz.vocabulary import ERA, POLICIES, Names, OpRule, initial_ops, rules_for
 from conformance.stepper import BROKEN, INDEFINITE, UNSUPPORTED
 from model.machine import initial_state
-from model.outcomes import Done
 
 
 class Divergence(AssertionError):

@@ -42,6 +42,17 @@ def _samples(pools: dict, count: int = 12):
         yield {k: rng.choice(v) for k, v in pools.items()}
 
 
+def test_the_machine_has_one_rule_per_operation_family_its_target_can_perform():
+    from conformance.fuzz.context import FuzzContext
+    from conformance.fuzz.machine import machine_class
+
+    lite = frozenset({"client"})
+    ctx = FuzzContext(model_session(), None, lite, None, 0, 1.0, 1.0)
+    machine = machine_class(ctx)
+    families = {r.name for r in vocabulary.rules_for(lite)}
+    assert families <= set(vars(machine)) and not {"set_config", "create_namespace"} & set(vars(machine))
+
+
 def test_rules_follow_capabilities():
     lite = frozenset({"client"})
     names = {r.name for r in vocabulary.rules_for(lite)}
@@ -85,6 +96,10 @@ def test_a_wrong_rule_is_found_shrunk_replayed_and_saved(tmp_path):
     binary = [f for f in report.findings if f.signature.startswith("GetPartitionedMetadata[binary,auto_create=False]")]
     assert binary, [f.signature for f in report.findings]
     finding = binary[0]
+    # Hypothesis' own account reads as steps: one rule per operation family, its drawn arguments named.
+    assert finding.hypothesis_steps[0].startswith("state.start(policies=")
+    assert finding.hypothesis_steps[-1].startswith("state.partitioned_metadata(api='binary', auto=False")
+    assert any("as Hypothesis shrank it: state.start(" in line for line in report.lines())
     # Minimal: the namespace, then the lookup (one partitioned-by-default config step at most).
     assert len(finding.steps) <= 3
     assert finding.steps[-1]["op"] == "GetPartitionedMetadata" and finding.steps[-1]["auto_create"] is False
