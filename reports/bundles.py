@@ -64,7 +64,7 @@ def _counts(codes, count: int) -> list[int]:
 
 
 def _write_part(table, dataset: str, relative: str) -> None:
-    """Rule 2: one part, written under a hidden name and renamed."""
+    """Rule 1: one part, written under a hidden name and renamed."""
     import pyarrow.parquet as pq
 
     folder, name = relative.rsplit("/", 1)
@@ -78,7 +78,7 @@ def _write_part(table, dataset: str, relative: str) -> None:
 
 
 def _write_bundle(records, paths: list[str], sizes: list[int], dataset: str, bundle: str, written_schema) -> dict:
-    """Rule 2: the bundle's ``records`` (the rows of ``paths``, ``sizes`` rows each, in that order, with
+    """Rule 1: the bundle's ``records`` (the rows of ``paths``, ``sizes`` rows each, in that order, with
     ``run_date``) as one part per partition; returns each file's parts."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -112,7 +112,7 @@ def _write_bundle(records, paths: list[str], sizes: list[int], dataset: str, bun
 
 def ingest_bundle(paths: list[str], dataset: str, bundle: str, *, force_slow: bool = False) -> list[dict]:
     """Rules 2, 3 and 5 for one bundle: reads its files, writes their parts and the bundle's partials;
-    returns each file's manifest entry as a dict, but for the size and mtime (the driver's, Rule 4)."""
+    returns each file's manifest entry as a dict, but for the size and mtime (the driver's: ingest.py keeps those)."""
     import bisect
 
     import pyarrow as pa
@@ -132,8 +132,9 @@ def ingest_bundle(paths: list[str], dataset: str, bundle: str, *, force_slow: bo
         else:
             found.append([[], "fast"])
         tables.append(with_file(table, path))
-    # schema.py Rule 1 once for the bundle (the slow path's rows hold already). A file with a row it refuses
-    # is read again on its own (``read_file``): its bad lines get their reasons, or it takes the slow path.
+    # Rule 2: the schema's record rule once for the bundle (the slow path's rows hold already). A file with
+    # a row it refuses is read again on its own (``read_file``): its bad lines get their reasons, or it
+    # takes the slow path.
     records = pa.concat_tables(tables)
     refused = pc.indices_nonzero(pc.invert(valid_mask(records))).to_pylist()
     if refused:
@@ -146,7 +147,7 @@ def ingest_bundle(paths: list[str], dataset: str, bundle: str, *, force_slow: bo
         records = pa.concat_tables(tables)
     sizes = [table.num_rows for table in tables]
     del tables
-    # Rule 3 of schema.py once for the bundle: a file is one run, a bundle holds a few hundred distinct ids.
+    # The run date once for the bundle: a file is one run, a bundle holds a few hundred distinct ids.
     records = records.append_column(PARTITIONS[0], run_date_column(records))
     parts = _write_bundle(records, paths, sizes, dataset, bundle, written_schema)
     write_partials(partial_tables(records), dataset, bundle)
@@ -168,7 +169,7 @@ def ingest_file(path: str, bundle: str, dataset: str, *, force_slow: bool = Fals
 
 
 def prune_bundle(dataset: str, bundle: str, parts: list[str], drop: list[str]) -> dict:
-    """Rule 4: ``bundle`` without the rows of the files ``drop``: each part rewritten without them (or deleted
+    """Rule 3: ``bundle`` without the rows of the files ``drop``: each part rewritten without them (or deleted
     when none stays), and the partials computed again from the rows that stay."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -217,7 +218,7 @@ def _read_ahead(path: str) -> None:
 
 
 def run_item(item: tuple, dataset: str) -> dict:
-    """The Spark task (Rule 1): one work item, ``("ingest", bundle, paths)`` or ``("prune", bundle, parts,
+    """The Spark task (Rule 4): one work item, ``("ingest", bundle, paths)`` or ``("prune", bundle, parts,
     drop)``."""
     if item[0] == "prune":
         return {"pruned": prune_bundle(dataset, *item[1:])}

@@ -102,7 +102,7 @@ def bundles_for(sizes: list[int], parallelism: int) -> list[tuple[int, int]]:
 
 
 def ingest(spark, files: list[Path], dataset: Path, *, rebuild: bool = False) -> IngestResult:
-    """Rule 4 around Rules 1-3 and 5: brings ``dataset`` to the current ``files``; returns every file's entry."""
+    """Rule 3 around Rules 1 and 2: brings ``dataset`` to the current ``files``; returns every file's entry."""
     dataset = Path(dataset)
     dataset.mkdir(parents=True, exist_ok=True)
     manifest = None if rebuild else load_manifest(dataset)

@@ -27,7 +27,7 @@ MANIFEST_VERSION = 2
 
 @dataclass
 class FileEntry:
-    """What the manifest keeps per result file (Rule 4); also what a task returns for it."""
+    """What the manifest keeps per result file; also what a task returns for it."""
     size: int
     mtime_ns: int
     bundle: str
@@ -35,7 +35,7 @@ class FileEntry:
     records: int
     bad_count: int
     bad: list[list]  # [line, reason, excerpt]; at most BAD_LINE_LIMIT
-    parser: str = "fast"  # which of Rule 3's paths read it: "fast" (pyarrow) or "slow" (line by line)
+    parser: str = "fast"  # which of parse.py's paths read it: "fast" (pyarrow) or "slow" (line by line)
 
 
 def load_manifest(dataset: Path) -> Optional[dict[str, FileEntry]]:
@@ -72,7 +72,7 @@ def remove_files(dataset: Path, relatives: Iterable[str]) -> None:
 
 
 def sweep(dataset: Path, claimed: set[str]) -> None:
-    """Rule 4: deletes parts and partials no manifest entry claims and temporary files, then empty folders."""
+    """Rule 1: deletes parts and partials no manifest entry claims and temporary files, then empty folders."""
     for folder, _, names in os.walk(dataset, topdown=False):
         here = Path(folder)
         if here == dataset:

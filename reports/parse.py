@@ -39,7 +39,8 @@ def arrow_types():
 
 
 def valid_mask(table):
-    """schema.py Rule 1 as Arrow compute over a table pyarrow read with the explicit schema (types already hold)."""
+    """The schema's record rule (schema.line_problem) as Arrow compute over a table pyarrow read with the
+    explicit schema (types already hold)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -111,8 +112,9 @@ def _line_count(data) -> Optional[int]:
 
 
 def parse_fast(data, read_schema):
-    """Rule 3's fast path, its first half (``data``: the file's bytes or a view of them): every row pyarrow
-    reads, with ``line``, or None to take the slow path. Rule 1 of schema.py is not yet applied (``_fast`` does it per file, ``ingest_bundle`` per bundle)."""
+    """Rule 1's fast path, its first half (``data``: the file's bytes or a view of them): every row pyarrow
+    reads, with ``line``, or None to take the slow path. The schema's record rule is not applied yet
+    (``_fast`` applies it per file, bundles.ingest_bundle per bundle)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -134,7 +136,7 @@ def parse_fast(data, read_schema):
 
 
 def _fast(data: bytes, read_schema):
-    """Rule 3's fast path: (table of valid rows with ``line``, bad lines) or None to take the slow path."""
+    """Rule 1's fast path: (table of valid rows with ``line``, bad lines) or None to take the slow path."""
     import pyarrow.compute as pc
 
     table = parse_fast(data, read_schema)
@@ -182,7 +184,7 @@ def _row(data: dict, types: dict) -> Optional[dict]:
 
 
 def parse_slow(data: bytes, read_schema):
-    """Rule 3's slow path: line by line in Python; (table of valid rows with ``line``, bad lines)."""
+    """Rule 1's slow path: line by line in Python; (table of valid rows with ``line``, bad lines)."""
     import pyarrow as pa
 
     rows, numbers, bad = [], [], []
@@ -217,8 +219,8 @@ def parse_slow(data: bytes, read_schema):
 
 
 def run_date_column(table):
-    """schema.py Rule 3 as Arrow compute: the run id's date when it has the form, else the timestamp's."""
-    import pyarrow as pa
+    """Rule 2: the run date as schema.py defines it, in Arrow compute: the run id's date when it has the
+    form, else the timestamp's."""
     import pyarrow.compute as pc
 
     # A result file is one run: the rule runs on the distinct run ids (usually one), then spreads by index.
@@ -259,7 +261,7 @@ def with_file(table, path: str):
 
 
 def read_file(path: str, read_schema):
-    """Rule 3 for one result file on its own: (table of its valid rows with ``line`` and ``result_file``, bad
+    """Rule 1 for one result file on its own: (table of its valid rows with ``line`` and ``result_file``, bad
     lines, which path read it)."""
     with open(path, "rb") as handle:
         data = handle.read()

@@ -28,7 +28,7 @@ PARTIAL_COLUMNS = ("target", "run_id", "run_date", "timestamp", "target_version"
 
 
 def partial_tables(records) -> dict:
-    """Rule 5: a bundle's records (``PARTIAL_COLUMNS``, in file and line order) reduced to its partials."""
+    """Rule 1: a bundle's records (``PARTIAL_COLUMNS``, in file and line order) reduced to its partials."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -91,7 +91,7 @@ def partial_tables(records) -> dict:
 
 
 def write_partials(tables: dict, dataset: str, bundle: str) -> None:
-    """Rule 5: the partials as Arrow IPC files (no compression: they are read once per report, mapped)."""
+    """Rule 1: the partials as Arrow IPC files (no compression: they are read once per report, mapped)."""
     import pyarrow as pa
 
     os.makedirs(os.path.join(dataset, PARTIALS), exist_ok=True)

@@ -176,7 +176,8 @@ class RestDriver:
     # -- one handler per operation -----------------------------------------------------------
 
     def _do_SetBrokerConfig(self, op: ops.SetBrokerConfig):
-        return self._done(self.request("POST", f"/admin/v2/brokers/configuration/{path_segment(op.key)}/{path_segment(op.value)}"))
+        key, value = path_segment(op.key), path_segment(op.value)
+        return self._done(self.request("POST", f"/admin/v2/brokers/configuration/{key}/{value}"))
 
     def _do_CreateTenant(self, op: ops.CreateTenant):
         body = {"adminRoles": [], "allowedClusters": [self.cluster()]}

@@ -1,7 +1,8 @@
 """PIP-157 operations of the REST driver: the ``numberOfTopicBuckets`` namespace endpoints.
 
-A part of ``RestDriver`` (rest.py), given the driver for its ``request``. Paths are ours (docs/pip157-decisions.md (e)), in the shape of
-Pulsar's other namespace policy endpoints (``.../autoTopicCreation``); upstream never had them:
+A part of ``RestDriver`` (rest.py), given the driver for its ``request``. Paths are ours
+(docs/pip157-decisions.md (e)), in the shape of Pulsar's other namespace policy endpoints
+(``.../autoTopicCreation``); upstream never had them:
 
   GET    /admin/v2/namespaces/{tenant}/{ns}/numberOfTopicBuckets   -> 200 n
   POST   /admin/v2/namespaces/{tenant}/{ns}/numberOfTopicBuckets   body: any JSON value

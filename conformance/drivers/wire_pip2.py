@@ -1,8 +1,9 @@
 """PIP-2 operations of the wire driver: PubSub and BadCommand, with exact frames.
 
 A part of ``WireDriver`` (wire.py), given the driver as its ``link``: the connection, request ids,
-the transcript and bounded waits. What holds is in wire.py's docstring (PubSub, BadCommand). Frames built by hand (a SUBSCRIBE with an unknown subType) bypass the
-codec, which refuses to encode a command with a required field missing.
+the transcript and bounded waits. What holds is in wire.py's docstring (PubSub, BadCommand). Frames
+built by hand (a SUBSCRIBE with an unknown subType) bypass the codec, which refuses to encode a
+command with a required field missing.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ class WirePip2:
 
     def _answer(self, event, request_id: int, answers: tuple, what: str, collector: _Collector):
         self.link.socket.send(event)
-        got = self._wait_for(lambda e: self.link.request_id_of(e) == request_id and isinstance(e, (events.Error, *answers)),
+        request_id_of = self.link.request_id_of
+        got = self._wait_for(lambda e: request_id_of(e) == request_id and isinstance(e, (events.Error, *answers)),
                              f"answer to {what} (request_id={request_id})", collector)
         return got
 
@@ -110,7 +112,8 @@ class WirePip2:
         if isinstance(got, events.Error):
             return self.link.server_error(got)
         while got.has("producer_ready") and not got.producer_ready:
-            got = self._wait_for(lambda e: self.link.request_id_of(e) == request_id, "ready PRODUCER_SUCCESS", collector)
+            got = self._wait_for(lambda e: self.link.request_id_of(e) == request_id, "ready PRODUCER_SUCCESS",
+                                 collector)
             if isinstance(got, events.Error):
                 return self.link.server_error(got)
         producer_name = got.producer_name
