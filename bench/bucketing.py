@@ -36,12 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kazoo.client import KazooClient  # noqa: E402
+
 from model.names import PERSISTENT, NamespaceName, TopicName  # noqa: E402
 from reference_broker.config import BrokerConfig  # noqa: E402
 from reference_broker.core import BrokerCore  # noqa: E402
 from reference_broker.metadata import layout  # noqa: E402
-from kazoo.client import KazooClient  # noqa: E402
-
 from reference_broker.metadata.zookeeper import (  # noqa: E402
     JUTE_MAXBUFFER_DEFAULT,
     ZooKeeperMetadataStore,
