@@ -17,7 +17,7 @@ TARGETS ?= --target reference --target reference-zk --target pulsar-lite --targe
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance cases quality bench clean
+.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance cases quality bench fuzz clean
 
 include mk/reports.mk
 
@@ -85,6 +85,13 @@ bench: install system-zookeeper java-drivers
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
 	$(PY) bench/client_protocol.py
+
+# Long robustness runs, each bounded and stopping by itself: 1,000,000 mutated binary frames against
+# the reference broker with another client served throughout (fuzz/binary_frames.py prints its
+# figures), then the kill -9 durability loop of the SQLite and ZooKeeper metadata stores.
+fuzz: install system-zookeeper
+	$(PY) fuzz/binary_frames.py --frames 1000000
+	DURABILITY_KILLS=25 $(PY) -m pytest tests/reference_broker/test_durability.py -q -s -p no:cacheprovider
 
 clean: clean-report
 	rm -rf $(VENV) $(PROTO_OUT) $(REPORTS)/results $(REPORTS)/allure-results $(REPORTS)/junit.xml

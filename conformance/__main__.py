@@ -24,6 +24,7 @@ from pathlib import Path
 from conformance import verdicts as v
 from conformance.errors import UsageError
 from conformance.runner import DEFAULT_OUT, load_cases, run
+from conformance.scheduler import DEFAULT_JOBS
 from conformance.targets.registry import known_names, pulsar_version_targets
 
 
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     run_cmd.add_argument("--timeout", type=float, default=10.0, help="bound of every wait, seconds (default 10)")
     run_cmd.add_argument("--run-id", help="identifier of this run (default: UTC time + random)")
+    run_cmd.add_argument("--jobs", type=int, default=DEFAULT_JOBS, metavar="N",
+                         help=f"cases run at once per broker instance (default {DEFAULT_JOBS}); 1 runs one case "
+                              "at a time on one broker")
     run_cmd.add_argument("--java-client-version", metavar="V",
                          help="org.apache.pulsar:pulsar-client release the java-client driver runs (default 4.0.13)")
     run_cmd.add_argument("--java-admin-version", metavar="V",
@@ -124,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.timeout <= 0:
         print("conformance: error: --timeout must be positive", file=sys.stderr)
         return v.EXIT_HARNESS
+    if args.jobs < 1:
+        print("conformance: error: --jobs must be 1 or more", file=sys.stderr)
+        return v.EXIT_HARNESS
     targets = list(args.target)
     if args.pulsar_versions is not None:
         try:
@@ -133,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             return v.EXIT_HARNESS
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
-               java_admin_version=args.java_admin_version)
+               java_admin_version=args.java_admin_version, jobs=args.jobs)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def default_drivers(target: Target) -> dict:
     admin = target.admin_url if target.has_admin else None
     return {
         "rest": attach_cluster(RestDriver(admin, timeout=target.timeout), target) if admin else None,
-        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout), target),
+        "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout, admin_url=admin), target),
         "client": ClientDriver(target.service_url, admin, timeout=target.timeout),
         # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
@@ -144,81 +144,100 @@ class TargetSession:
 
     def _judge(self, case, run: CaseRun) -> v.Verdict:
         self.start()
-        target = self.target
-        if not target.start_error:
-            died = target.check_alive()
-            if died:  # its later cases are unsupported with the reason, like a failed start's
-                target.start_error = died
-                target.stop()
-        if target.start_error:
-            return v.unsupported(f"target could not start: {target.start_error}")
-        reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
-        if reason:
-            return v.unsupported(reason)
+        verdict = applicability(case, self.target)
+        if verdict is not None:
+            return verdict
+        verdict = configure(self.target, case)
+        if verdict is not None:
+            return verdict
+        return perform(case, self.target, self.drivers(), run)
+
+
+def applicability(case, target: Target) -> Optional[v.Verdict]:
+    """Rule 2: the verdict of a case that cannot run on ``target`` (started), or None when it can."""
+    if not target.start_error:
+        died = target.check_alive()
+        if died:  # its later cases are unsupported with the reason, like a failed start's
+            target.start_error = died
+            target.stop()
+    if target.start_error:
+        return v.unsupported(f"target could not start: {target.start_error}")
+    reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
+    if reason:
+        return v.unsupported(reason)
+    try:
+        reason = unsupported_reason(case, target)  # PIP-157: numberOfTopicBuckets probed (capabilities.py)
+    except Indefinite as exc:
+        return v.indefinite(f"detecting numberOfTopicBuckets support: {exc.reason}")
+    if reason:
+        return v.unsupported(reason)
+    reason = era_mismatch(getattr(case, "era", None), target.era)
+    if reason:
+        return v.unsupported(reason)
+    reason = case.applies_to(target.release) if hasattr(case, "applies_to") else None
+    if reason:
+        return v.unsupported(reason)
+    return None
+
+
+def configure(target: Target, case) -> Optional[v.Verdict]:
+    """Make ``target`` run with the case's broker config; the verdict when it cannot, else None."""
+    try:
+        target.configure(dict(getattr(case, "broker_config", None) or {}))
+    except Unsupported as exc:
+        return v.unsupported(exc.reason)
+    except Indefinite as exc:
+        return v.indefinite(f"configuring the target: {exc.reason}")
+    except TargetError as exc:
+        return v.indefinite(f"target error while configuring: {exc}")
+    return None
+
+
+def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
+    """Rules 1 and 3: the case's steps on a configured ``target`` through ``drivers``, judged."""
+    for driver in drivers.values():
+        if driver is not None:
+            driver.reset()
+    router = Router(drivers, has_admin=target.has_admin)
+    ledger = NamespaceLedger() if target.implicit_namespaces else None
+    run.namespace = new_namespace()
+    steps = tuple(case.bind(run.namespace, release=target.release).steps)
+    if not steps:
+        return v.unsupported("case has no steps after binding; nothing to compare")
+    last = None
+    for index, step in enumerate(steps):
         try:
-            reason = unsupported_reason(case, target)  # PIP-157: numberOfTopicBuckets probed (capabilities.py)
-        except Indefinite as exc:
-            return v.indefinite(f"detecting numberOfTopicBuckets support: {exc.reason}")
-        if reason:
-            return v.unsupported(reason)
-        reason = era_mismatch(getattr(case, "era", None), target.era)
-        if reason:
-            return v.unsupported(reason)
-        reason = case.applies_to(target.release) if hasattr(case, "applies_to") else None
-        if reason:
-            return v.unsupported(reason)
-        try:
-            target.configure(dict(getattr(case, "broker_config", None) or {}))
+            actual = ledger.check(step) if ledger is not None else None
+            driver = None
+            if actual is None:
+                driver = router.driver_for(step, case.api)
+                actual = driver.perform(step.op)
         except Unsupported as exc:
-            return v.unsupported(exc.reason)
+            return v.unsupported(exc.reason, index, step)
         except Indefinite as exc:
-            return v.indefinite(f"configuring the target: {exc.reason}")
+            if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
+                # A stand-in for the admin API that the target hangs up on cannot set the case up;
+                # that is a limit of the stand-in, not a timeout of the behaviour under test.
+                return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
+                                     f"{driver.name} driver, standing in for the admin API: {exc.reason}; "
+                                     f"the target cannot be set up for this case", index, step)
+            return v.indefinite(exc.reason, index, step)
+        except ProtocolViolation as exc:
+            return v.failed(index, step, exc, f"{step.role} step {index} ({type(step.op).__name__}): "
+                                              f"protocol violation: {exc.reason}")
         except TargetError as exc:
-            return v.indefinite(f"target error while configuring: {exc}")
-        drivers = self.drivers()
-        for driver in drivers.values():
-            if driver is not None:
-                driver.reset()
-        router = Router(drivers, has_admin=target.has_admin)
-        ledger = NamespaceLedger() if target.implicit_namespaces else None
-        run.namespace = new_namespace()
-        steps = tuple(case.bind(run.namespace, release=target.release).steps)
-        if not steps:
-            return v.unsupported("case has no steps after binding; nothing to compare")
-        last = None
-        for index, step in enumerate(steps):
-            try:
-                actual = ledger.check(step) if ledger is not None else None
-                driver = None
-                if actual is None:
-                    driver = router.driver_for(step, case.api)
-                    actual = driver.perform(step.op)
-            except Unsupported as exc:
-                return v.unsupported(exc.reason, index, step)
-            except Indefinite as exc:
-                if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
-                    # A stand-in for the admin API that the target hangs up on cannot set the case up;
-                    # that is a limit of the stand-in, not a timeout of the behaviour under test.
-                    return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
-                                         f"{driver.name} driver, standing in for the admin API: {exc.reason}; "
-                                         f"the target cannot be set up for this case", index, step)
-                return v.indefinite(exc.reason, index, step)
-            except ProtocolViolation as exc:
-                return v.failed(index, step, exc, f"{step.role} step {index} ({type(step.op).__name__}): "
-                                                  f"protocol violation: {exc.reason}")
-            except TargetError as exc:
-                return v.indefinite(f"target error: {exc}", index, step)
-            except Exception as exc:  # noqa: BLE001 - a bug in a driver: broken, at this step
-                return v.broken(exc, index, step)
-            if isinstance(step.op, ops.SetBrokerConfig) and actual == Done():
-                target.note_config_change(step.op.key, step.op.value)
-            if not v.compare(step.expected, actual):
-                if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
-                    # The model's setup outcome is the admin API's; a stand-in (a PRODUCER for
-                    # "create topic") may legitimately differ, e.g. with auto-creation off.
-                    return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
-                                         f"{driver.name} driver, standing in for the admin API, gave "
-                                         f"{actual!r}; the target cannot be set up for this case", index, step)
-                return v.failed(index, step, actual)
-            last = (index, step, actual)
-        return v.passed(*last)
+            return v.indefinite(f"target error: {exc}", index, step)
+        except Exception as exc:  # noqa: BLE001 - a bug in a driver: broken, at this step
+            return v.broken(exc, index, step)
+        if isinstance(step.op, ops.SetBrokerConfig) and actual == Done():
+            target.note_config_change(step.op.key, step.op.value)
+        if not v.compare(step.expected, actual):
+            if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
+                # The model's setup outcome is the admin API's; a stand-in (a PRODUCER for
+                # "create topic") may legitimately differ, e.g. with auto-creation off.
+                return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
+                                     f"{driver.name} driver, standing in for the admin API, gave "
+                                     f"{actual!r}; the target cannot be set up for this case", index, step)
+            return v.failed(index, step, actual)
+        last = (index, step, actual)
+    return v.passed(*last)

@@ -17,6 +17,10 @@ Rule 4: targets start lazily at their first selected item, stop after their last
         ``pytest_sessionfinish``, which pytest runs on success, failure and Ctrl-C alike.
 Rule 5: a target's items are ordered by ``Target.config_group``, then by the spec's order, so
         each distinct non-dynamic configuration starts once per run.
+Rule 6: cases run concurrently (conformance/scheduler.py): once the items are selected, every
+        target's schedule starts in the background with the cases of its items, and each item
+        waits for its own case's run and records it; so records, JUnit and Allure keep the items'
+        order whatever ran first. ``jobs`` = 1 runs one case at a time on one broker.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ import pytest
 from conformance import results, verdicts as v
 from conformance.divergences import KnownDivergences
 from conformance.execute import CaseRun, TargetSession
+from conformance.scheduler import DEFAULT_JOBS, Schedule
+
+STOP_JOIN_S = 60.0  # a stopped schedule ends after its running cases, each bounded by its waits
 from conformance.routing import action_driver_name
 from conformance.errors import Unsupported
 from conformance.transcript import format_transcript
@@ -58,8 +65,7 @@ class ConformanceItem(pytest.Item):
             self.add_marker(marker)
 
     def runtest(self) -> None:
-        self.target_session.start()
-        run = self.target_session.run_case(self.case)
+        run = self.plugin.run_of(self)
         self.plugin.record(self, run)
         verdict = run.verdict
         if verdict.verdict == v.PASSED:
@@ -103,9 +109,11 @@ class ConformancePlugin:
     """Holds the run's cases, target sessions and results; registered as a pytest plugin."""
 
     def __init__(self, cases: list, sessions: list[TargetSession], *, out_dir: Path, run_id: str,
-                 allure_dir: Optional[Path] = None):
+                 allure_dir: Optional[Path] = None, jobs: int = DEFAULT_JOBS):
         self.cases = cases
         self.sessions = sessions
+        self.jobs = jobs
+        self.schedules: dict[int, Schedule] = {}
         self.out_dir = Path(out_dir)
         self.run_id = run_id
         self.allure_dir = allure_dir
@@ -150,6 +158,27 @@ class ConformancePlugin:
         self.selected = len(session.items)
         return True
 
+    def pytest_collection_finish(self, session) -> None:
+        """Rule 6: one schedule per target, over the cases of its selected items, started now."""
+        by_session: dict[int, list] = {}
+        for item in session.items:
+            if isinstance(item, ConformanceItem):
+                by_session.setdefault(id(item.target_session), []).append(item.case)
+        for target_session in self.sessions:
+            cases = by_session.get(id(target_session), [])
+            if cases:
+                schedule = Schedule(target_session, cases, jobs=self.jobs, instances=1 if self.jobs == 1 else None)
+                self.schedules[id(target_session)] = schedule
+        for schedule in self.schedules.values():
+            schedule.start()
+
+    def run_of(self, item: "ConformanceItem") -> CaseRun:
+        schedule = self.schedules.get(id(item.target_session))
+        if schedule is None:  # an item pytest runs that collection did not select
+            item.target_session.start()
+            return item.target_session.run_case(item.case)
+        return schedule.result(item.case)
+
     def pytest_runtest_logreport(self, report) -> None:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             if report.nodeid not in self.items_run:
@@ -160,12 +189,19 @@ class ConformancePlugin:
             return
         following = getattr(nextitem, "target_session", None)
         if following is not item.target_session:
+            schedule = self.schedules.get(id(item.target_session))
+            if schedule is not None:
+                schedule.join()
             try:
                 item.target_session.stop()
             except Exception as exc:  # noqa: BLE001 - stopped again at session finish
                 print(f"conformance: stopping {item.target_session.target.name} failed: {exc}")
 
     def pytest_sessionfinish(self, session) -> None:
+        for schedule in self.schedules.values():
+            schedule.stop()
+        for schedule in self.schedules.values():
+            schedule.join(STOP_JOIN_S)
         for target_session in self.sessions:
             try:
                 target_session.stop()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
+import time
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +36,7 @@ from conformance.errors import UsageError
 from conformance.execute import TargetSession, default_drivers
 from conformance.plugin import ConformancePlugin
 from conformance.results import new_run_id
+from conformance.scheduler import DEFAULT_JOBS
 from conformance.targets.base import Target
 from conformance.targets.registry import make_target
 
@@ -84,7 +86,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         cases: Optional[list] = None, targets: Optional[list[Target]] = None,
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
-        java_admin_version: Optional[str] = None) -> int:
+        java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.py Rule 5).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
@@ -118,7 +120,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     java.configure(client_version=java_client_version, admin_version=java_admin_version)
     sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
     plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
-                               allure_dir=out_dir / "allure-results")
+                               allure_dir=out_dir / "allure-results", jobs=jobs)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         with _sigterm_as_interrupt():
@@ -148,7 +150,8 @@ def stale_divergences(plugin: ConformancePlugin) -> list[str]:
 
 def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say) -> int:
     verdict_names = plugin.verdicts()
-    say(f"\nconformance run {plugin.run_id}")
+    say(f"\nconformance run {plugin.run_id} ({len(plugin.records)} records, jobs {plugin.jobs}, "
+        f"harness CPU {time.process_time():.1f} s)")
     for session in sessions:
         target = session.target
         mine = [r for r in plugin.records if r.target == target.name]

@@ -161,7 +161,7 @@ MUTANTS: tuple[Mutant, ...] = (
        f"{NP}:NonPersistentSubscription._target", "if sum(max(c.permits, 0) for c in self.consumers) <= 0:",
        "if any(c.permits <= 0 for c in self.consumers):"),
     _m("p2-persistent-no-backlog", "2", "both", "a persistent subscription never reads its backlog (FLOW brings nothing)",
-       "reference_broker.topics.persistent:Subscription.dispatch", "elif self.read_position < len(entries):",
+       "reference_broker.topics.persistent:Subscription.dispatch", "elif self.read_position < topic.next_entry_id:",
        "elif False:"),
     _m("p2-dispatch-drop-not-counted", "2", "both", "a dispatch drop is not counted in the subscription's msgDropRate",
        f"{NP}:NonPersistentSubscription.send", "self.drops.record(entry.num_messages", "(lambda *a: None)(entry.num_messages"),

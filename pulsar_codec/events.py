@@ -12,6 +12,11 @@ an entry as stored) and ``payload``; a received one also the bytes of its metada
 (``checksum_valid``, None when it carried none).
 
 ``InvalidCommand`` is what a well-delimited but unusable frame becomes (see errors.py).
+
+Rule 1: a received string field always reads as ``str``. Protobuf keeps the raw bytes of a proto2
+        string that is not valid UTF-8; Pulsar's LightProto reads every string with
+        ``ByteBuf.toString(index, len, UTF_8)`` (LightProtoCodec#readString @ v4.0.7), which
+        decodes malformed input to U+FFFD, so the attribute is decoded the same way here.
 """
 
 from __future__ import annotations
@@ -77,6 +82,8 @@ class Event:
     TYPE: int = -1
     FIELD: str = ""
     MESSAGE: type = type(None)  # the protobuf class of FIELD, set per subclass below
+    STRINGS: frozenset = frozenset()  # MESSAGE's string fields (Rule 1)
+    REPEATED: frozenset = frozenset()  # ... of which these are repeated
     __slots__ = ("pb", "metadata", "payload", "checksum_valid", "checksum", "metadata_bytes")
 
     def __init__(self, _pb=None, *, metadata: Optional[pb.MessageMetadata] = None,
@@ -91,7 +98,13 @@ class Event:
 
     def __getattr__(self, name):
         # Anything Event itself does not define is the protobuf message's: its fields, ``HasField``...
-        return getattr(object.__getattribute__(self, "pb"), name)
+        value = getattr(object.__getattribute__(self, "pb"), name)
+        if name in type(self).STRINGS:  # Rule 1
+            if type(value) is bytes:
+                return value.decode("utf-8", "replace")
+            if name in type(self).REPEATED and any(type(item) is bytes for item in value):
+                return [item.decode("utf-8", "replace") if type(item) is bytes else item for item in value]
+        return value
 
     def has(self, field: str) -> bool:
         return self.pb.HasField(field)
@@ -130,8 +143,11 @@ class InvalidCommand:
 EVENT_CLASSES: dict[int, type[Event]] = {}
 for _type, (_name, _field) in _COMMANDS.items():
     _message = type(getattr(pb.BaseCommand(), _field))
-    EVENT_CLASSES[_type] = type(_name, (Event,), {"TYPE": _type, "FIELD": _field, "__slots__": (),
-                                                  "MESSAGE": _message})
+    _strings = [f for f in _message.DESCRIPTOR.fields if f.type == f.TYPE_STRING]
+    EVENT_CLASSES[_type] = type(_name, (Event,), {
+        "TYPE": _type, "FIELD": _field, "__slots__": (), "MESSAGE": _message,
+        "STRINGS": frozenset(f.name for f in _strings),
+        "REPEATED": frozenset(f.name for f in _strings if f.is_repeated)})
 
 # The classes by name; each is made from the table above.
 Connect = EVENT_CLASSES[T.CONNECT]

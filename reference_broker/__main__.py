@@ -28,7 +28,8 @@ EXIT_CONFIG_ERROR = 2
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="reference-broker", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--host", default=None,
+                        help="address to bind; the same as --set bindAddress=HOST (default: bindAddress, 127.0.0.1)")
     parser.add_argument("--broker-port", type=int, default=None,
                         help="binary protocol port; 0 = ephemeral (default: brokerServicePort)")
     parser.add_argument("--web-port", type=int, default=None,
@@ -80,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         config = build_config(conf_file=args.conf_file, overrides=args.overrides)
+        if args.host is not None:
+            config.set("bindAddress", args.host)
         if args.brokers < 1:
             raise ConfigError(f"Invalid --brokers {args.brokers}: expected a number of brokers >= 1")
         if args.metadata_store is not None and not args.metadata_store.startswith(("memory:", "sqlite:", "zk:")):

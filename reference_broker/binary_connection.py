@@ -6,16 +6,32 @@ each event to ``ServerCnx`` (commands.py) and writes the frames of what ServerCn
 
 Rule 1: a framing error gets an ERROR frame with the codec's hint and the connection is closed;
         any other exception while handling one command answers that command's request with
-        UnknownError and is logged: a broker never crashes on input.
+        UnknownError and is logged in one line (the traceback only at DEBUG): a broker never
+        crashes on input, and no client can fill its log with tracebacks.
 Rule 2: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): every ``keepAliveIntervalSeconds``
         the broker looks at whether anything arrived since it last looked, as Java's
         PulsarHandler checks once per interval. A connection from which nothing arrived for a
         whole interval gets a PING; if nothing arrives in the next interval either, it is
         closed. So a silent peer is pinged after one to two intervals and closed one interval
-        later.
+        later. A connection still without a completed handshake at a tick is closed, as
+        PulsarHandler#handleKeepAliveTimeout does ("Pulsar Handshake was not completed within
+        timeout, closing connection"); one whose reading is paused (Rule 4) is not closed for a
+        missing answer to its PING, as Pulsar skips that check while auto-read is off.
 Rule 3: each answer is written when it is made, in the order the commands came; the completions
         ServerCnx defers (the receipts of non-persistent SENDs) run once every frame of the read
-        that carried their SENDs is handled.
+        that carried their SENDs is handled. Work ServerCnx hands to a worker thread
+        (``run_off_loop``) answers when it is done, possibly after later commands' answers.
+Rule 4: backpressure, as Netty's channel writability with Pulsar's
+        ``pulsarChannelPauseReceivingRequestsIfUnwritable``: once the answers waiting to be sent
+        pass ``pulsarChannelWriteBufferHighWaterMark`` bytes, no further command is handled and
+        the socket is not read; both resume when they fall below
+        ``pulsarChannelWriteBufferLowWaterMark``. Frames already read wait in the codec. Reading
+        also pauses while ``MAX_OFF_LOOP_PER_CONNECTION`` answers are being computed off the loop.
+        So what one connection makes the broker hold is bounded whatever its client does.
+Rule 5: ``brokerMaxConnections`` and ``brokerMaxConnectionsPerIp`` (> 0) bound the connections, as
+        ServerCnx#channelActive with ConnectionController does: one past a limit gets ERROR
+        NotAllowedError "Reached the maximum number of connections" (or "... on address<peer>")
+        and is closed.
 """
 
 from __future__ import annotations
@@ -24,7 +40,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Optional
 
-from pulsar_codec import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role, max_frame_size
+from pulsar_codec import CLOSED, NEED_DATA, Connection, RemoteProtocolError, Role, State, max_frame_size
 from pulsar_codec import events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
 
@@ -45,13 +61,20 @@ _HANDLERS = {
 }
 
 
+# Rule 4: a client's requests whose answers are computed in worker threads at one time.
+MAX_OFF_LOOP_PER_CONNECTION = 4
+
+
 class BrokerProtocol(asyncio.Protocol):
     def __init__(self, broker: "BrokerServer"):
         self.broker = broker
         self.transport: Optional[asyncio.Transport] = None  # set by connection_made, before anything else
         self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
         self.cnx: Optional[ServerCnx] = None
-        self.paused = False
+        self.paused = False  # Rule 4: the answers waiting to be sent are past the high water mark
+        self._pause_reading_when_paused = broker.core.config.get("pulsarChannelPauseReceivingRequestsIfUnwritable")
+        self._reading_paused = False
+        self._off_loop = 0  # answers being computed in worker threads (Rule 4)
         self._reading = False  # inside data_received: deferred completions wait for its end (Rule 3)
         self._deferred: list = []
         self._keepalive: Optional[asyncio.TimerHandle] = None
@@ -68,14 +91,28 @@ class BrokerProtocol(asyncio.Protocol):
         self.cnx.writable = lambda: not self.paused
         self.cnx.defer = self._defer
         self.cnx.close_connection = self._close_after_writes
+        self.cnx.run_off_loop = self._run_off_loop
+        config = self.broker.core.config
+        transport.set_write_buffer_limits(high=config.get("pulsarChannelWriteBufferHighWaterMark"),
+                                          low=config.get("pulsarChannelWriteBufferLowWaterMark"))
+        refusal = self.broker.connection_limits.admit(self, *(peer[:2] if peer else (None,)))
+        if refusal is not None:  # Rule 5
+            log.info("refusing a connection from %s: %s", self.cnx.remote, refusal)
+            transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=pb.NotAllowedError,
+                                                    message=refusal)))
+            transport.close()
+            return
         self.broker.connections.add(self)
         self._schedule_keepalive()
 
     def data_received(self, data: bytes) -> None:
         self._received = True
+        self.conn.receive_data(data)
+        self._process()
+
+    def _process(self) -> None:
         self._reading = True
         try:
-            self.conn.receive_data(data)
             self._drain_events()
             self._run_deferred()  # Rule 3: the read's SENDs are no longer in flight
         finally:
@@ -90,22 +127,62 @@ class BrokerProtocol(asyncio.Protocol):
         if self._keepalive:
             self._keepalive.cancel()
         self.broker.connections.discard(self)
+        self.broker.connection_limits.release(self)
         if self.cnx:
             self.cnx.connection_lost()
 
     def pause_writing(self) -> None:
         self.paused = True
+        self._update_reading()
 
     def resume_writing(self) -> None:
         self.paused = False
         if self.cnx:
             for subscription, _ in list(self.cnx.consumers.values()):
                 subscription.dispatch()
+        self._update_reading()
+
+    # -- backpressure (Rule 4) --------------------------------------------------------------
+
+    def _may_handle(self) -> bool:
+        return not (self.paused and self._pause_reading_when_paused) and self._off_loop < MAX_OFF_LOOP_PER_CONNECTION
+
+    def _update_reading(self) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        if self._may_handle():
+            if self._reading_paused:
+                self._reading_paused = False
+                self.transport.resume_reading()
+                if not self._reading:  # frames read before the pause wait in the codec
+                    self._process()
+        elif not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+
+    def _run_off_loop(self, work, done) -> None:
+        """Rule 3: ``done(work())`` on the loop once a worker thread ran ``work`` (``done(exc)`` if it
+        raised); nothing once the connection is closed."""
+        future = asyncio.get_running_loop().run_in_executor(self.broker.executor, work)
+        self._off_loop += 1
+        self._update_reading()
+
+        def finished(future) -> None:
+            self._off_loop -= 1
+            try:  # retrieved even when nobody is left to answer, so asyncio logs nothing
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - handed to ``done``, which answers it
+                result = exc
+            if self.transport.is_closing():
+                return
+            self._guarded("an answer computed off the loop", U64_MINUS_ONE, lambda: done(result))
+            self._update_reading()
+        future.add_done_callback(finished)
 
     # -- events -----------------------------------------------------------------------------
 
     def _drain_events(self) -> None:
-        while not self.transport.is_closing():
+        while not self.transport.is_closing() and self._may_handle():
             try:
                 event = self.conn.next_event()
             except RemoteProtocolError as exc:
@@ -121,19 +198,24 @@ class BrokerProtocol(asyncio.Protocol):
 
     def _dispatch(self, event) -> None:
         cnx = self.cnx
+        if isinstance(event, ev.InvalidCommand):
+            handler = lambda: cnx.handle_invalid(event)  # noqa: E731
+        elif isinstance(event, ev.Connect):
+            handler = lambda: cnx.handle_Connect(event, self.conn.protocol_version)  # noqa: E731
+        elif type(event) in _HANDLERS:
+            handler = lambda: getattr(cnx, _HANDLERS[type(event)])(event)  # noqa: E731
+        else:
+            handler = lambda: cnx.handle_unexpected(event)  # noqa: E731
+        self._guarded(type(event).__name__, getattr(getattr(event, "pb", None), "request_id", U64_MINUS_ONE),
+                      handler)
+
+    def _guarded(self, command: str, request_id: int, handler) -> None:
+        """Rule 1: one bad command never takes the broker down, nor floods its log."""
         try:
-            if isinstance(event, ev.InvalidCommand):
-                cnx.handle_invalid(event)
-            elif isinstance(event, ev.Connect):
-                cnx.handle_Connect(event, self.conn.protocol_version)
-            elif type(event) in _HANDLERS:
-                getattr(cnx, _HANDLERS[type(event)])(event)
-            else:
-                cnx.handle_unexpected(event)
-        except Exception as exc:  # Rule 1: one bad command never takes the broker down
-            command = type(event).__name__
-            log.exception("error handling %s", command)
-            request_id = getattr(getattr(event, "pb", None), "request_id", U64_MINUS_ONE)
+            handler()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("%s: internal error handling %s: %s: %s", self.cnx.remote, command, type(exc).__name__, exc)
+            log.debug("internal error handling %s", command, exc_info=True)
             self.cnx.send(ev.Error(request_id=request_id, error=pb.UnknownError,
                                    message=f"Internal error handling {command}: {exc}"))
 
@@ -183,7 +265,12 @@ class BrokerProtocol(asyncio.Protocol):
         """Rule 2: once per interval."""
         if self.transport.is_closing():
             return
-        if self._received:  # not idle, and a PING sent before is answered (anything counts)
+        if self.conn.state is State.AWAITING_CONNECT:
+            log.info("closing %s: handshake not completed within keepAliveIntervalSeconds=%s", self.cnx.remote,
+                     interval)
+            self.transport.close()
+            return
+        if self._received or self._reading_paused:  # not idle, or not reading a PING's answer (Rule 4)
             self._received = self._ping_outstanding = False
         elif self._ping_outstanding:
             log.info("closing %s: no answer to keep-alive PING", self.cnx.remote)

@@ -24,6 +24,16 @@ Rule 5 (bad input Pulsar closes the connection on, ServerCnx / Consumer#flowPerm
         >= 2^31 are negative Java ints), and a SUBSCRIBE that does not parse. The reference broker
         first writes an ERROR (or SEND_ERROR) naming the problem, then closes. Other unparseable
         commands keep Rule 1 (an answer, the connection goes on), a leniency Pulsar does not have.
+        So do a second CONNECT (ServerCnx#handleConnect's "checkArgument(state == State.Start)")
+        and a GET_TOPICS_OF_NAMESPACE whose namespace does not parse (handleGetTopicsOfNamespace
+        calls NamespaceName.get before anything else): both throw out of the handler, and
+        ServerCnx#exceptionCaught closes the connection.
+Rule 6: a PRODUCER is registered on the connection only once it succeeded; a PRODUCER whose id
+        names a producer already created answers ProducerSuccess with that producer's name
+        (handleProducer: "Producer with the same id is already created").
+Rule 7: GET_TOPICS_OF_NAMESPACE filters by ``topics_pattern`` in a worker thread
+        (``run_off_loop``, topic_patterns.py), so a large namespace never holds up other
+        connections; its answer is written when the filtering is done.
 """
 
 from __future__ import annotations
@@ -36,9 +46,9 @@ from model.names import InvalidName, NamespaceName, TopicName
 from pulsar_codec import events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
 
-from . import lookup_service
+from . import lookup_service, topic_patterns
 from .errors import BrokerError
-from .topics import Consumer, NonPersistentTopic, TopicRegistry
+from .topics import Consumer, NonPersistentTopic, PersistentTopic, TopicRegistry
 
 log = logging.getLogger("reference_broker.commands")
 
@@ -79,6 +89,11 @@ class ServerCnx:
         # Set by BrokerProtocol: run a callable after the current read / close the socket.
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
         self.close_connection: Callable[[], None] = lambda: None
+        # Set by BrokerProtocol: run_off_loop(work, done) calls done(work()) on the loop, or
+        # done(exception); never after the connection closed (Rule 7).
+        self.run_off_loop: Callable[[Callable[[], object], Callable[[object], None]], None] = \
+            lambda work, done: done(work())
+        self.connected = False
         self.client_version = ""
         self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
@@ -90,6 +105,12 @@ class ServerCnx:
     # -- handshake and keep-alive -----------------------------------------------------------
 
     def handle_Connect(self, event: ev.Connect, negotiated: int) -> None:
+        if self.connected:  # Rule 5
+            log.info("closing %s: a second CONNECT", self.remote)
+            self._error(U64_MINUS_ONE, "NotAllowedError", "CONNECT on a connection that is already connected; "
+                        "closing the connection as Pulsar does (open a new connection instead)")
+            return self.close_connection()
+        self.connected = True
         self.client_version = event.client_version
         self.send(ev.Connected(
             server_version=self.broker.server_version,
@@ -133,46 +154,67 @@ class ServerCnx:
     def handle_GetTopicsOfNamespace(self, event) -> None:
         try:
             namespace = NamespaceName.parse(event.namespace)
+        except InvalidName as exc:  # Rule 5
+            log.info("closing %s: GET_TOPICS_OF_NAMESPACE of an invalid namespace: %s", self.remote, exc)
+            self._error(event.request_id, "InvalidTopicName", f"{exc}; closing the connection as Pulsar does")
+            return self.close_connection()
+        try:
             domains = {0: ("persistent",), 1: ("non-persistent",), 2: ("persistent", "non-persistent")}[event.mode]
             topics = self.core.topics_of_namespace(namespace, domains)  # mode PERSISTENT: no namespace check
-        except InvalidName as exc:
-            return self._error(event.request_id, "InvalidTopicName", str(exc))
         except BrokerError as exc:
             return self._error(event.request_id, exc.server_error, exc.binary_message or exc.reason)
-        filtered = False
-        if event.has("topics_pattern"):
-            import re
-            try:
-                pattern = re.compile(event.topics_pattern)
-            except re.error as exc:
-                return self._error(event.request_id, "NotAllowedError", f"Invalid topics_pattern: {exc}")
-            topics = [t for t in topics if pattern.match(t.split("://", 1)[-1]) or pattern.match(t)]
-            filtered = True
-        self.send(ev.GetTopicsOfNamespaceResponse(request_id=event.request_id, topics=topics,
-                                                  filtered=filtered, changed=True))
+        pattern = event.topics_pattern if event.has("topics_pattern") else None
+        config = self.core.config
+        if not topic_patterns.evaluated(pattern, config.get("subscriptionPatternMaxLength"),
+                                        config.get("enableBrokerSideSubscriptionPatternEvaluation")):
+            if pattern is not None:
+                log.info("%s: topics_pattern of %d characters is longer than subscriptionPatternMaxLength=%d; "
+                         "answering every topic", self.remote, len(pattern), config.get("subscriptionPatternMaxLength"))
+            return self._topics_of_namespace_answer(event.request_id, topics, filtered=False)
+
+        def done(result) -> None:
+            if isinstance(result, topic_patterns.PatternError):
+                return self._error(event.request_id, "MetadataError", str(result))
+            if isinstance(result, BaseException):
+                raise result
+            self._topics_of_namespace_answer(event.request_id, result, filtered=True)
+        self.run_off_loop(lambda: topic_patterns.filter_topics(topics, pattern), done)  # Rule 7
+
+    def _topics_of_namespace_answer(self, request_id: int, topics: list[str], filtered: bool) -> None:
+        self.send(ev.GetTopicsOfNamespaceResponse(request_id=request_id, topics=topics, filtered=filtered,
+                                                  changed=True))
 
     # -- producers --------------------------------------------------------------------------
 
     def handle_Producer(self, event) -> None:
-        if event.producer_id in self.producers:
-            return self._error(event.request_id, "ProducerBusy", f"Producer id {event.producer_id} is already in use")
         try:
             topic = TopicName.parse(event.topic)
+            existing = self.producers.get(event.producer_id)
+            if existing is not None:  # Rule 6
+                name = existing[1].producers.get((self.id, event.producer_id), "")
+                return self._producer_success(event.request_id, name)
             self.core.ensure_topic_for_attach(topic)
         except InvalidName as exc:
             return self._error(event.request_id, "InvalidTopicName", str(exc))
         except BrokerError as exc:
             return self._error(event.request_id, exc.server_error, exc.binary_message or exc.reason)
         live = self.topics.get_or_load(topic)
+        refusal = self.topics.policy.producer_refusal(live) \
+            if self.topics.policy is not None and isinstance(live, PersistentTopic) else None
+        if refusal is not None:  # backlog quota (topics/storage.py Rule 2)
+            return self._error(event.request_id, *refusal)
         name = event.producer_name if event.has("producer_name") and event.producer_name else \
             f"{self.broker.cluster_name}-{self.id}-{next(_producer_names)}"
-        self.producers[event.producer_id] = (topic, live)
         live.add_producer((self.id, event.producer_id), name, address=self.remote, client_version=self.client_version)
+        self.producers[event.producer_id] = (topic, live)  # Rule 6: only once it succeeded
+        self._producer_success(event.request_id, name)
+
+    def _producer_success(self, request_id: int, name: str) -> None:
         # Pulsar always sets schema_version, empty for a topic without a schema:
         # ".setSchemaVersion(schemaVersion.bytes())" (Commands#newProducerSuccessCommand @ v4.0.8), and
         # the Java client reads it unconditionally (ClientCnx#handleProducerSuccess @ v4.0.8): without it
         # the client drops the answer and its producer never becomes ready.
-        self.send(ev.ProducerSuccess(request_id=event.request_id, producer_name=name, last_sequence_id=-1,
+        self.send(ev.ProducerSuccess(request_id=request_id, producer_name=name, last_sequence_id=-1,
                                      schema_version=b""))
 
     def handle_Send(self, event) -> None:
@@ -314,10 +356,8 @@ class ServerCnx:
             return self._error(event.request_id, "MetadataError", "Subscription has other connected consumers")
         del self.consumers[event.consumer_id]
         subscription.consumers.clear()
-        if isinstance(subscription.topic, NonPersistentTopic):
-            subscription.topic.remove_subscription(subscription.name)  # keeps its out counters
-        else:
-            subscription.topic.subscriptions.pop(subscription.name, None)
+        # non-persistent: keeps its out counters; persistent: frees what only it needed
+        subscription.topic.remove_subscription(subscription.name)
         self.send(ev.Success(request_id=event.request_id))
 
     def handle_CloseConsumer(self, event) -> None:
@@ -384,10 +424,10 @@ class ServerCnx:
     def _error(self, request_id: int, error: str, message: str) -> None:
         self.send(ev.Error(request_id=request_id, error=_server_error(error), message=message))
 
-    def close_topic_users(self, topic_name: str) -> int:
-        """Close this connection's producers and consumers on ``topic_name``, telling the client with
-        CLOSE_PRODUCER / CLOSE_CONSUMER (request_id -1, as Pulsar's broker-initiated closes), so it
-        looks the topic up again. Returns how many were closed."""
+    def close_topic_users(self, topic_name: str, consumers: bool = True) -> int:
+        """Close this connection's producers (and consumers, unless ``consumers`` is false) on
+        ``topic_name``, telling the client with CLOSE_PRODUCER / CLOSE_CONSUMER (request_id -1, as
+        Pulsar's broker-initiated closes), so it looks the topic up again. Returns how many were closed."""
         closed = 0
         for producer_id, (topic, live) in list(self.producers.items()):
             if str(topic) == topic_name:
@@ -395,7 +435,7 @@ class ServerCnx:
                 live.remove_producer((self.id, producer_id))
                 self.send(ev.CloseProducer(producer_id=producer_id, request_id=U64_MINUS_ONE))
                 closed += 1
-        for consumer_id, (subscription, consumer) in list(self.consumers.items()):
+        for consumer_id, (subscription, consumer) in list(self.consumers.items()) if consumers else ():
             if subscription.topic.name == topic_name:
                 del self.consumers[consumer_id]
                 subscription.remove_consumer(consumer)

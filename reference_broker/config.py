@@ -29,6 +29,7 @@ from reference_broker.errors import ConfigError
 BROKER_VERSION = "0.1.0-reference"  # what GET /admin/v2/brokers/version answers
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1  # Java int range: ServiceConfiguration fields are ints
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1  # ... and the few long fields
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class ConfigKey:
     """One broker.conf key: its type, default, whether it is dynamic, and its allowed values."""
 
     name: str
-    kind: str  # "bool" | "int" | "port" | "enum" | "str" | "optional-str"
+    kind: str  # "bool" | "int" | "long" | "port" | "enum" | "str" | "optional-str"
     default: Any
     dynamic: bool = False
     choices: tuple[str, ...] = ()
@@ -50,9 +51,9 @@ class ConfigKey:
             return " or ".join(self.choices)
         if self.kind == "port":
             return "a port number 0..65535 (0 = pick a free port)"
-        if self.kind == "int":
-            low = _INT_MIN if self.minimum is None else self.minimum
-            return f"an integer {low}..{_INT_MAX}"
+        if self.kind in ("int", "long"):
+            low, high = (_INT_MIN, _INT_MAX) if self.kind == "int" else (_LONG_MIN, _LONG_MAX)
+            return f"an integer {low if self.minimum is None else self.minimum}..{high}"
         return "any text"
 
     def parse(self, text: str) -> Any:
@@ -65,7 +66,7 @@ class ConfigKey:
             if lowered in ("true", "false"):
                 return lowered == "true"
             raise self._bad(text)
-        if self.kind in ("int", "port"):
+        if self.kind in ("int", "long", "port"):
             try:
                 value = int(text, 10)
             except ValueError:
@@ -85,9 +86,9 @@ class ConfigKey:
         if self.kind == "bool":
             if isinstance(value, bool):
                 return value
-        elif self.kind in ("int", "port"):
+        elif self.kind in ("int", "long", "port"):
             if isinstance(value, int) and not isinstance(value, bool):
-                low, high = (0, 65535) if self.kind == "port" else (_INT_MIN, _INT_MAX)
+                low, high = {"port": (0, 65535), "int": (_INT_MIN, _INT_MAX), "long": (_LONG_MIN, _LONG_MAX)}[self.kind]
                 if self.minimum is not None:
                     low = max(low, self.minimum)
                 if low <= value <= high:
@@ -149,6 +150,29 @@ _KEYS = (
     ConfigKey("metadataStoreSessionTimeoutMillis", "int", 30000, minimum=100),
     # PIP-35 batch lookup, OUR key (TENTATIVE): more topics than this in one batch is refused whole.
     ConfigKey("maxBatchLookupTopics", "int", 10000, dynamic=True, minimum=1),
+    # Pulsar's keys and defaults (ServiceConfiguration @ v4.0.7), none dynamic there.
+    ConfigKey("subscriptionPatternMaxLength", "int", 50, doc="longer topics_pattern values are not evaluated"),
+    ConfigKey("enableBrokerSideSubscriptionPatternEvaluation", "bool", True),
+    ConfigKey("brokerMaxConnections", "int", 0, doc="0 = unlimited"),
+    ConfigKey("brokerMaxConnectionsPerIp", "int", 0, doc="0 = unlimited"),
+    ConfigKey("backlogQuotaCheckEnabled", "bool", True),
+    ConfigKey("backlogQuotaCheckIntervalInSeconds", "int", 60, minimum=1),
+    ConfigKey("backlogQuotaDefaultLimitBytes", "long", -1, doc="< 0 = no limit"),
+    ConfigKey("backlogQuotaDefaultLimitSecond", "int", -1, doc="< 0 = no limit"),
+    ConfigKey("backlogQuotaDefaultRetentionPolicy", "enum", "producer_request_hold",
+              choices=("producer_request_hold", "producer_exception", "consumer_backlog_eviction")),
+    ConfigKey("defaultRetentionTimeInMinutes", "int", 0, doc="0 = no retention, -1 = no limit by time"),
+    ConfigKey("defaultRetentionSizeInMB", "int", 0, doc="0 = no retention, -1 = no limit by size"),
+    ConfigKey("retentionCheckIntervalInSeconds", "int", 120, minimum=1),
+    ConfigKey("managedLedgerMaxEntriesPerLedger", "int", 50000, minimum=1,
+              doc="a persistent topic's log is freed in segments of this many entries, as Pulsar frees ledgers"),
+    # Pulsar's keys and defaults (ServiceConfiguration @ v4.2.4, PIP-434): Netty's write-buffer
+    # water marks, and pausing reads while a connection is past the high one. Pulsar pauses only
+    # when asked to (default false); the reference broker does by default, so a client that never
+    # reads cannot make it buffer without bound.
+    ConfigKey("pulsarChannelWriteBufferHighWaterMark", "int", 64 * 1024, minimum=1),
+    ConfigKey("pulsarChannelWriteBufferLowWaterMark", "int", 32 * 1024, minimum=0),
+    ConfigKey("pulsarChannelPauseReceivingRequestsIfUnwritable", "bool", True),
 )
 
 CONFIG_KEYS: dict[str, ConfigKey] = {key.name: key for key in _KEYS}
@@ -244,9 +268,16 @@ class BrokerConfig:
     @property
     def advertised_host(self) -> str:
         """Host for lookup URLs: advertisedAddress, else the bind address, else localhost."""
+        return self.advertised_for(self.bindAddress)
+
+    def advertised_for(self, bind_address: str) -> str:
+        """The host a broker bound to ``bind_address`` advertises: ``advertisedAddress`` when set;
+        else the bind address itself, unless it is a wildcard, which no client can connect to:
+        then ``localhost``, what PulsarStandaloneStarter @ v4.0.7 advertises when
+        advertisedAddress is blank ("config.setAdvertisedAddress("localhost")")."""
         if self.advertisedAddress:
             return self.advertisedAddress
-        return self.bindAddress if self.bindAddress not in ("0.0.0.0", "::") else "localhost"
+        return bind_address if bind_address not in ("0.0.0.0", "::", "") else "localhost"
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self._values.items() if v != CONFIG_KEYS[k].default}

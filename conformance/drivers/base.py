@@ -18,10 +18,15 @@ from conformance.transcript import Transcript
 
 DEFAULT_TIMEOUT = 10.0
 
-# Pulsar's own defaults for the timeouts we hand to the official client would be 30 s; a
-# conformance run wants a broker that does not answer to cost seconds, not minutes.
-CLIENT_OPERATION_TIMEOUT_S = 5
+# Pulsar's own defaults for the timeouts we hand to the official clients would be 30 s; a
+# conformance run wants a broker that does not answer to cost seconds, not minutes. The operation
+# timeout is the run's own bound (--timeout): a real broker creating a ledger on a busy machine
+# can take seconds, and a shorter client timeout would report that as no answer.
 CLIENT_CONNECTION_TIMEOUT_MS = 3000
+
+
+def client_operation_timeout_s(timeout: float) -> int:
+    return max(1, int(round(timeout)))
 
 
 class Driver(Protocol):

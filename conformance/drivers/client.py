@@ -30,18 +30,24 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from typing import Callable, Optional
 
-from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S,
+from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, client_operation_timeout_s,
                                       DEFAULT_TIMEOUT)
 from conformance.errors import Indefinite, Unsupported
 from conformance.transcript import Transcript
 from model import ops
-from conformance.drivers.pubsub import message_index, receipt_kind, summarise
+from model.names import TopicName
+from conformance.drivers.pubsub import message_index, receipt_kind, settled, summarise
 from model.outcomes import DROPPED, ClientError, Delivered, PartitionList
 
 RECEIVE_IDLE_S = 2.0
 DRAIN_IDLE_MS = 300  # after the barrier, messages are already queued; this only ends the drain
+EVIDENCE_POLL_MS = 20  # a receive between reads of the broker's counters
+# A persistent topic's dispatcher reads stored messages from the ledger, which on a busy machine
+# takes longer than a non-persistent send; the quiet period that ends such a collection is longer.
+PERSISTENT_DRAIN_IDLE_MS = 2000
 
 _quiet = logging.getLogger("conformance.pulsar-client")
 _quiet.addHandler(logging.NullHandler())
@@ -111,7 +117,7 @@ class ClientDriver:
         def body():
             client = None
             try:
-                client = pulsar.Client(url, operation_timeout_seconds=CLIENT_OPERATION_TIMEOUT_S,
+                client = pulsar.Client(url, operation_timeout_seconds=client_operation_timeout_s(self.timeout),
                                        connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, logger=_quiet)
                 box["outcome"] = work(client)
                 if keep:
@@ -129,7 +135,7 @@ class ClientDriver:
         thread = threading.Thread(target=body, name=f"pulsar-client {what}", daemon=True)
         thread.start()
         # The client's own operation timeout is 5 s; give it that plus connect and close time.
-        bound = self.timeout + CLIENT_OPERATION_TIMEOUT_S
+        bound = self.timeout + client_operation_timeout_s(self.timeout)
         thread.join(bound)
         if thread.is_alive():
             raise Indefinite(f"{what}: the official client did not return within "
@@ -189,23 +195,52 @@ class ClientDriver:
                 receipts.extend(self._send_burst(producer, op.topic, len(receipts), size))
         client.get_topic_partitions(op.topic)  # the barrier (Rule 5)
         total = sum(1 for kind in receipts if kind != DROPPED and not kind.startswith("client-"))
-        received: dict[str, list[list[int]]] = {}
-        for name, consumer in consumers:
-            got: list[int] = []
-            while len(got) < total:
-                try:
-                    message = consumer.receive(timeout_millis=DRAIN_IDLE_MS)
-                except pulsar.Timeout:
-                    break
-                got.append(message_index(message.data()))
-                consumer.acknowledge(message)
-            received.setdefault(name, []).append(got)
+        received = self._drain(op.topic, consumers, total, pulsar)
         if op.close_after:
             producer.close()
             for _, consumer in consumers:
                 consumer.close()
         self.transcript.note(f"receipts {receipts}; received {received}")
         return summarise(op, receipts, received)
+
+    def _drain(self, topic: str, consumers: list, total: int, pulsar) -> dict[str, list[list[int]]]:
+        """Each consumer's messages until it holds every accepted one, or its subscription holds
+        what the broker says it sent (pubsub.settled), or, without those counters, until a
+        receive waits DRAIN_IDLE_MS in vain (Rule 5)."""
+        got: list[list[int]] = [[] for _ in consumers]
+        open_ = set(range(len(consumers)))
+        deadline = time.monotonic() + self.timeout
+        # pubsub Rule 4; this driver acknowledges what it receives, which a persistent topic's
+        # backlog then no longer shows, so there only the quiet period ends the collection.
+        persistent = TopicName.parse(topic).persistent
+        counters = self.urls.get("http") is not None and not persistent
+        quiet_ms = PERSISTENT_DRAIN_IDLE_MS if persistent else DRAIN_IDLE_MS
+        while open_ and time.monotonic() < deadline:
+            # Take what each consumer holds, until a receive waits in vain ...
+            for index in sorted(open_):
+                _, consumer = consumers[index]
+                while len(got[index]) < total:
+                    try:
+                        message = consumer.receive(timeout_millis=EVIDENCE_POLL_MS if counters else quiet_ms)
+                    except pulsar.Timeout:
+                        break
+                    got[index].append(message_index(message.data()))
+                    consumer.acknowledge(message)
+                if len(got[index]) >= total:
+                    open_.discard(index)
+            if not open_:
+                break
+            # ... then ask whether the broker sent more than arrived.
+            held: dict[str, int] = {}
+            for index, (name, _) in enumerate(consumers):
+                held[name] = held.get(name, 0) + len(got[index])
+            done = settled(self.urls.get("http"), topic, held, self.timeout) if counters else None
+            if done is None or done:
+                break  # settled, or quiet for DRAIN_IDLE_MS with no counters to ask
+        received: dict[str, list[list[int]]] = {}
+        for index, (name, _) in enumerate(consumers):
+            received.setdefault(name, []).append(got[index])
+        return received
 
     @staticmethod
     def _send_one(producer, topic: str, index: int) -> str:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import ctypes
 import json
 import os
 import queue
@@ -49,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from conformance import children
 from conformance.errors import ConformanceError, Indefinite, Unsupported
 
 PROTOCOL_VERSION = 1
@@ -79,6 +79,10 @@ class DriverRequestError(DriverError):
     """The driver answered "error": the request we sent was wrong."""
 
 
+class DriverGone(DriverError):
+    """A request about something made before the process was restarted."""
+
+
 class DriverRefused(DriverError):
     """The driver could not be started, or refused our protocol version; remembered (Rule 1)."""
 
@@ -93,13 +97,6 @@ class Raised:
     cls: str
     message: Optional[str]
     causes: tuple[str, ...] = ()
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def _close_all_at_exit() -> None:
@@ -159,9 +156,9 @@ class DriverProcess:
             self.refused = f"{self.name}: cannot be prepared: {exc}"
             raise DriverRefused(self.refused) from exc
         try:
-            self._proc = subprocess.Popen(
+            self._proc = children.popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, preexec_fn=_die_with_parent, env=self.env)
+                start_new_session=True, env=self.env)
         except OSError as exc:
             self.refused = f"{self.name}: cannot run {argv[0]!r}: {exc}"
             raise DriverRefused(self.refused) from exc
@@ -240,10 +237,14 @@ class DriverProcess:
 
     # -- requests ------------------------------------------------------------------------------
 
-    def request(self, cmd: str, args: Optional[dict] = None, *, timeout: float):
-        """Send one request; returns "ok"'s object or a ``Raised`` (Rule 3)."""
+    def request(self, cmd: str, args: Optional[dict] = None, *, timeout: float, started: Optional[int] = None):
+        """Send one request; returns "ok"'s object or a ``Raised`` (Rule 3). With ``started``, the
+        request is about something made in that start of the process (``starts``): if the process
+        has been restarted since, DriverGone is raised and nothing is sent."""
         with self._lock:
             self.start()
+            if started is not None and started != self.starts:
+                raise DriverGone(f"{self.name} was restarted since start {started}; what it made then is gone")
             return self._exchange(cmd, dict(args or {}), timeout)
 
     def _exchange(self, cmd: str, args: dict, timeout: float, *, during_start: bool = False, quiet: bool = False):

@@ -1,10 +1,12 @@
 """The java-client and java-admin drivers: Pulsar's official Java client and admin client, driven
 through the client-driver protocol (drivers/external.py, clients/README.md).
 
-Rule 1: one driver process per Java driver per run, shared by every target (each request names
-        the URL it is for): ``shared_process`` starts it at the first case that needs it, with the
-        library version chosen for the run (``configure``; default java_build's), and
-        ``close_shared`` ends it when the run ends.
+Rule 1: a small pool of driver processes per Java driver per run, shared by every target (each
+        request names the URL it is for): ``shared_process`` hands each new set of drivers the
+        least used process, starting another while the pool has fewer than POOL_SIZE (a process
+        answers one request at a time, and cases run concurrently), with the library version
+        chosen for the run (``configure``; default java_build's); ``close_shared`` ends them all
+        when the run ends.
 Rule 2: a model operation is composed here from the protocol's commands, the way an application
         calls the client; each ``perform`` opens its own client (or admin) and closes it before
         returning, so nothing carries over to the next case.
@@ -29,8 +31,8 @@ import secrets
 import threading
 from typing import Optional
 
-from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, CLIENT_OPERATION_TIMEOUT_S, DEFAULT_TIMEOUT
-from conformance.drivers.external import DriverProcess, Raised
+from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, DEFAULT_TIMEOUT, client_operation_timeout_s
+from conformance.drivers.external import DriverGone, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
 from conformance.drivers.java_exceptions import outcome_of
 from conformance.errors import Unsupported
@@ -41,8 +43,10 @@ from model.outcomes import Delivered, PartitionList, Partitions
 RECEIVE_IDLE_S = 2.0
 REDELIVERY_IDLE_S = 0.3
 
+POOL_SIZE = 4
 _versions = {"java-client": DEFAULT_CLIENT_VERSION, "java-admin": DEFAULT_ADMIN_VERSION}
-_processes: dict[str, DriverProcess] = {}
+_processes: dict[str, list[DriverProcess]] = {}
+_handed: dict[int, int] = {}  # id(process) -> driver sets given it
 _processes_lock = threading.Lock()
 
 
@@ -54,24 +58,27 @@ def configure(*, client_version: Optional[str] = None, admin_version: Optional[s
     with _processes_lock:
         for name, version in wanted.items():
             if _versions[name] != version and name in _processes:
-                _processes.pop(name).close()
+                for process in _processes.pop(name):
+                    process.close()
             _versions[name] = version
 
 
 def shared_process(name: str) -> DriverProcess:
     with _processes_lock:
-        process = _processes.get(name)
-        if process is None:
+        pool = _processes.setdefault(name, [])
+        if len(pool) < POOL_SIZE and all(_handed.get(id(p), 0) for p in pool):
             version = _versions[name]
-            process = DriverProcess(f"{name} {version}", lambda: driver_command(name, version))
-            _processes[name] = process
+            pool.append(DriverProcess(f"{name} {version}", lambda: driver_command(name, version)))
+        process = min(pool, key=lambda p: _handed.get(id(p), 0))
+        _handed[id(process)] = _handed.get(id(process), 0) + 1
         return process
 
 
 def close_shared() -> None:
     with _processes_lock:
-        processes = list(_processes.values())
+        processes = [process for pool in _processes.values() for process in pool]
         _processes.clear()
+        _handed.clear()
     for process in processes:
         process.close()
 
@@ -105,9 +112,18 @@ class _JavaDriver:
         self.transcript.received(repr(answer))
         return answer
 
-    def _close(self, handle: str) -> None:
-        """Closing is best effort: the answer of the operation is already decided."""
-        answer = self._call("close", handle=handle)
+    def _close(self, handle: str, born: Optional[int] = None) -> None:
+        """Closing is best effort: the answer of the operation is already decided. A handle made
+        before the process was restarted (another case's request hung, and it was stopped) is
+        gone with that process."""
+        args = {"handle": handle, "timeout_ms": int(self.timeout * 1000)}
+        self.transcript.sent(f"close {args}")
+        try:
+            answer = self.process.request("close", args, timeout=self.timeout, started=born)
+        except DriverGone:
+            self.transcript.note(f"{handle} went with the driver process it was made in")
+            return
+        self.transcript.received(repr(answer))
         if isinstance(answer, Raised):
             self.transcript.note(f"closing {handle} raised {answer.cls}: {answer.message}")
 
@@ -139,11 +155,11 @@ class JavaClientDriver(_JavaDriver):
         url = self.urls.get(op.transport)
         if not url:
             raise Unsupported(f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
-        created = self._call("client.create", service_url=url, operation_timeout_ms=CLIENT_OPERATION_TIMEOUT_S * 1000,
+        created = self._call("client.create", service_url=url, operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
                              connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS)
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} client.create")
-        client = created
+        client, born = created, self.process.starts
         try:
             if isinstance(op, ops.JavaGetPartitionsForTopic):
                 return self._get_partitions(client["handle"], op)
@@ -151,7 +167,7 @@ class JavaClientDriver(_JavaDriver):
         except _Failed as failed:
             return failed.outcome
         finally:
-            self._close(client["handle"])
+            self._close(client["handle"], born)
 
     def _ok(self, answer, what: str) -> dict:
         if isinstance(answer, Raised):
@@ -175,6 +191,8 @@ class JavaClientDriver(_JavaDriver):
         self._close(consumer)
         again = self._ok(self._call("consumer.subscribe", **subscribe), "subscribe again")["handle"]
         received += self._drain(again, op.count, REDELIVERY_IDLE_S, acknowledge=False)
+        self._close(again)
+        self._close(producer)
         return Delivered(tuple(received))
 
     def _drain(self, consumer: str, most: int, idle_s: float, *, acknowledge: bool) -> list[str]:
@@ -211,10 +229,11 @@ class JavaAdminDriver(_JavaDriver):
         created = self._call("admin.create", admin_url=self.admin_url)
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} admin.create")
+        born = self.process.starts
         try:
             answer = self._call("admin.get_partitioned_topic_metadata", admin=created["handle"], topic=op.topic)
             if isinstance(answer, Raised):
                 return outcome_of(answer, f"{self.process.name} getPartitionedTopicMetadata({op.topic})")
             return Partitions(answer["partitions"])
         finally:
-            self._close(created["handle"])
+            self._close(created["handle"], born)

@@ -11,11 +11,20 @@ Rule 1: a receipt's kind comes from its message id: on a non-persistent topic (0
 Rule 2: a payload ``m<i>`` is message i; anything else counts as index -1, which no model outcome
         contains, so a foreign payload is always visible as a mismatch.
 Rule 3: ``in_order`` is true when every consumer received strictly increasing indices.
+Rule 4: ``settled`` ends a collection on evidence rather than on a quiet period, from the
+        topic's stats: a subscription has everything when it holds as many messages as its
+        msgOutCounter says the broker sent; a non-persistent topic sends as it accepts, so that
+        is all, while a persistent topic's dispatcher reads stored messages later, so there it
+        is all only once the counter reaches the subscription's msgBacklog (the driver does not
+        acknowledge) or no consumer has a permit left.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Optional
+
+import httpx
 
 from model import ops
 from model.names import TopicName
@@ -55,3 +64,38 @@ def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Se
             delivered_accepted=delivered_accepted)
     delivered = tuple((name, payload_ranges(i for c in received[name] for i in c)) for name in sorted(received))
     return PubSubResult(run_length(receipts), delivered, in_order)
+
+
+def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeout: float) -> Optional[bool]:
+    """Rule 4: whether every subscription holds all the broker sent it and the broker will send
+    nothing more; None when there is no admin API or its stats do not say."""
+    if not admin_url:
+        return None
+    name = TopicName.parse(topic)
+    path = f"{name.domain}/{name.tenant}/{name.namespace}/{name.encoded_local_name}"
+    try:
+        response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/stats", timeout=timeout)
+        body = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    subscriptions = body.get("subscriptions") if isinstance(body, dict) else None
+    if not isinstance(subscriptions, dict):
+        return None
+    for subscription, count in held.items():
+        stats = subscriptions.get(subscription)
+        sent = stats.get("msgOutCounter") if isinstance(stats, dict) else None
+        if not isinstance(sent, int):
+            return None
+        if count < sent:
+            return False  # on the way
+        if name.persistent:
+            backlog = stats.get("msgBacklog")
+            consumers = stats.get("consumers")
+            if not isinstance(backlog, int) or not isinstance(consumers, list):
+                return None
+            permits = [c.get("availablePermits") for c in consumers if isinstance(c, dict)]
+            if not all(isinstance(p, int) for p in permits):
+                return None
+            if sent < backlog and any(p > 0 for p in permits):
+                return False  # stored messages a consumer still has permits for
+    return True

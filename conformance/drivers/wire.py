@@ -23,8 +23,9 @@ Rule 6 (PIP-2, PubSub): a burst's SEND frames go out in ONE ``sendall``, so the 
         that dispatches on the connection's own thread (the reference broker writes every MESSAGE
         before it answers PING). Brokers that dispatch from other threads (Pulsar, pulsar-lite)
         may still be writing, so collection goes on until every subscription holds every
-        accepted message or ``DRAIN_IDLE_S`` pass with no frame; the quiet period only ends the
-        collection, it never decides an outcome on the reference broker.
+        accepted message, or, with an admin API, until each subscription holds as many as its
+        msgOutCounter says the broker sent (positive evidence that nothing more is on the way),
+        or else until ``DRAIN_IDLE_S`` pass with no frame.
 Rule 8: before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic on the same
         connection, as every Pulsar client does: Apache Pulsar serves a topic only once a lookup
         made its broker own the topic's bundle, and otherwise answers ServiceNotReady "Namespace
@@ -176,9 +177,10 @@ class WireDriver:
     name = "wire"
     cluster_urls: Optional[list] = None  # every broker's service URL (wire_batch.py); None = this one only
 
-    def __init__(self, service_url: str, *, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, service_url: str, *, timeout: float = DEFAULT_TIMEOUT, admin_url: Optional[str] = None):
         self.host, self.port = parse_service_url(service_url)
         self.service_url = service_url
+        self.admin_url = admin_url  # when given, PubSub collection ends on the broker's own counters
         self.timeout = timeout
         self.transcript = Transcript("wire")
         self.connected: Optional[events.Connected] = None

@@ -12,7 +12,7 @@ import itertools
 import time
 from typing import Callable, Optional
 
-from conformance.drivers.pubsub import message_index, receipt_kind, summarise
+from conformance.drivers.pubsub import message_index, receipt_kind, settled, summarise
 from conformance.errors import Indefinite, ProtocolViolation
 from model import ops
 from model.outcomes import DROPPED, ConnectionClosed, Done
@@ -25,6 +25,8 @@ POSITIONS = {"Latest": pb.CommandSubscribe.Latest, "Earliest": pb.CommandSubscri
 UINT32_MINUS_ONE = 0xFFFFFFFF  # a uint32 on the wire; Java reads it as the int -1
 UNKNOWN_SUB_TYPE = 7
 DRAIN_IDLE_S = 0.3  # ends the collection after the barrier (wire.py, PubSub); decides nothing
+STATS_POLL_S = 0.05  # between reads of the broker's counters while messages are still on the way
+PERSISTENT_DRAIN_IDLE_S = 2.0  # a persistent dispatcher reads the ledger: a longer quiet period
 
 
 class _Collector:
@@ -81,21 +83,34 @@ class WirePip2:
         return got
 
     def _barrier(self, collector: _Collector, consumers: list[tuple[int, str]]) -> None:
-        """PING/PONG, then collect until every subscription is full or the line is quiet (Rule 6)."""
+        """PING/PONG, then collect until every subscription holds every accepted message, or the
+        broker's counters show it has sent nothing more, or the line is quiet (Rule 6)."""
         self.link.socket.send(events.Ping())
         self._wait_for(lambda e: isinstance(e, events.Pong), "PONG (barrier)", collector)
         bound = sum(1 for kind in collector.receipts.values() if kind != DROPPED and not kind.startswith("send-"))
 
-        def full() -> bool:
-            per_subscription: dict[str, int] = {}
+        def per_subscription() -> dict[str, int]:
+            counts: dict[str, int] = {}
             for consumer_id, name in consumers:
-                per_subscription[name] = per_subscription.get(name, 0) + len(collector.received[consumer_id])
-            return all(n >= bound for n in per_subscription.values())
+                counts[name] = counts.get(name, 0) + len(collector.received[consumer_id])
+            return counts
 
+        def full() -> bool:
+            return all(n >= bound for n in per_subscription().values())
+
+        deadline = time.monotonic() + self.link.timeout
         while consumers and not full():
-            event = self.link.socket.next_event(time.monotonic() + DRAIN_IDLE_S, "more MESSAGE frames", quiet_ok=True)
+            done = settled(self.link.admin_url, collector.topic, per_subscription(), self.link.timeout)
+            if done:
+                return  # the broker's counters say everything it will send has arrived
+            wait = STATS_POLL_S if done is not None else (
+                PERSISTENT_DRAIN_IDLE_S if collector.topic.startswith("persistent://") else DRAIN_IDLE_S)
+            event = self.link.socket.next_event(min(deadline, time.monotonic() + wait), "more MESSAGE frames",
+                                            quiet_ok=True)
             if event is None:
-                return
+                if done is None or time.monotonic() >= deadline:
+                    return  # quiet (no counters to ask), or the bound
+                continue
             if event is CLOSED:
                 raise Indefinite("the target closed the connection while we collected messages")
             if not collector.take(event):

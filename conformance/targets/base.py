@@ -72,6 +72,12 @@ class Target:
     implicit_namespaces = False
     # True for real Pulsar brokers: wait until a dynamic key shows in the runtime config (Rule 3).
     confirms_dynamic_config = False
+    # How many brokers of this kind the scheduler may run side by side for one target
+    # (conformance/scheduler.py Rule 3); 1 for targets it cannot make more of (a URL, a container).
+    max_instances = 1
+    # At most this many of its cases at once (None: the run's --jobs), for brokers that answer
+    # slowly when many cases share the machine with them.
+    max_jobs: Optional[int] = None
     # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
     # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
     divergence_profile: Optional[str] = None
@@ -121,15 +127,28 @@ class Target:
     def stop(self) -> None:
         """Stop whatever start() launched; safe to call twice and after a failed start."""
 
+    def spawn(self, index: int) -> "Target":
+        """A fresh, unstarted broker of the same kind and settings, the ``index``-th extra one
+        (the scheduler's lanes); only kinds with ``max_instances`` > 1 can."""
+        raise NotImplementedError(f"{self.kind} cannot run more than one instance")
+
+    @property
+    def log_name(self) -> str:
+        """The file name (without .log) this instance's process output goes to."""
+        return self.name + self.instance_label
+
+    instance_label = ""
+
     def check_alive(self) -> Optional[str]:
         """Why a started target no longer serves (its process exited), or None; targets that
         launch a process answer it."""
         return None
 
     def config_group(self, broker_config: dict[str, str]) -> tuple:
-        """Cases with equal groups need no restart between them; the runner orders a target's
-        cases by it, so each distinct non-dynamic configuration starts once per run."""
-        return ()
+        """The non-dynamic keys of ``broker_config`` that differ from Pulsar's defaults: cases with
+        equal groups need no restart between them, so each distinct one starts once per run."""
+        static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if not pulsar_config.is_dynamic(k)}
+        return tuple(sorted(self._without_defaults(static).items()))
 
     @property
     def version(self) -> Optional[str]:

@@ -5,9 +5,8 @@ Rule 1: every wait is bounded. Start waits for a readiness predicate (a log line
         with the last lines it printed, so the reason says why.
 Rule 2: stop is SIGTERM, a bounded wait, then SIGKILL and a reap. Nothing is left behind:
         every live child is also registered with ``atexit``, and on Linux the child gets
-        PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL.
-        (PDEATHSIG fires when the *thread* that forked exits, so start processes from a
-        long-lived thread; the runner starts them from the main thread.)
+        PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL
+        (conformance/children.py forks it from a thread that lives as long as we do).
 Rule 3: output (stdout and stderr merged) is read by a daemon thread into a bounded ring and an
         optional log file, so a chatty child can never block on a full pipe.
 """
@@ -16,17 +15,16 @@ from __future__ import annotations
 
 import atexit
 import collections
-import ctypes
 import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from conformance import children
 from conformance.errors import TargetError
 
 STOP_TIMEOUT = 5.0
@@ -44,12 +42,6 @@ def _stop_all_at_exit() -> None:
 atexit.register(_stop_all_at_exit)
 
 
-def die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-    except OSError:
-        pass
 
 
 def free_port() -> int:
@@ -113,10 +105,9 @@ class ManagedProcess:
     def start(self, ready: Callable[[list[str]], Optional[object]], timeout: float):
         """Launch and wait until ``ready(lines)`` returns a non-None value, which is returned."""
         try:
-            self.popen = subprocess.Popen(
+            self.popen = children.popen(
                 self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         except OSError as exc:
             raise TargetError(f"{self.name}: cannot execute {self.argv[0]}: {exc}") from exc
         with _LIVE_LOCK:

@@ -103,6 +103,7 @@ class PulsarLiteTarget(Target):
     kind = "pulsar-lite"
     implicit_namespaces = True
     divergence_profile = "pulsar-lite"  # spec/divergences/pulsar-lite.yaml
+    max_instances = 2
 
     def __init__(self, name: Optional[str] = None, *, binary: Optional[str] = None, **kwargs):
         super().__init__(name, **kwargs)
@@ -113,6 +114,12 @@ class PulsarLiteTarget(Target):
         self.workdir: Optional[Path] = None
         self.warnings: list[str] = []
 
+    def spawn(self, index: int) -> "PulsarLiteTarget":
+        twin = PulsarLiteTarget(self.name, binary=self.binary, timeout=self.timeout, start_timeout=self.start_timeout,
+                                log_dir=self.log_dir)
+        twin.instance_label = f"-{index + 1}"
+        return twin
+
     def _launch(self) -> None:
         binary = self.binary or find_binary()
         if self.workdir is None:
@@ -122,7 +129,7 @@ class PulsarLiteTarget(Target):
         last_error: Optional[Exception] = None
         for _attempt in range(2):  # a reused port may have been taken meanwhile: retry on a new one
             self.port = self.port or free_port()
-            log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+            log = self.log_dir / f"{self.log_name}.log" if self.log_dir else None
             if log:
                 log.parent.mkdir(parents=True, exist_ok=True)
             argv = [binary, "--config", str(config_path), "--addr", f"127.0.0.1:{self.port}",

@@ -35,6 +35,7 @@ def ready_urls(lines: list[str]) -> Optional[tuple[str, str]]:
 
 class ReferenceTarget(Target):
     kind = "reference"
+    max_instances = 8  # a broker process is cheap: the scheduler runs groups side by side
 
     def __init__(self, name: Optional[str] = None, *, command: Optional[list[str]] = None, **kwargs):
         super().__init__(name, **kwargs)
@@ -42,6 +43,12 @@ class ReferenceTarget(Target):
         self.command = command or [sys.executable, "-m", "reference_broker"]
         self.static: dict[str, str] = {}  # non-dynamic keys the running process was started with
         self.process: Optional[ManagedProcess] = None
+
+    def spawn(self, index: int) -> "ReferenceTarget":
+        twin = type(self)(self.name, command=self.command, timeout=self.timeout, start_timeout=self.start_timeout,
+                          log_dir=self.log_dir)
+        twin.instance_label = f"-{index + 1}"
+        return twin
 
     def argv(self) -> list[str]:
         argv = [*self.command, "--broker-port", "0", "--web-port", "0", "--metadata-store", "memory:"]
@@ -55,7 +62,7 @@ class ReferenceTarget(Target):
 
     def _start_process(self, what: str, ready):
         """Start ``argv()`` logging to ``<log_dir>/<name>.log``; returns what ``ready`` read from its output."""
-        log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+        log = self.log_dir / f"{self.log_name}.log" if self.log_dir else None
         if log:
             log.parent.mkdir(parents=True, exist_ok=True)
         self.process = ManagedProcess(self.argv(), name=f"{what} ({self.name})", log_path=log)

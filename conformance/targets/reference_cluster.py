@@ -47,6 +47,7 @@ def attach_cluster(driver, target):
 
 class ReferenceClusterTarget(ReferenceTarget):
     kind = "reference-cluster"
+    max_instances = 2
 
     def __init__(self, name: Optional[str] = None, *, brokers: int = BROKERS, **kwargs):
         super().__init__(name, **kwargs)

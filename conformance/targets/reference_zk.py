@@ -26,6 +26,7 @@ from conformance.targets.zookeeper import ZooKeeperServer, missing_reason
 
 class ReferenceZkTarget(ReferenceTarget):
     kind = "reference-zk"
+    max_instances = 2  # each with a ZooKeeper of its own
 
     def __init__(self, name: Optional[str] = None, **kwargs):
         super().__init__(name, **kwargs)

@@ -44,7 +44,6 @@ from typing import Mapping, Optional
 import httpx
 
 from conformance.errors import TargetError
-from conformance.targets import config as pulsar_config
 from conformance.targets import maven
 from conformance.targets import standalone_conf
 from conformance.targets.base import Target
@@ -208,6 +207,8 @@ atexit.register(_remove_data_dirs_at_exit)
 class PulsarStandaloneTarget(Target):
     kind = "pulsar-standalone"
     confirms_dynamic_config = True
+    max_instances = 2  # a JVM of ~0.5 GiB each; more would mostly fight over start-up CPU
+    max_jobs = 8  # beyond that its ledger writes and reads slow down more than concurrency gains
 
     def __init__(self, version: Optional[str] = None, name: Optional[str] = None, *,
                  start_timeout: float = START_TIMEOUT, cache: Optional[Path] = None, java: Optional[str] = None,
@@ -229,6 +230,15 @@ class PulsarStandaloneTarget(Target):
     @property
     def spec(self) -> str:
         return f"{self.kind}:{self.pulsar_version}"
+
+    def spawn(self, index: int) -> "PulsarStandaloneTarget":
+        twin = PulsarStandaloneTarget(self.pulsar_version, self.name, start_timeout=self.start_timeout,
+                                      cache=self.cache, java=self.java, maven_executable=self.maven_executable,
+                                      timeout=self.timeout, log_dir=self.log_dir)
+        twin.classpath = self.classpath
+        twin.instance_label = f"-{index + 1}"
+        twin.start_seconds, twin.peak_rss = self.start_seconds, self.peak_rss  # one target's figures (Rule 7)
+        return twin
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -258,7 +268,7 @@ class PulsarStandaloneTarget(Target):
         self.plan = plan
         plan.config_file.write_text(standalone_conf.render(plan.config))
         plan.argfile.write_text(f"-cp\n{self.classpath.text()}\n")
-        log = self.log_dir / f"{self.name}.log" if self.log_dir else None
+        log = self.log_dir / f"{self.log_name}.log" if self.log_dir else None
         if log:
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "a", encoding="utf-8") as out:
@@ -324,10 +334,6 @@ class PulsarStandaloneTarget(Target):
 
     def _configure(self, wanted: dict[str, str]) -> None:
         self._configure_by_restart(wanted, same=lambda a, b: self._without_defaults(a) == self._without_defaults(b))
-
-    def config_group(self, broker_config: Mapping[str, str]) -> tuple:
-        static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if not pulsar_config.is_dynamic(k)}
-        return tuple(sorted(self._without_defaults(static).items()))
 
     def describe(self) -> dict[str, str]:
         info = super().describe()

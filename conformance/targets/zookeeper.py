@@ -33,13 +33,12 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from conformance.targets.process import die_with_parent
+from conformance import children
 
 INSTALL_HINT = "install it with: apt-get install -y zookeeper (Debian/Ubuntu; pulls default-jre)"
 _DEBIAN_JAR = "/usr/share/java/zookeeper.jar"
@@ -165,9 +164,8 @@ class ZooKeeperServer:
             self._write_config()
             log = open(self.log_path, "ab")
             try:
-                self.process = subprocess.Popen(
-                    self.command(), cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
+                self.process = children.popen(
+                    self.command(), cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
             finally:
                 log.close()
             _RUNNING.add(self)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from reference_broker.admin import routes_brokers, routes_lookup, routes_namespaces, routes_stats, routes_topics
+from reference_broker.admin import openapi, routes_brokers, routes_lookup, routes_namespaces, routes_stats, routes_topics
 from reference_broker.admin.errors import install_error_handlers
 from reference_broker.core import BrokerCore
 
@@ -37,4 +37,5 @@ def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str
     app.include_router(routes_topics.build_router(core))
     if topics is not None:  # Rule 3
         app.include_router(routes_stats.build_router(core, topics))
+    openapi.install(app)  # every status and parameter constraint documented (admin/openapi.py)
     return app

@@ -7,7 +7,8 @@ Rule 1: a ``BrokerError`` answers its own ``http_status`` and ``reason`` (facts 
 Rule 2: a request FastAPI cannot bind (bad JSON, wrong type, missing body) is 400 with a reason
         naming the field and the problem -- never a 422 and never a crash.
 Rule 3: an unknown path or method keeps its status (404, 405) with Jersey's wording as reason
-        ("HTTP 404 Not Found").
+        ("HTTP 404 Not Found"); a 405's ``Allow`` names every method served at the path
+        (openapi.allowed_methods).
 Rule 4: anything unexpected is 500 with the exception's text; the server keeps running.
 """
 
@@ -22,6 +23,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from reference_broker.admin.openapi import allowed_methods
 from reference_broker.errors import BrokerError
 
 
@@ -62,6 +64,8 @@ async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResp
     response = error_response(exc.status_code, reason)
     if exc.headers:
         response.headers.update(exc.headers)
+    if exc.status_code == 405:
+        response.headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
     return response
 
 

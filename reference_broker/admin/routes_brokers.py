@@ -15,6 +15,7 @@ Rule 3: ``/configuration/values`` answers every dynamic key with its effective v
 
 from __future__ import annotations
 
+from starlette.exceptions import HTTPException
 from fastapi import APIRouter, Response
 from fastapi.responses import PlainTextResponse
 
@@ -47,6 +48,9 @@ def build_router(core: BrokerCore) -> APIRouter:
     @router.delete("/configuration/{configName}", status_code=NO_CONTENT,
                    summary="Forget a runtime update of a dynamic key")
     async def delete_dynamic_config(configName: str) -> Response:
+        if configName in ("runtime", "values"):
+            # JAX-RS prefers the literal paths above, which serve GET only: 405, as Pulsar answers.
+            raise HTTPException(status_code=405)
         core.delete_dynamic_config(configName)
         return Response(status_code=NO_CONTENT)
 

@@ -15,7 +15,8 @@ Rule 2: partitioned-stats sums the loaded partitions' counters and rates (``add(
         msgDropRate", facts §2.4), concatenates publishers, merges subscriptions by name, and
         carries ``metadata.partitions``; with ``perPartition`` (default true) also each
         partition's own stats under ``partitions``.
-Rule 3: stats of persistent topics are not implemented by the reference broker: 501 with a reason.
+Rule 3: a persistent topic's stats come from its live log (topics/persistent_stats.py), loaded
+        when the core says the topic exists.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from fastapi import APIRouter, Query
 
 from model.names import TopicName
 from reference_broker.core import BrokerCore, parse_topic
-from reference_broker.errors import BrokerError, TopicNotFound, topic_not_found_reason
-from reference_broker.topics import NonPersistentTopic, TopicRegistry
+from reference_broker.errors import TopicNotFound, topic_not_found_reason
+from reference_broker.topics import TopicRegistry
 
 from .routes_topics import _full_name
 
@@ -37,17 +38,10 @@ _SUBSCRIPTION_SUMMED = ("msgRateOut", "msgThroughputOut", "msgOutCounter", "byte
                         "msgRateRedeliver", "msgBacklog")
 
 
-class NotImplementedByReference(BrokerError):
-    server_error = "NotAllowedError"
-    http_status = 501
-
-
 def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
     router = APIRouter()
 
-    def live_topic(name: TopicName) -> NonPersistentTopic:
-        if name.persistent:  # Rule 3
-            raise NotImplementedByReference("Stats of persistent topics are not implemented by the reference broker")
+    def live_topic(name: TopicName):
         core.get_policies(name.namespace_name)  # Rule 1: the namespace's own 404 first
         if core.topic_existence(name) != "non-partitioned":
             raise TopicNotFound(topic_not_found_reason(name))
@@ -66,8 +60,6 @@ def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
     async def get_partitioned_stats(domain: str, tenant: str, namespace: str, topic: str,
                                     perPartition: bool = Query(True)) -> dict[str, Any]:
         name = parse_topic(_full_name(domain, tenant, namespace, topic))
-        if name.persistent:
-            raise NotImplementedByReference("Stats of persistent topics are not implemented by the reference broker")
         count = core.get_partitioned_metadata(name, auto_create=False)
         if count <= 0:
             raise TopicNotFound(f"Partitioned Topic not found: {name} is not a partitioned topic")  # [I]

@@ -8,10 +8,14 @@ Rule 2: a non-persistent topic with no producer and no subscription for ``max_id
         it stops being listed and its stats are gone, as on Pulsar. Until then it keeps its
         counters (testAccumulativeStats). Persistent topics are never collected: their log lives
         in this process only, and the metadata says they exist.
+Rule 3: an unloaded persistent topic frees its log at once (``PersistentTopic.release``), and the
+        allocator is asked to hand the freed memory back to the system.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import time
 from typing import Optional, Union
 
@@ -23,23 +27,46 @@ from .persistent import PersistentTopic
 LiveTopic = Union[PersistentTopic, NonPersistentTopic]
 
 
+def _allocator_trim():
+    """glibc's malloc_trim, which returns freed heap pages to the system; a no-op elsewhere."""
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return lambda: None
+    return lambda: trim(0)
+
+
+_trim_allocator = _allocator_trim()
+
+
 class TopicRegistry:
-    def __init__(self) -> None:
+    def __init__(self, policy=None) -> None:
+        """``policy``: the persistent topics' storage.StoragePolicy (None: they keep every entry)."""
         self._topics: dict[str, LiveTopic] = {}
+        self.policy = policy
 
     def get_or_load(self, topic: TopicName) -> LiveTopic:
         key = str(topic)
         loaded = self._topics.get(key)
         if loaded is None:
-            kind = PersistentTopic if topic.persistent else NonPersistentTopic
-            loaded = self._topics[key] = kind(key, topic.partition_index)
+            if topic.persistent:
+                loaded = PersistentTopic(key, topic.partition_index, self.policy)
+            else:
+                loaded = NonPersistentTopic(key, topic.partition_index)
+            self._topics[key] = loaded
         return loaded
 
     def get(self, topic: TopicName) -> LiveTopic | None:
         return self._topics.get(str(topic))
 
     def unload(self, name: str) -> None:
-        self._topics.pop(name, None)
+        unloaded = self._topics.pop(name, None)
+        if isinstance(unloaded, PersistentTopic) and unloaded.entries:  # Rule 3
+            unloaded.release()
+            _trim_allocator()
+
+    def persistent_topics(self) -> list[PersistentTopic]:
+        return [topic for topic in self._topics.values() if isinstance(topic, PersistentTopic)]
 
     def names(self) -> list[str]:
         return sorted(self._topics)

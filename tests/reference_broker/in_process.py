@@ -37,6 +37,16 @@ class KeepingTransport:
     def get_extra_info(self, name, default=None):
         return ("127.0.0.1", 1) if name == "peername" else default
 
+    # Flow control: nothing is ever pending here, so the broker is never told to pause.
+    def set_write_buffer_limits(self, high=None, low=None) -> None:
+        self.limits = (high, low)
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
 
 class BinaryClient:
     """A broker connection driven in process: frames in through data_received, answers out of the transport."""

@@ -1,5 +1,6 @@
 """The start-up contract of the reference-broker CLI (one READY line, exit 2 on bad config, SIGTERM)."""
 
+import socket
 import subprocess
 import sys
 
@@ -65,3 +66,31 @@ def test_sqlite_store_survives_restart(tmp_path):
         assert httpx.get(f"{web_url}/admin/v2/persistent/public/kept/t/partitions", timeout=5).json()["partitions"] == 3
     finally:
         stop(process)
+
+
+def test_bind_address_and_advertised_address_are_honoured_separately():
+    """The listeners bind ``bindAddress``; lookups and the READY line name ``advertisedAddress``."""
+    process, broker_url, web_url = start("--set", "bindAddress=127.0.0.2")
+    try:
+        assert broker_url.startswith("pulsar://127.0.0.2:") and web_url.startswith("http://127.0.0.2:")
+        port = int(broker_url.rsplit(":", 1)[1])
+        with pytest.raises(OSError):  # nothing listens on the default address
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        socket.create_connection(("127.0.0.2", port), timeout=2).close()
+    finally:
+        stop(process)
+    process, broker_url, web_url = start("--set", "advertisedAddress=localhost")
+    try:
+        assert broker_url.startswith("pulsar://localhost:") and web_url.startswith("http://localhost:")
+        http = web_url.replace("localhost", "127.0.0.1")
+        lookup = httpx.get(f"{http}/lookup/v2/topic/persistent/public/default/t", timeout=5).json()
+        assert lookup["brokerUrl"] == broker_url
+    finally:
+        stop(process)
+
+
+def test_a_wildcard_bind_address_is_never_advertised():
+    from reference_broker.config import BrokerConfig
+    assert BrokerConfig(bindAddress="0.0.0.0").advertised_host == "localhost"
+    assert BrokerConfig(bindAddress="0.0.0.0", advertisedAddress="b1").advertised_for("0.0.0.0") == "b1"
+    assert BrokerConfig().advertised_for("::") == "localhost"

@@ -1,0 +1,338 @@
+"""Running a target's cases concurrently: groups by broker configuration, lanes of broker
+instances, and workers with drivers of their own.
+
+What makes concurrency safe here is the isolation each case already has: its own namespace (and
+its own tenant when it needs one missing), its own topics, its own connections. What cases share
+is the broker, and the only broker-wide thing a case sets is its configuration.
+
+Rule 1: a *group* is the cases with the same broker configuration (``Case.broker_config``, every
+        modelled key). An instance runs one group at a time, configured once for it; its cases
+        run at once as far as ``jobs`` allows, a budget of the target's cases at once shared by
+        all its lanes, so lanes that finish early leave their share to the others.
+Rule 2: a case whose steps change the broker's configuration (SetBrokerConfig) runs alone on its
+        instance, after its group's other cases, and the next group configures the instance again.
+Rule 3: a target whose kind can run several brokers side by side (``Target.max_instances``) gets
+        one *lane* per instance, the target itself being the first and ``Target.spawn()`` making
+        the others; a group larger than a lane's share is cut into parts, parts go to the lane
+        with the least work so far, largest first, and
+        within a lane groups that need the same non-dynamic configuration follow each other, so a
+        restart happens once per distinct one. A target that cannot (a URL, a container) has one
+        lane.
+Rule 4: every worker thread has its own drivers, made by the driver factory for its lane's
+        instance: drivers hold sockets, transcripts and per-case state and are never shared.
+Rule 5: whether a case can run at all (the target's detected version, feature flags, probed
+        capabilities) is decided on the first instance before any lane starts; such cases get
+        their verdict at once and never wait for a lane.
+Rule 6: ``result(case)`` hands back each case's CaseRun when it is done, so the caller records
+        them in its own order, and every output keeps that order whatever ran first.
+Rule 7: nothing waits unboundedly: a case's waits are its drivers' bounded ones; ``stop()`` sets
+        an event every lane checks between cases, and each lane stops its instances when it ends.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Optional
+
+from conformance import verdicts as v
+from conformance.execute import CaseRun, TargetSession, applicability, configure, perform
+from conformance.routing import action_driver_name
+from conformance.errors import Unsupported
+from model import ops
+
+# Cases of one target at once, over all its instances: most of a case is waiting for answers, so
+# several per core keep the machine busy without starving the brokers of CPU.
+DEFAULT_JOBS = max(8, min(32, 8 * (os.cpu_count() or 1)))
+
+
+def config_key(case) -> tuple:
+    return tuple(sorted((getattr(case, "broker_config", None) or {}).items()))
+
+
+def changes_config(case) -> bool:
+    """Rule 2: a case with a SetBrokerConfig step (generated sequences have them)."""
+    program = getattr(case, "program", None)
+    if program:
+        return any('"SetBrokerConfig"' in step for step in program)
+    row = getattr(case, "row", None)
+    if row is None:
+        return False
+    operations = [row.operation_json(), *row.observe_json()]
+    return any(op.get("op") == ops.SetBrokerConfig.__name__ for op in operations)
+
+
+class Group:
+    def __init__(self, key: tuple, static: tuple):
+        self.key = key
+        self.static = static
+        self.cases: list = []
+        self.exclusive: list = []
+
+    @property
+    def size(self) -> int:
+        return len(self.cases) + len(self.exclusive)
+
+
+def plan(cases: list, target) -> list[Group]:
+    """Rules 1 and 2: the cases grouped by configuration, in first-seen order."""
+    groups: "OrderedDict[tuple, Group]" = OrderedDict()
+    for case in cases:
+        key = config_key(case)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(key, target.config_group(dict(key)))
+        (group.exclusive if changes_config(case) else group.cases).append(case)
+    return list(groups.values())
+
+
+def split(groups: list[Group], lanes: int) -> list[list[Group]]:
+    """``groups`` (one non-dynamic configuration) spread over ``lanes`` lanes of about equal
+    size: a group larger than a lane's share is cut into parts of the same configuration."""
+    total = sum(g.size for g in groups)
+    share = max(1, -(-total // max(1, lanes)))
+    parts: list[Group] = []
+    for group in groups:
+        if len(group.cases) <= share:
+            parts.append(group)
+            continue
+        pieces = -(-len(group.cases) // share)
+        for index in range(pieces):
+            part = Group(group.key, group.static)
+            part.cases = group.cases[index::pieces]
+            parts.append(part)
+        parts[-1].exclusive = group.exclusive
+    chosen: list[list[Group]] = [[] for _ in range(lanes)]
+    loads = [0] * lanes
+    for part in sorted(parts, key=lambda g: -g.size):
+        lane = loads.index(min(loads))
+        chosen[lane].append(part)
+        loads[lane] += part.size
+    return [lane for lane in chosen if lane]
+
+
+def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
+    """Rule 3: the groups over at most ``lanes`` lanes. Each non-dynamic configuration gets a lane
+    of its own when there are enough (an instance starts with it and never restarts), the extra
+    lanes go to the configurations with the most cases; with fewer lanes than configurations a
+    lane takes several, in the order of their configuration, so it restarts once per distinct
+    one. The first lane, the target's own instance, takes the default configuration if any."""
+    by_static: "OrderedDict[tuple, list[Group]]" = OrderedDict()
+    for group in sorted(groups, key=lambda g: g.static == ()):  # stable; defaults last ...
+        by_static.setdefault(group.static, []).append(group)
+    statics = sorted(by_static, key=lambda st: st != ())  # ... and first here
+    size = {st: sum(g.size for g in by_static[st]) for st in statics}
+    if not statics:
+        return []
+    if lanes < len(statics):
+        chosen: list[list[Group]] = [[] for _ in range(lanes)]
+        loads = [0] * lanes
+        for st in sorted(statics, key=lambda st: (st != (), -size[st])):
+            lane = 0 if st == () else loads.index(min(loads))
+            chosen[lane].extend(by_static[st])
+            loads[lane] += size[st]
+        return [sorted(lane, key=lambda g: g.static) for lane in chosen if lane]
+    count = {st: 1 for st in statics}
+    for _ in range(lanes - len(statics)):
+        busiest = max(statics, key=lambda st: size[st] / count[st])
+        count[busiest] += 1
+    result: list[list[Group]] = []
+    for st in statics:
+        result.extend(split(by_static[st], count[st]))
+    return result
+
+
+class Lane:
+    """One broker instance, the groups it runs, and its workers (Rules 1, 2, 4)."""
+
+    def __init__(self, schedule: "Schedule", session: TargetSession, groups: list[Group], owned: bool):
+        self.schedule = schedule
+        self.session = session
+        self.groups = groups
+        self.owned = owned  # a spawned instance, stopped when the lane ends
+        self._local = threading.local()
+        self._workers: list[dict] = []
+        self._workers_lock = threading.Lock()
+
+    def _drivers(self) -> dict:
+        target = self.session.target
+        held = getattr(self._local, "held", None)
+        if held is None or held[0] != target.generation:
+            if held is not None:
+                _close(held[1])
+            held = (target.generation, self.session.driver_factory(target))
+            self._local.held = held
+            with self._workers_lock:
+                self._workers.append(held[1])
+        return held[1]
+
+    def run(self) -> None:
+        target = self.session.target
+        try:
+            if self.owned and self.groups:
+                target.static = dict(self.groups[0].static)  # started with it: no restart for it
+            self.session.start()
+            with ThreadPoolExecutor(max_workers=self.schedule.jobs,
+                                    thread_name_prefix=f"{target.name} lane") as pool:
+                for group in self.groups:
+                    self._run_group(group, pool)
+        except BaseException as exc:  # noqa: BLE001 - every case of the lane still gets a verdict
+            self.schedule.fail_remaining(self.groups, exc)
+        finally:
+            with self._workers_lock:
+                for drivers in self._workers:
+                    _close(drivers)
+                self._workers.clear()
+            if self.owned:
+                self.session.stop()
+
+    def _run_group(self, group: Group, pool: ThreadPoolExecutor) -> None:
+        if self.schedule.stopping.is_set():
+            self.schedule.cancel([*group.cases, *group.exclusive], "the run was stopped")
+            return
+        refusal = self._configure(group.cases[0] if group.cases else group.exclusive[0])
+        if refusal is not None:
+            for case in [*group.cases, *group.exclusive]:
+                self.schedule.finish(case, CaseRun(case, self.schedule.name, _driver_name(case), refusal, 0.0))
+            return
+        futures = [pool.submit(self._perform, case) for case in group.cases]
+        for future in futures:
+            future.result()  # _perform never raises: every outcome is a verdict
+        for case in group.exclusive:  # Rule 2: alone, each from the group's configuration
+            refusal = self._configure(case)
+            if refusal is None:
+                self._perform(case)
+            else:
+                self.schedule.finish(case, CaseRun(case, self.schedule.name, _driver_name(case), refusal, 0.0))
+
+    def _configure(self, case) -> Optional[v.Verdict]:
+        """The instance configured for ``case``'s group, or the verdict of every case it had to run."""
+        target = self.session.target
+        if not target.start_error:
+            died = target.check_alive()
+            if died:
+                target.start_error = died
+                target.stop()
+        if target.start_error:
+            return v.unsupported(f"target could not start: {target.start_error}")
+        return configure(target, case)
+
+    def _perform(self, case) -> None:
+        with self.schedule.slots:
+            started = time.monotonic()
+            run = CaseRun(case, self.schedule.name, _driver_name(case), v.unsupported("not run"), 0.0)
+            if self.schedule.stopping.is_set():
+                run.verdict = v.unsupported("the run was stopped before this case")
+            else:
+                try:
+                    drivers = self._drivers()
+                    run.verdict = perform(case, self.session.target, drivers, run)
+                    run.transcripts = [d.transcript for d in drivers.values() if d is not None and d.transcript]
+                except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
+                    run.verdict = v.broken(exc)
+            run.duration_s = time.monotonic() - started
+        self.schedule.finish(case, run)
+
+
+class Schedule:
+    """All of one target's cases, run concurrently (Rules 3, 5-7)."""
+
+    def __init__(self, session: TargetSession, cases: list, *, jobs: int = DEFAULT_JOBS,
+                 instances: Optional[int] = None):
+        self.session = session
+        self.name = session.target.name
+        self.cases = list(cases)
+        self.jobs = max(1, min(jobs, session.target.max_jobs or jobs))
+        self.instances = instances
+        self.stopping = threading.Event()
+        self.slots = threading.Semaphore(self.jobs)  # Rule 1: the target's cases at once, all lanes
+        self._futures: dict[str, Future] = {case.id: Future() for case in self.cases}
+        self._thread: Optional[threading.Thread] = None
+        self._lanes: list[Lane] = []
+
+    def start(self) -> None:
+        """Start running in the background (idempotent)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=f"schedule {self.name}", daemon=True)
+            self._thread.start()
+
+    def result(self, case, timeout: Optional[float] = None) -> CaseRun:
+        self.start()
+        return self._futures[case.id].result(timeout)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def finish(self, case, run: CaseRun) -> None:
+        future = self._futures[case.id]
+        if not future.done():
+            future.set_result(run)
+
+    def cancel(self, cases, reason: str) -> None:
+        for case in cases:
+            self.finish(case, CaseRun(case, self.name, _driver_name(case), v.unsupported(reason), 0.0))
+
+    def fail_remaining(self, groups: list[Group], exc: BaseException) -> None:
+        for group in groups:
+            for case in [*group.cases, *group.exclusive]:
+                self.finish(case, CaseRun(case, self.name, _driver_name(case), v.broken(exc), 0.0))
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        target = self.session.target
+        try:
+            self.session.start()
+            runnable = []
+            for case in self.cases:  # Rule 5
+                try:
+                    action_driver_name(case.api)
+                except Unsupported as exc:
+                    self.finish(case, CaseRun(case, self.name, "?", v.unsupported(exc.reason), 0.0))
+                    continue
+                verdict = applicability(case, target)
+                if verdict is not None:
+                    self.finish(case, CaseRun(case, self.name, _driver_name(case), verdict, 0.0))
+                else:
+                    runnable.append(case)
+            groups = plan(runnable, target)
+            wanted = self.instances if self.instances is not None else target.max_instances
+            lanes = assign(groups, max(1, min(wanted, len(groups) or 1)))
+            self._lanes = [Lane(self, self.session, lanes[0], owned=False)] if lanes else []
+            for groups_of_lane in lanes[1:]:
+                spawned = TargetSession(target.spawn(len(self._lanes)), driver_factory=self.session.driver_factory)
+                self._lanes.append(Lane(self, spawned, groups_of_lane, owned=True))
+            threads = [threading.Thread(target=lane.run, name=f"{self.name} lane {i}", daemon=True)
+                       for i, lane in enumerate(self._lanes)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        except BaseException as exc:  # noqa: BLE001 - no case is left without a verdict
+            for case in self.cases:
+                self.finish(case, CaseRun(case, self.name, _driver_name(case), v.broken(exc), 0.0))
+
+
+def _driver_name(case) -> str:
+    try:
+        return action_driver_name(case.api)
+    except Unsupported:
+        return "?"
+
+
+def _close(drivers: dict) -> None:
+    for driver in drivers.values():
+        if driver is not None:
+            try:
+                driver.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass

@@ -1,0 +1,174 @@
+"""conformance/scheduler.py: groups, lanes, concurrency that changes no verdict and no order."""
+
+import threading
+import time
+from dataclasses import dataclass
+
+from conformance import verdicts as v
+from conformance.execute import TargetSession
+from conformance.scheduler import Group, Schedule, assign, changes_config, plan, split
+from model.outcomes import Done
+from tests.conformance.helpers import FakeCase, FakeDriver, FakeTarget
+
+
+@dataclass(frozen=True)
+class _Step:
+    op: object
+    role: str
+    expected: object
+
+
+class _Op:
+    api = "binary"
+
+
+def _case(name: str, config: dict = None):
+    def steps(namespace):
+        return (_Step(_Op(), "action", Done()),)
+    return FakeCase(f"{name}[binary]", steps, broker_config=dict(config or {}))
+
+
+class _Fleet:
+    """Fake targets that count how many cases run at once on each instance."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: dict[int, int] = {}
+        self.peak: dict[int, int] = {}
+        self.order: list[str] = []
+        self.instances: list[FakeTarget] = []
+
+    def factory(self, target):
+        fleet = self
+
+        def answer(op):
+            key = id(target)
+            with fleet.lock:
+                fleet.running[key] = fleet.running.get(key, 0) + 1
+                fleet.peak[key] = max(fleet.peak.get(key, 0), fleet.running[key])
+            time.sleep(0.05)
+            with fleet.lock:
+                fleet.running[key] -= 1
+            return Done()
+        return {"wire": FakeDriver("wire", answer)}
+
+
+class _Spawning(FakeTarget):
+    max_instances = 3
+
+    def __init__(self, fleet: _Fleet, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fleet = fleet
+        fleet.instances.append(self)
+
+    def spawn(self, index):
+        return _Spawning(self.fleet, self.name)
+
+
+def test_plan_groups_by_configuration_and_sets_config_changes_apart():
+    target = FakeTarget()
+    a, b, c = _case("a", {"k": "1"}), _case("b", {"k": "2"}), _case("c", {"k": "1"})
+    groups = plan([a, b, c], target)
+    assert [[x.id for x in g.cases] for g in groups] == [["a[binary]", "c[binary]"], ["b[binary]"]]
+    assert not changes_config(a)
+
+
+def test_assign_gives_each_non_dynamic_configuration_its_lane_and_splits_the_big_one():
+    def group(size, static=()):
+        g = Group((("k", str(size)),), static)
+        g.cases = [object()] * size
+        return g
+    groups = [group(40), group(10), group(5, (("enableNonPersistentTopics", "false"),)),
+              group(3, (("maxConcurrentNonPersistentMessagePerConnection", "0"),))]
+    lanes = assign(groups, 5)
+    assert len(lanes) == 5
+    assert lanes[0][0].static == ()  # the target's own instance takes the defaults
+    statics = [{g.static for g in lane} for lane in lanes]
+    assert all(len(s) == 1 for s in statics)  # no lane restarts
+    assert sum(g.size for lane in lanes for g in lane) == 58
+    # with fewer lanes than configurations, a lane takes several, in order of configuration
+    few = assign(groups, 2)
+    assert len(few) == 2 and few[0][0].static == ()
+    assert [g.static for g in few[1]] == sorted(g.static for g in few[1])
+
+
+def test_split_keeps_every_case_once():
+    g = Group((), ())
+    g.cases = list(range(23))
+    lanes = split([g], 4)
+    assert sorted(c for lane in lanes for part in lane for c in part.cases) == list(range(23))
+    assert max(len(part.cases) for lane in lanes for part in lane) <= 6
+
+
+def test_cases_run_concurrently_on_several_instances_and_results_keep_their_order():
+    fleet = _Fleet()
+    target = _Spawning(fleet, "fake")
+    session = TargetSession(target, driver_factory=fleet.factory)
+    cases = [_case(f"c{i}", {"k": str(i % 3)}) for i in range(30)]
+    schedule = Schedule(session, cases, jobs=6)
+    started = time.monotonic()
+    runs = [schedule.result(case, timeout=30) for case in cases]
+    elapsed = time.monotonic() - started
+    assert [r.case.id for r in runs] == [c.id for c in cases]
+    assert all(r.verdict.verdict == v.PASSED for r in runs)
+    assert len(fleet.instances) == 3  # the target and two spawned, one per lane
+    assert max(fleet.peak.values()) >= 2  # cases overlapped on an instance
+    assert elapsed < 30 * 0.05  # faster than one at a time
+    schedule.join(10)
+    assert all(t.stopped for t in fleet.instances[1:])  # spawned instances are stopped by their lane
+
+
+def test_jobs_1_is_one_case_at_a_time_on_one_instance():
+    fleet = _Fleet()
+    target = _Spawning(fleet, "fake")
+    schedule = Schedule(TargetSession(target, driver_factory=fleet.factory), [_case(f"c{i}") for i in range(6)],
+                        jobs=1, instances=1)
+    assert all(schedule.result(c, timeout=10).verdict.verdict == v.PASSED for c in schedule.cases)
+    assert len(fleet.instances) == 1 and max(fleet.peak.values()) == 1
+
+
+def test_a_case_that_changes_configuration_runs_alone():
+    fleet = _Fleet()
+    target = _Spawning(fleet, "fake")
+    exclusive = _case("x", {"k": "1"})
+    object.__setattr__(exclusive, "program", ('{"op": "SetBrokerConfig", "key": "k", "value": "2"}',))
+    assert changes_config(exclusive)
+    others = [_case(f"c{i}", {"k": "1"}) for i in range(8)]
+    groups = plan([exclusive, *others], target)
+    assert len(groups) == 1 and groups[0].exclusive == [exclusive] and len(groups[0].cases) == 8
+
+
+def test_a_target_that_cannot_start_gives_every_case_its_reason_at_once():
+    target = FakeTarget(fail_start="binary not found")
+    schedule = Schedule(TargetSession(target, driver_factory=lambda t: {}), [_case("a"), _case("b")], jobs=4)
+    runs = [schedule.result(c, timeout=10) for c in schedule.cases]
+    assert all(r.verdict.verdict == v.UNSUPPORTED and "binary not found" in r.verdict.reason for r in runs)
+
+
+def test_a_spawned_instance_that_cannot_start_fails_only_its_lane():
+    fleet = _Fleet()
+
+    class Flaky(_Spawning):
+        def spawn(self, index):
+            return FakeTarget(self.name, fail_start="no free port")
+
+    target = Flaky(fleet, "fake")
+    cases = [_case(f"c{i}", {"k": str(i % 2)}) for i in range(8)]
+    schedule = Schedule(TargetSession(target, driver_factory=fleet.factory), cases, jobs=4)
+    verdicts = {c.id: schedule.result(c, timeout=10).verdict for c in cases}
+    assert {x.verdict for x in verdicts.values()} == {v.PASSED, v.UNSUPPORTED}
+    assert all("no free port" in x.reason for x in verdicts.values() if x.verdict == v.UNSUPPORTED)
+
+
+def test_stop_ends_the_schedule_between_cases():
+    fleet = _Fleet()
+    target = FakeTarget()
+    cases = [_case(f"c{i}") for i in range(200)]
+    schedule = Schedule(TargetSession(target, driver_factory=fleet.factory), cases, jobs=1, instances=1)
+    schedule.start()
+    time.sleep(0.3)
+    schedule.stop()
+    schedule.join(10)
+    runs = [schedule.result(c, timeout=1) for c in cases]
+    assert any(r.verdict.verdict == v.PASSED for r in runs)
+    assert any(r.verdict.verdict == v.UNSUPPORTED and "stopped" in r.verdict.reason for r in runs)
