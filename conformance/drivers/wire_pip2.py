@@ -84,7 +84,7 @@ class WirePip2:
 
     def _barrier(self, collector: _Collector, consumers: list[tuple[int, str]]) -> None:
         """PING/PONG, then collect until every subscription holds every accepted message, or the
-        broker's counters show it has sent nothing more, or the line is quiet (Rule 6)."""
+        broker's counters show it has sent nothing more, or the line is quiet (wire.py, PubSub)."""
         self.link.socket.send(events.Ping())
         self._wait_for(lambda e: isinstance(e, events.Pong), "PONG (barrier)", collector)
         bound = sum(1 for kind in collector.receipts.values() if kind != DROPPED and not kind.startswith("send-"))
@@ -231,7 +231,7 @@ class WirePip2:
         return self.link.server_error(answer)
 
     def _check_still_serving(self) -> None:
-        """Rule 7: a closed connection counts only if the broker still takes a new one."""
+        """A closed connection counts only if the broker still takes a new one (wire.py, BadCommand)."""
         answer = self.link.handshake()
         if not isinstance(answer, events.Connected):
             raise Indefinite(f"after closing the connection the target refused a new one: {answer!r}")
