@@ -8,7 +8,9 @@ numberOfTopicBuckets B), created through the broker core:
    broker itself computes (``layout.managed_ledger_path(topic, buckets)``); creating 1M topics through
    the REST API would take hours;
 2. lists them through the broker's own listing code (``BrokerCore.list_topics``: one getChildren per
-   bucket) and times it;
+   bucket) and, alternately, with a bare kazoo ``get_children`` of the same folders on a client of its
+   own: the physical limit of reading those znodes from Python. Each is timed ``--repeats`` times and
+   the medians give the ratio; the goal is listing through the broker at most 1.5x the bare read;
 3. reports each getChildren reply's size as a Java client measures it (facts §4.3), for ``getChildren``
    and for ``getChildren2`` (+68 bytes of Stat), against ZooKeeper's default ``jute.maxbuffer`` of
    1,048,575 bytes, and (unless ``--no-java-check``) asks the real Java ZooKeeper client to list the
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -32,6 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from kazoo.client import KazooClient  # noqa: E402
 
 from model.names import PERSISTENT, NamespaceName, TopicName  # noqa: E402
 from reference_broker.config import BrokerConfig  # noqa: E402
@@ -43,6 +48,8 @@ from reference_broker.metadata.zookeeper import (  # noqa: E402
     get_children_reply_bytes,
 )
 from conformance.targets.zookeeper import ZooKeeperServer, find_classpath, missing_reason  # noqa: E402
+
+GOAL_RATIO = 1.5
 
 
 def topic_names(n: int, length: int) -> list[str]:
@@ -69,8 +76,13 @@ def java_ls(address_with_chroot: str, path: str) -> str:
     return "ok" if result.stdout.rstrip().endswith("]") else f"unclear (exit {result.returncode})"
 
 
-def run_layout(core: BrokerCore, store: ZooKeeperMetadataStore, namespace: str, buckets: int,
-               names: list[str], java_target: str | None) -> dict:
+def bare_listing(client: KazooClient, folders: list[str]) -> int:
+    """The same znodes read with nothing but kazoo: one get_children per folder, names counted."""
+    return sum(len(client.get_children(folder)) for folder in folders)
+
+
+def run_layout(core: BrokerCore, store: ZooKeeperMetadataStore, bare: KazooClient, namespace: str,
+               buckets: int, names: list[str], java_target: str | None, repeats: int) -> dict:
     ns = NamespaceName.parse(namespace)
     core.create_namespace(namespace, None if buckets == 1 else {"numberOfTopicBuckets": buckets})
     paths = [layout.managed_ledger_path(TopicName(PERSISTENT, ns.tenant, ns.namespace, name), buckets)
@@ -79,13 +91,20 @@ def run_layout(core: BrokerCore, store: ZooKeeperMetadataStore, namespace: str, 
     created = store.create_many(paths, layout.encode_json({}))
     create_seconds = time.monotonic() - started
 
-    started = time.monotonic()
-    listed = core.list_topics(namespace, PERSISTENT)  # the broker's listing path, one getChildren per bucket
-    list_seconds = time.monotonic() - started
-    assert len(listed) == len(names) == created, (len(listed), len(names), created)
+    folders = layout.topic_dirs(ns, PERSISTENT, buckets)
+    broker_times, bare_times = [], []
+    for _ in range(repeats):  # alternated, so a busy moment of the machine weighs on both alike
+        started = time.monotonic()
+        bare_count = bare_listing(bare, folders)
+        bare_times.append(time.monotonic() - started)
+        started = time.monotonic()
+        listed = core.list_topics(namespace, PERSISTENT)  # the broker's listing path, one getChildren per bucket
+        broker_times.append(time.monotonic() - started)
+        assert len(listed) == len(names) == created == bare_count, (len(listed), len(names), created, bare_count)
+    list_seconds, bare_seconds = statistics.median(broker_times), statistics.median(bare_times)
 
     replies = []
-    for folder in layout.topic_dirs(ns, PERSISTENT, buckets):
+    for folder in folders:
         children = store.children(folder)
         replies.append((folder, len(children), get_children_reply_bytes(children),
                         get_children_reply_bytes(children, with_stat=True)))
@@ -93,7 +112,8 @@ def run_layout(core: BrokerCore, store: ZooKeeperMetadataStore, namespace: str, 
     result = {
         "namespace": namespace, "buckets": buckets, "topics": len(listed),
         "create_s": round(create_seconds, 2), "create_per_s": round(created / max(create_seconds, 1e-9)),
-        "list_s": round(list_seconds, 3),
+        "list_s": round(list_seconds, 3), "bare_list_s": round(bare_seconds, 3),
+        "list_ratio": round(list_seconds / max(bare_seconds, 1e-9), 2),
         "getChildren_calls": len(replies),
         "per_bucket_topics_min": min(r[1] for r in replies), "per_bucket_topics_max": max(r[1] for r in replies),
         "reply_bytes_max": max(r[2] for r in replies), "reply_bytes_total": sum(r[2] for r in replies),
@@ -113,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zk", default=None, help="use this ZooKeeper (zk:HOST:PORT) instead of starting one")
     parser.add_argument("--heap", default=None, help="JVM heap of the started ZooKeeper (default by N)")
     parser.add_argument("--no-java-check", action="store_true", help="skip the real Java client's ls")
+    parser.add_argument("--repeats", type=int, default=3, help="timed listings of each kind (medians compared)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
 
@@ -131,14 +152,18 @@ def main(argv: list[str] | None = None) -> int:
     chroot = f"/bench-{uuid.uuid4().hex[:8]}"
     try:
         store = ZooKeeperMetadataStore(f"zk:{zk_address}{chroot}", request_timeout=300)
+        bare = KazooClient(hosts=f"{zk_address}{chroot}", timeout=10.0)
+        bare.start(timeout=10.0)
         try:
             core = BrokerCore(BrokerConfig(), store)
             names = topic_names(args.n, args.name_len)
             java_target = None if args.no_java_check else f"{zk_address}{chroot}"
-            results = [run_layout(core, store, "public/flat", 1, names, java_target),
-                       run_layout(core, store, "public/bucketed", args.buckets, names, java_target)]
+            results = [run_layout(core, store, bare, namespace, buckets, names, java_target, args.repeats)
+                       for namespace, buckets in (("public/flat", 1), ("public/bucketed", args.buckets))]
             store.delete_recursive("/")
         finally:
+            bare.stop()
+            bare.close()
             store.close()
     finally:
         if server is not None:
@@ -157,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  bulk create      {r['topics']:>10,} znodes in {r['create_s']} s ({r['create_per_s']:,}/s)")
         print(f"  list_topics      {r['list_s']} s, {r['getChildren_calls']} getChildren call(s), "
               f"{r['per_bucket_topics_min']:,}..{r['per_bucket_topics_max']:,} topics per call")
+        print(f"  bare kazoo       {r['bare_list_s']} s (get_children of the same folders)")
+        print(f"  ratio            {r['list_ratio']}x the bare read (goal <= {GOAL_RATIO}x: "
+              f"{'met' if r['list_ratio'] <= GOAL_RATIO else 'NOT met'}), median of {args.repeats}")
         print(f"  reply bytes      max {r['reply_bytes_max']:,} (getChildren), {r['reply2_bytes_max']:,} "
               f"(getChildren2, Pulsar's), total {r['reply_bytes_total']:,}")
         print(f"  over 1,048,575?  {'YES' if over else 'no'} ({over} of {r['getChildren_calls']} replies)")

@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     prepare_cmd = commands.add_parser("prepare", help="resolve Apache Pulsar releases' jars into the cache now")
     prepare_cmd.add_argument("versions", nargs="+", metavar="VERSION", help="e.g. 4.0.7 3.0.2")
-    from conformance.fuzz_cli import add_commands  # fuzz, diff, quality
+    from conformance.power_commands import add_commands  # fuzz, diff, quality
     add_commands(commands)
     return parser
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "prepare":
         return prepare(args.versions)
     if args.command in ("fuzz", "diff", "quality"):
-        from conformance.fuzz_cli import run_command
+        from conformance.power_commands import run_command
         return run_command(args)
     if args.timeout <= 0:
         print("conformance: error: --timeout must be positive", file=sys.stderr)

@@ -18,7 +18,7 @@ Rule 3: a step a target cannot perform (unsupported) or does not answer (indefin
         that answered a step are grouped by identical answers; more than one group is a
         disagreement, reported at the first step where it happens, with the model's answer.
 Rule 4: generated sequences use only the operations every target can perform (the
-        intersection of their capabilities, stateful.py Rule 2), drawn from ``--seed``, so the
+        intersection of their capabilities, fuzz/vocabulary.py ``rules_for``), drawn from ``--seed``, so the
         same command gives the same sequences.
 """
 
@@ -34,7 +34,8 @@ from typing import Any, Optional
 from conformance import generated
 from conformance.errors import Indefinite, TargetError, Unsupported
 from conformance.execute import TargetSession, era_mismatch, new_namespace
-from conformance.stateful import ERA, Names, capabilities, outcome_json, random_program
+from conformance.fuzz.steps import outcome_json
+from conformance.fuzz.vocabulary import ERA, Names, capabilities, random_program
 from conformance.stepper import ANSWERED, Stepper
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state

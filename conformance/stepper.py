@@ -1,7 +1,7 @@
 """One operation at a time on a live target, routed the way the runner routes a case's steps.
 
 ``execute.TargetSession.run_case`` performs a whole bound case and stops at the first mismatch.
-Generated sequences (stateful.py) and differential runs (diff.py) need the same routing one step
+Generated sequences (conformance/fuzz/) and differential runs (diff.py) need the same routing one step
 at a time, with the answer handed back instead of judged; that is ``Stepper``.
 
 Rule 1: routing is the runner's (routing.py): the NamespaceLedger first on targets with implicit

@@ -16,14 +16,15 @@ Rule 2 (C2, C4, C7): an empty batch answers no entries; otherwise one entry per 
         spelling when it is not the canonical name of the topic or of its partitioned base.
 Rule 3 (C5): a name that does not parse is a Failed ``InvalidTopicName`` entry under the name as
         written, with the parser's message.
-Rule 4 (C6): every other entry answers what a single binary LOOKUP of it answers
-        (model/nonpersistent.py then model/lookups.py Rule 7): Connect, authoritative, with no
-        existence check; TopicNotFound for a missing namespace; ServiceNotReady for a disabled domain.
-        REST entries (C11) carry the same answers: the owner's LookupData or the ServerError name.
+Rule 4 (C6): every other entry answers what a single lookup of it through the same API answers
+        (model/nonpersistent.py then model/lookups.py). Binary: LOOKUP's answer, Connect and
+        authoritative with no existence check (facts §3.4), TopicNotFound for a missing namespace.
+        REST (C11): the single REST lookup's answer, so a persistent topic that does not exist and
+        may not be auto-created fails as the single lookup's 404 does (facts §3.5); a failed REST
+        entry names the ServerError of the single lookup's HTTP status (ERROR_OF_HTTP_STATUS).
 Rule 5 (metamorphic): ``BatchEqualsSingles`` compares each entry with the single lookup of the
         same topic through the same API; ``compare`` below is the one comparison the model and
-        the drivers both use, so a predicted disagreement (REST's single lookup has an existence
-        check, the batch has not: facts §3.5 vs C6) is an expected ``Agreement(False, detail)``.
+        the drivers both use. By Rule 4 the two agree on every entry, on both APIs.
         ``SameOwnerEverywhere`` holds on one broker by construction: the model states agreement.
 """
 
@@ -50,6 +51,9 @@ SELF = "self"                    # the model's one broker, as an owner
 HTTP_STATUS_OF_ERROR = {"TopicNotFound": 404, "ServiceNotReady": 503, "InvalidTopicName": 412,
                         "MetadataError": 500, "NotAllowedError": 412, "TooManyRequests": 503,
                         "AuthorizationError": 401}
+# The other way, for the statuses a single REST lookup of a valid name can answer (Rule 4).
+ERROR_OF_HTTP_STATUS = {404: "TopicNotFound", 503: "ServiceNotReady", 500: "MetadataError",
+                        401: "AuthorizationError"}
 
 
 def too_big_message(count: int, limit: int, what: str) -> str:
@@ -65,7 +69,7 @@ class Entry:
     answer: object             # LookupAnswer("Connect", True) or ServerError
 
 
-def resolve(state: State, names) -> tuple[Optional[str], list[Entry]]:
+def resolve(state: State, names, api: str) -> tuple[Optional[str], list[Entry]]:
     """(refusal message, []) for a request that is too big (Rule 1), else (None, entries)."""
     limit = state.config.maxBatchLookupTopics
     names = list(names)
@@ -95,7 +99,7 @@ def resolve(state: State, names) -> tuple[Optional[str], list[Entry]]:
         if topic in invalid:
             entries.append(Entry(topic, None, ServerError("InvalidTopicName", invalid[topic])))
         else:
-            entries.append(Entry(topic, requested, single_lookup(state, topic, "binary")))
+            entries.append(Entry(topic, requested, entry_answer(single_lookup(state, topic, api))))
     return None, entries
 
 
@@ -103,6 +107,16 @@ def single_lookup(state: State, topic: str, api: str):
     """What one LOOKUP (binary) or REST GET /lookup/v2/topic answers for ``topic`` (Rule 4)."""
     _, outcome = nonpersistent.lookup(state, Lookup(topic, api))
     return outcome
+
+
+def entry_answer(single):
+    """A single lookup's answer as a batch entry holds it: a LookupAnswer, or the ServerError (Rule 4)."""
+    if isinstance(single, RestError):
+        error = ERROR_OF_HTTP_STATUS.get(single.status)
+        if error is None:
+            raise ModelUsageError(f"a REST lookup answered HTTP {single.status}, which no batch entry can name")
+        return ServerError(error, single.reason)
+    return single
 
 
 def _refusal(api: str, message: str):
@@ -124,7 +138,7 @@ def entry_tuple(entry: Entry) -> tuple:
 
 def batch_lookup(state: State, op: BatchLookup):
     _check_api(op)
-    refusal, entries = resolve(state, op.topics)
+    refusal, entries = resolve(state, op.topics, op.api)
     if refusal is not None:
         return state, _refusal(op.api, refusal)
     rows = [entry_tuple(e) for e in entries]
@@ -199,7 +213,7 @@ def rest_comparable(topic: str) -> bool:
 
 def batch_equals_singles(state: State, op: BatchEqualsSingles):
     _check_api(op)
-    refusal, entries = resolve(state, op.topics)
+    refusal, entries = resolve(state, op.topics, op.api)
     if refusal is not None:
         return state, _refusal(op.api, refusal)
     pairs = []
@@ -216,7 +230,7 @@ def batch_equals_singles(state: State, op: BatchEqualsSingles):
 
 def same_owner_everywhere(state: State, op: SameOwnerEverywhere):
     _check_api(op)
-    refusal, _ = resolve(state, op.topics)
+    refusal, _ = resolve(state, op.topics, op.api)
     if refusal is not None:
         return state, _refusal(op.api, refusal)
     return state, Agreement(True)

@@ -15,7 +15,7 @@ its per-case namespace; spec rows write them relative to ``{ns}`` (see spec/READ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Optional
 
 Api = Literal["rest", "binary", "client"]

@@ -84,7 +84,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
 
 ERAS = ("pip344", "pre-pip344", "any")
 ERA_BEHAVIOUR = "pip-344"
-# The release a case of each era is bound to when no target's release is known (the spec lint,
+# The release a case of each era is bound to when no target's release is known (the spec review,
 # the model-agreement tests): the newest behaviour, and the last 3.0.x before PIP-344.
 REPRESENTATIVE: dict[str, Optional[Release]] = {"pip344": NEWEST, "pre-pip344": (3, 0, 5), "any": NEWEST}
 

@@ -3,7 +3,7 @@
     python -m mutation.launch --mutant NAME <reference-broker arguments>
     python -m mutation.launch --list
 
-The mutation check (conformance/quality.py) starts the first as a reference target's command and
+The mutation check (conformance/mutation_check.py) starts the first as a reference target's command and
 reads the second to know the variants; it imports nothing of the broker or of this package.
 
 Rule 1: ``--mutant NAME`` installs the variant (mutation/patch.py), then runs the broker's own

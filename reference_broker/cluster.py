@@ -139,7 +139,7 @@ class SharedStore(MetadataStore):
     def close(self) -> None:
         pass
 
-    def __getattr__(self, name):  # create_ephemeral, create_many, last_children_reply_bytes, ...
+    def __getattr__(self, name):  # create_ephemeral, create_many, ...
         return getattr(self.__dict__["inner"], name)
 
 

@@ -306,8 +306,10 @@ class TopicOps:
         if check_namespace:
             self.get_policies(ns)
         if domain == "persistent":
-            children = self._ledger_children(ns, domain)  # Rule 5: across all buckets
-            return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)
+            local_names = layout.decode_local_names(self._ledger_children(ns, domain))  # Rule 5: all buckets
+            local_names.sort()  # one prefix for all, so the local names give the order of the full names
+            prefix = f"{domain}://{ns}/"
+            return [prefix + name for name in local_names]
         return sorted(str(t) for t in self._active_non_persistent if t.namespace_name == ns)
 
     def topics_of_namespace(self, namespace: NamespaceName | str, domains: tuple[str, ...]) -> list[str]:

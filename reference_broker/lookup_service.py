@@ -17,7 +17,9 @@ Rule 3 (batch, docs/pip35-decisions.md part C, TENTATIVE): one entry per DISTINC
         of first appearance; a partitioned name (metadata with K > 0) becomes its K partitions;
         ``requested`` echoes the client's spelling only when it is not the canonical full name of
         the entry's topic or of its partitioned base; an invalid name is a Failed InvalidTopicName
-        entry under the name as written; any other topic answers exactly what a single LOOKUP would.
+        entry under the name as written; any other topic answers exactly what a single lookup of
+        the same API would: LOOKUP's answer in BATCH_LOOKUP, and in the REST batch the single REST
+        lookup's, existence check included (``rest_batch``).
         Resolution is grouped as PIP-35 proposes ("for each topic, we'll first find out the bundle
         it belong ... create a Map<Bundle, List<TopicName>>"): one namespace check per
         (namespace, domain), one owner per bundle, against one read of the live brokers.
@@ -276,8 +278,15 @@ def rest_batch(core, names: list[str]) -> dict[str, Any]:
     """
     with core.lookup_permits.permit():
         answer = resolve_batch(core, names)
-    if answer.refusal is not None:
-        raise answer.refusal
+        if answer.refusal is not None:
+            raise answer.refusal
+        for entry in answer.entries:
+            if entry.error is None:
+                # Rule 3: what the single REST lookup answers, so its existence check too (facts §3.5).
+                try:
+                    core.lookup(entry.topic)
+                except BrokerError as exc:
+                    entry.error = exc
     result: dict[str, Any] = {}
     for entry in answer.entries:
         if entry.error is not None:

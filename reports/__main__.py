@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    from reports import aggregate, matrix
+    from reports import aggregate, matrix, needs
     from reports import allure as allure_report
 
     started = time.perf_counter()
@@ -60,6 +60,11 @@ def main(argv: list[str] | None = None, spark=None) -> int:
         print(f"reports: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     own_session = spark is None
+    problems = needs.spark_problems() if own_session else []
+    if problems:
+        print("reports: error: the Spark job cannot start here:\n" + "\n".join(f"  - {p}" for p in problems),
+              file=sys.stderr)
+        return EXIT_ERROR
     try:
         if own_session:
             spark = aggregate.spark_session(args.master, driver_memory=args.driver_memory,

@@ -9,11 +9,11 @@ Rule 1: the same code runs on ``local[N]`` and on any ``spark://`` master; only 
         mount).
 Rule 2: the dataset (``<out>/dataset``) holds every valid record of the current inputs as a dataset record
         (schema.py Rules 1 and 4), partitioned by ``run_date`` and ``target``, each record once: it is kept
-        between reports and brought up to date incrementally (reports/ingest.py Rule 4): files already
+        between reports and brought up to date incrementally (reports/ingest.py, reports/manifest.py): files already
         ingested and unchanged are not read again, changed files have their records replaced, and files no
         longer among the inputs have their records removed. ``--rebuild`` ingests everything again.
 Rule 3: bad lines never stop the job. The ingestion finds them, with their line number and reason, in the
-        same pass that writes the dataset (reports/ingest.py Rule 3); the manifest keeps those of files not
+        same pass that writes the dataset (reports/parse.py); the manifest keeps those of files not
         read again, so every report names all bad lines of all current inputs. No result file at all, or no
         valid record, is a ``ReportError``.
 Rule 4: the tables, made on the driver from the per-target summaries (``compute_tables`` says why and
@@ -48,7 +48,9 @@ from typing import Iterable, Optional
 from urllib.parse import urlparse
 
 from reports import schema as S
-from reports.ingest import part_path, partial_path  # shipped by value with the tasks (ingest.py Rule 1)
+from reports import ingest
+from reports.dataset_layout import part_path, partial_path, unescape  # shipped by value with the tasks
+from reports.errors import ReportError
 
 DEFAULT_MASTER = "local[2]"
 Z95 = 1.959963984540054
@@ -58,10 +60,6 @@ VERDICT_COLUMNS = S.VERDICTS  # one count column per verdict, in this order
 # every failure, so the pass rate is unchanged by what is known.
 EXPECTED_FAILURE = "expected_failure"
 BAD_LINE_LIMIT = 10_000  # bad lines listed (csv/bad_lines.csv); all are counted
-
-
-class ReportError(Exception):
-    """Input the job cannot report on (exit code 2); the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -233,7 +231,7 @@ def _order_statistics(values) -> list:
 
 
 def _partial(dataset: str, bundle: str, kind: str, target: str):
-    """One bundle's partial (reports/ingest.py Rule 5), its rows of ``target`` only (None when it has none)."""
+    """One bundle's partial (reports/partials.py), its rows of ``target`` only (None when it has none)."""
     import json as _json
     import os as _os
 
@@ -253,7 +251,7 @@ def _partial(dataset: str, bundle: str, kind: str, target: str):
 
 def summarize_target(dataset: str, target: str, bundles: list[str]) -> dict:
     """Every record of one target reduced to what the tables need, from the partials of the ``bundles``
-    holding its records (reports/ingest.py Rule 5): ``runs`` (per run: first/last timestamp, counts per
+    holding its records (reports/partials.py): ``runs`` (per run: first/last timestamp, counts per
     verdict, latest version, and ``recency``: 1 for the target's latest run by start, then by run id),
     ``recent`` (the records of its two latest runs, the only ones read from the dataset), ``per_version``
     (per target version x case x driver: counts, first/last seen, last verdict) and ``durations_case`` and
@@ -261,7 +259,7 @@ def summarize_target(dataset: str, target: str, bundles: list[str]) -> dict:
 
     A Spark task, one per target: the percentiles need all of a target's durations in one place, and the
     latest runs are per target. Shipped by value like the ingestion's task, needing only pyarrow
-    (reports/ingest.py Rule 1). "First" and "last" are by (timestamp, result_file, line): the record that
+    (ingest.ship_by_value). "First" and "last" are by (timestamp, result_file, line): the record that
     came first or last, a tie of timestamps broken by the file's path and then the line.
     """
     import os as _os
@@ -366,13 +364,12 @@ def summarize_target(dataset: str, target: str, bundles: list[str]) -> dict:
 
 def summarize(spark, dataset: Path, entries: dict) -> list[dict]:
     """Rule 4's first step: ``summarize_target`` for every target of the dataset, as a Spark job. ``entries``:
-    the ingestion's manifest entries (reports/ingest.py), which say which bundles hold which target."""
-    from reports import ingest
+    the ingestion's manifest entries (reports/manifest.py), which say which bundles hold which target."""
 
     by_target: dict[str, set] = {}
     for entry in entries.values():
         for relative in entry.parts:
-            by_target.setdefault(ingest.unescape(relative.split("/")[1].split("=", 1)[1]), set()).add(entry.bundle)
+            by_target.setdefault(unescape(relative.split("/")[1].split("=", 1)[1]), set()).add(entry.bundle)
     ingest.ship_by_value(sys.modules[__name__])
     sc = spark.sparkContext
     sc.setJobDescription(f"summarize {len(by_target)} target(s) with pyarrow")
@@ -457,7 +454,7 @@ def compute_tables(summaries: list[dict]) -> dict:
     """Rule 4: every table as a pyarrow Table, rows in the order of the table's definition below.
 
     Three steps. The row-level work (every record) is done by the ingestion's tasks while a bundle's
-    records are in memory: each bundle reduced to its partials (reports/ingest.py Rule 5). ``summarize``, a
+    records are in memory: each bundle reduced to its partials (reports/partials.py). ``summarize``, a
     Spark job, merges them: one pyarrow task per target reads the target's partials and the records of its
     two latest runs, and reduces them to its runs, those records, per-version counts and duration
     percentiles. The tables are then made here, on the driver, from those summaries: thousands of rows,
@@ -578,8 +575,6 @@ def run_job(spark, result_paths: Iterable[Path], out_dir: Path, *, rebuild: bool
     import time
 
     import pyarrow.parquet as pq
-
-    from reports import ingest
 
     clock = _Clock(spark)
     files = find_result_files(result_paths)

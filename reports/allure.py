@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Optional
 
+from reports import needs
 from reports.schema import ALLURE_STATUS, BROKEN, FAILED, INDEFINITE, PASSED, TARGET_ERROR, UNSUPPORTED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,13 +44,15 @@ class AllureError(Exception):
 
 
 def find_cli(explicit: Optional[Path] = None) -> Optional[Path]:
-    """The ``allure`` CLI: the given one, else node_modules/.bin/allure of the cwd or of this project."""
-    candidates = [Path(explicit)] if explicit else [Path.cwd() / "node_modules/.bin/allure",
-                                                    ROOT / "node_modules/.bin/allure"]
-    for candidate in candidates:
+    """The ``allure`` CLI: the given one, else node_modules/.bin/allure of the cwd or of this project's
+    clone, else ``allure`` on PATH."""
+    if explicit:
+        return Path(explicit) if Path(explicit).exists() else None
+    for candidate in (Path.cwd() / "node_modules/.bin/allure", ROOT / "node_modules/.bin/allure"):
         if candidate.exists():
             return candidate
-    return None
+    on_path = shutil.which("allure")
+    return Path(on_path) if on_path else None
 
 
 def read_properties(path: Path) -> dict[str, str]:
@@ -236,9 +239,9 @@ def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] 
     if not allure_results.is_dir() or not any(allure_results.glob("*-result.json")):
         raise AllureError(f"no Allure results in {allure_results}: `python -m conformance run` writes them "
                           "(allure-pytest); pass --allure-results DIR or --no-allure")
-    cli = find_cli(cli)
+    given, cli = cli, find_cli(cli)
     if cli is None:
-        raise AllureError("the allure CLI is not installed: run `make node_modules` (npm install of package.json)")
+        raise AllureError(f"the allure CLI was not found{f' at {given}' if given else ''}: {needs.allure_hint()}")
     properties = read_properties(allure_results / "environment.properties")
     run_id = properties.get("run_id", "")
     since = run_start_ms(run_id, result_files) if run_id else None

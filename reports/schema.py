@@ -8,7 +8,7 @@ Rule 1: a line is a *valid record* when it parses as one JSON object whose value
         a ``schema_version`` of READABLE_VERSIONS, a known ``verdict``, non-empty ``run_id``,
         ``case_id``, ``target`` and ``timestamp``, and a finite ``duration_s`` (or none). Any other
         non-blank line is a *bad line*: counted and reported with its file and line number, never fatal
-        (``BAD_REASONS`` names why). ``line_problem`` is the rule in Python; reports/ingest.py applies it
+        (``BAD_REASONS`` names why). ``line_problem`` is the rule in Python; reports/parse.py applies it
         with Arrow compute on the files pyarrow parses and takes this function's reason for every line
         it refuses, so both give the same verdict and reason.
 Rule 2: pass rate = passed / (passed + failed). ``unsupported``, ``indefinite``, ``broken`` and
@@ -115,7 +115,7 @@ def parse_line(text: str):
     """Rule 1 for one line: ``(record dict, None)`` for a valid record, ``(None, BAD_REASONS text)`` for a bad
     line, ``(None, None)`` for a blank line.
 
-    Shipped to Spark executors by value (reports/ingest.py Rule 1): it must use only the standard library
+    Shipped to Spark executors by value (ingest.ship_by_value): it must use only the standard library
     and this module's plain values.
     """
     import json

@@ -1,4 +1,4 @@
-"""Spec lint (test262 tools/lint analogue) and the reviewer's listing: ``python -m spec.lint``.
+"""Spec lint (test262 tools/lint analogue): ``python -m spec.lint``.
 
 Checks, each reported as "<file>:<line>: <row id>: <problem>":
   L1 ids are unique across files (well-formedness is the loader's job, spec/schema.py);
@@ -8,15 +8,12 @@ Checks, each reported as "<file>:<line>: <row id>: <problem>":
      whose status is ``ours`` (shipped upstream, but no seed states it) are graded SHOULD;
   L4 descriptions are at most 100 characters;
   L5 MUST rows carry ``info``, and an ``info`` is found verbatim (whitespace collapsed) in one of
-     the row's sources that is a local file (the seed or the facts), so quotes stay quotes;
-  L6 every case of the row binds and the model answers it (no ModelUsageError), and the model
-     agrees with what the row's source states.
+     the row's sources that is a local file (the seed or the facts), so quotes stay quotes.
 
-Then, unless ``--quiet``, it prints every row with its info quote and, per api, the outcome the
-model computes for the action and each observation: reviewers compare the quote with the outcome.
-
-L6 and the listing import conformance.cases (and so the model): the lint is a tool at the top of
-the import order, while spec/schema.py itself imports nothing from the project.
+These read the spec's data and nothing after it in the import order. Whether the model answers every
+row and agrees with what its source states, and the reviewer's listing of each row's quote beside the
+model's outcomes, need the model and the harness's case binding: ``python -m conformance.spec_review``
+runs these checks and those.
 """
 
 from __future__ import annotations
@@ -26,11 +23,9 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 from spec.schema import DESCRIPTION_MAX, SPEC_DIR, Row, SpecError, load_registry, load_rows
-
-LINT_NAMESPACE = "public/lint-ns"
 
 
 def _collapse(text: str) -> str:
@@ -47,8 +42,8 @@ def _local_text(where: Optional[str], base: Path) -> Optional[str]:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-def lint(directory: Path = SPEC_DIR, with_model: bool = True) -> list[str]:
-    """All problems found in the spec folder (empty list = clean)."""
+def lint(directory: Path = SPEC_DIR) -> list[str]:
+    """All problems L1-L5 find in the spec folder (empty list = clean)."""
     try:
         rows = load_rows(directory)
         sources = load_registry(directory / "sources.yaml", "sources")
@@ -88,55 +83,14 @@ def lint(directory: Path = SPEC_DIR, with_model: bool = True) -> list[str]:
         quotable = [texts[a] for a in row.source if texts.get(a)]
         if row.info and quotable and not any(_collapse(row.info) in _collapse(t) for t in quotable):
             report(row, "info is not a verbatim quote of any of its local sources")
-    if with_model:
-        problems.extend(_model_problems(rows))  # L6
     return problems
-
-
-def _model_problems(rows: Iterable[Row]) -> list[str]:
-    from conformance.cases import cases_of, stated_disagreements
-    from model.errors import ModelUsageError
-
-    problems = []
-    for row in rows:
-        for case in cases_of(row):
-            try:
-                bound = case.bind(LINT_NAMESPACE)
-            except (ModelUsageError, ValueError) as exc:
-                problems.append(f"{row.where}: {case.id}: the model cannot run this case: {exc}")
-                continue
-            problems.extend(f"{row.where}: {p}" for p in stated_disagreements(bound))
-    return problems
-
-
-def listing(rows: Iterable[Row]) -> str:
-    """Every row, its info quote and the model's outcomes per api (for review)."""
-    from conformance.cases import cases_of
-
-    lines = []
-    for row in rows:
-        lines.append(f"{row.id}  [{row.grade}, {row.era}{', tentative' if row.tentative else ''}]  {row.description}")
-        lines.append(f"    info:   {row.info}")
-        if row.stated:
-            lines.append(f"    stated: {row.stated_json()}")
-        for case in cases_of(row):
-            bound = case.bind(LINT_NAMESPACE)
-            lines.append(f"    {case.api:<13} {bound.action.expected}")
-            for step in bound.observations:
-                lines.append(f"    {'':<13}   then {type(step.op).__name__}: {step.expected}")
-        if row.note:
-            lines.append(f"    note:   {row.note}")
-    return "\n".join(lines)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.lint", description=__doc__.splitlines()[0])
-    parser.add_argument("--quiet", action="store_true", help="only report problems")
     parser.add_argument("--dir", type=Path, default=SPEC_DIR, help="spec folder (default: this package)")
     args = parser.parse_args(argv)
     problems = lint(args.dir)
-    if not args.quiet and not problems:
-        print(listing(load_rows(args.dir)))
     for problem in problems:
         print(problem, file=sys.stderr)
     rows = 0 if problems else len(load_rows(args.dir))

@@ -12,6 +12,7 @@ Rule 5: the harness and everything before it (spec, model, conformance, reports)
         variants' launcher); the harness speaks the protocol through pulsar_codec.
 Rule 6: mutation/ is test machinery around the broker: it may import the broker, which never
         imports it.
+Rule 7: spec/ is the first layer: data and its schema; it imports nothing else of the project.
 """
 
 import ast
@@ -78,6 +79,12 @@ def test_model_is_pure(path):
         top = module.split(".")[0]
         assert top not in IO_LIBRARIES, f"{path} imports {module}"
         assert top not in ("reference_broker", "conformance", "reports"), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("spec"), ids=str)
+def test_spec_imports_nothing_after_it(path):
+    for module in project_imports(path):
+        assert module.split(".")[0] == "spec", f"{path} imports {module}"
 
 
 @pytest.mark.parametrize("path", modules("reports"), ids=str)

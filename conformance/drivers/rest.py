@@ -40,9 +40,7 @@ Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters a
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import time
 import urllib.parse
 from typing import Optional
@@ -52,13 +50,13 @@ import httpx
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest_batch import RestBatch
 from conformance.drivers.rest_buckets import RestBuckets
+from conformance.drivers.rest_http import done, error_reason, json_body, namespace_path, path_segment, topic_path
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from conformance.transcript import Transcript
 from model import ops
-from model.names import NamespaceName, TopicName
 from model.outcomes import (
-    PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, ZERO, Done, InternalStatsView, LookupAnswer,
+    PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, ZERO, InternalStatsView, LookupAnswer,
     PartitionedStatsView, Partitions, RestError, TopicList, TopicStatsView,
 )
 
@@ -72,51 +70,21 @@ _OPS = (
     ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.GetPartitionedMetadata,
     ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup, ops.GetTopicStats, ops.GetPartitionedStats,
     ops.GetInternalStats,
-) + RestBatch.OPS  # PIP-35 (rest_batch.py)
-_OPS += RestBuckets.OPS  # PIP-157 (rest_buckets.py)
-
-
-def _q(text: str) -> str:
-    return urllib.parse.quote(text, safe="")
-
-
-def topic_path(topic: str) -> str:
-    """``{domain}/{tenant}/{ns}/{encoded local name}`` as Pulsar's v2 REST paths want it."""
-    name = TopicName.parse(topic)
-    return f"{name.domain}/{_q(name.tenant)}/{_q(name.namespace)}/{name.encoded_local_name}"
-
-
-def namespace_path(namespace: str) -> str:
-    name = NamespaceName.parse(namespace)
-    return f"{_q(name.tenant)}/{_q(name.namespace)}"
+) + RestBatch.OPS + RestBuckets.OPS
 
 
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-_JETTY_TITLE = re.compile(r"<title>Error (\d{3}) (.*?)</title>", re.DOTALL)
+class RestDriver:
+    """Performs admin/lookup operations over HTTP; ``transport`` lets tests plug in a fake app.
 
-
-def error_reason(response: httpx.Response) -> str:
-    """Pulsar's ErrorData ``reason``, a servlet error page's message (Rule 5), or the raw body."""
-    text = response.text
-    try:
-        body = json.loads(text)
-    except ValueError:
-        page = _JETTY_TITLE.search(text)
-        if page and int(page.group(1)) == response.status_code:
-            return html.unescape(page.group(2).strip())
-        return text
-    if isinstance(body, dict) and isinstance(body.get("reason"), str):
-        return body["reason"]
-    return text
-
-
-class RestDriver(RestBatch, RestBuckets):
-    """Performs admin/lookup operations over HTTP; ``transport`` lets tests plug in a fake app."""
+    PIP-35's and PIP-157's operations are parts of their own (rest_batch.py, rest_buckets.py), each
+    given this driver for its ``request`` and ``admin_url``."""
 
     name = "rest"
+    cluster_admin_urls: Optional[list] = None  # every broker's admin URL (rest_batch.py); None = this one only
 
     def __init__(self, admin_url: str, *, timeout: float = DEFAULT_TIMEOUT,
                  transport: Optional[httpx.BaseTransport] = None, credentials: Credentials = NO_CREDENTIALS):
@@ -131,6 +99,10 @@ class RestDriver(RestBatch, RestBuckets):
         self._cluster: Optional[str] = None
         self._stats_interval_s = _UNREAD
         self.transcript = Transcript("rest")
+        batch, buckets = RestBatch(self), RestBuckets(self)
+        self._parts = {ops.BatchLookup: batch.batch_lookup, ops.BatchEqualsSingles: batch.batch_equals_singles,
+                       ops.SameOwnerEverywhere: batch.same_owner_everywhere,
+                       **{op: buckets.perform for op in RestBuckets.OPS}}
 
     # -- driver protocol ---------------------------------------------------------------------
 
@@ -154,7 +126,7 @@ class RestDriver(RestBatch, RestBuckets):
                               f"with api={getattr(op, 'api', None)!r}; use the wire or client driver")
         if isinstance(op, ops.WithCredentials):
             return self._as_other(op)
-        handler = getattr(self, f"_do_{type(op).__name__}")
+        handler = self._parts.get(type(op)) or getattr(self, f"_do_{type(op).__name__}")
         return handler(op)
 
     def _as_other(self, op: "ops.WithCredentials"):
@@ -217,18 +189,8 @@ class RestDriver(RestBatch, RestBuckets):
 
     # -- answers -----------------------------------------------------------------------------
 
-    @staticmethod
-    def _done(response: httpx.Response):
-        if 200 <= response.status_code < 300:
-            return Done()
-        return RestError(response.status_code, error_reason(response))
-
-    @staticmethod
-    def _json(response: httpx.Response, what: str):
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise ProtocolViolation(f"{what}: 2xx answer is not JSON: {response.text[:200]!r}") from exc
+    _done = staticmethod(done)
+    _json = staticmethod(json_body)
 
     def _topic_list(self, response: httpx.Response, what: str):
         if not 200 <= response.status_code < 300:
@@ -241,11 +203,12 @@ class RestDriver(RestBatch, RestBuckets):
     # -- one handler per operation -----------------------------------------------------------
 
     def _do_SetBrokerConfig(self, op: ops.SetBrokerConfig):
-        return self._done(self.request("POST", f"/admin/v2/brokers/configuration/{_q(op.key)}/{_q(op.value)}"))
+        key, value = path_segment(op.key), path_segment(op.value)
+        return self._done(self.request("POST", f"/admin/v2/brokers/configuration/{key}/{value}"))
 
     def _do_CreateTenant(self, op: ops.CreateTenant):
         body = {"adminRoles": list(op.admin_roles), "allowedClusters": [self.cluster()]}
-        return self._done(self.request("PUT", f"/admin/v2/tenants/{_q(op.tenant)}", body=body))
+        return self._done(self.request("PUT", f"/admin/v2/tenants/{path_segment(op.tenant)}", body=body))
 
     def _do_CreateNamespace(self, op: ops.CreateNamespace):
         body = dict(op.policies) if op.policies else None

@@ -1,7 +1,7 @@
 """PIP-35 operations of the REST driver: POST /lookup/v2/topics and its metamorphic relations.
 
-Mixed into ``RestDriver`` (rest.py). Path and bodies are ours (spec/pip35.md, docs/pip35-decisions.md
-C11; upstream has no batch lookup URL):
+A part of ``RestDriver`` (rest.py), given the driver for its ``request`` and admin URLs. Path and
+bodies are ours (spec/pip35.md, docs/pip35-decisions.md C11; upstream has no batch lookup URL):
 
   POST /lookup/v2/topics   body: JSON list of names
   200 {"<topic>": LookupData of the owner | {"error": <ServerError name>, "reason": ...}, ...}
@@ -23,9 +23,9 @@ Rule 3 (``SameOwnerEverywhere``): the same on every broker's admin URL (``cluste
 from __future__ import annotations
 
 import urllib.parse
-from typing import Optional
 
 from conformance.drivers.batch_relations import observe, same_everywhere
+from conformance.drivers.rest_http import error_reason, json_body, topic_path
 from conformance.errors import ProtocolViolation
 from model import ops
 from model.batch_lookup import Answer, agreement, rest_comparable
@@ -35,20 +35,20 @@ BATCH_PATH = "/lookup/v2/topics"
 
 
 class RestBatch:
-    """``_do_BatchLookup``, ``_do_BatchEqualsSingles``, ``_do_SameOwnerEverywhere`` for RestDriver."""
+    """``batch_lookup``, ``batch_equals_singles``, ``same_owner_everywhere`` for RestDriver (``http``; its
+    ``cluster_admin_urls``: every broker's admin URL (Rule 3), None = this one only)."""
 
     OPS = (ops.BatchLookup, ops.BatchEqualsSingles, ops.SameOwnerEverywhere)
 
-    cluster_admin_urls: Optional[list] = None  # every broker's admin URL (Rule 3); None = this one only
+    def __init__(self, http):
+        self.http = http
 
     def _post_batch(self, base: str, topics):
         """POST the batch to ``base``; the JSON map (topic -> value), or RestError."""
-        from conformance.drivers.rest import error_reason
-
-        response = self.request("POST", base.rstrip("/") + BATCH_PATH, body=list(topics))
+        response = self.http.request("POST", base.rstrip("/") + BATCH_PATH, body=list(topics))
         if response.status_code != 200:
             return RestError(response.status_code, error_reason(response))
-        body = self._json(response, "batch lookup")
+        body = json_body(response, "batch lookup")
         if not isinstance(body, dict):
             raise ProtocolViolation(f"POST {BATCH_PATH}: expected a JSON object topic -> answer, got {body!r}")
         for topic, value in body.items():
@@ -63,22 +63,20 @@ class RestBatch:
 
     def _single_rest(self, base: str, topic: str) -> Answer:
         """GET /lookup/v2/topic/... at ``base``, following one 307 (Rule 2)."""
-        from conformance.drivers.rest import error_reason, topic_path
-
         url = f"{base.rstrip('/')}/lookup/v2/topic/{topic_path(topic)}"
-        response = self.request("GET", url)
+        response = self.http.request("GET", url)
         if response.status_code == 307:
             location = response.headers.get("location", "")
-            response = self.request("GET", urllib.parse.urljoin(url, location))
+            response = self.http.request("GET", urllib.parse.urljoin(url, location))
         if response.status_code == 200:
-            body = self._json(response, "lookup")
+            body = json_body(response, "lookup")
             if not isinstance(body, dict) or not isinstance(body.get("brokerUrl"), str):
                 raise ProtocolViolation(f"lookup of {topic}: 200 without LookupData.brokerUrl: {body!r}")
             return Answer(owner=body["brokerUrl"])
         return Answer(status=response.status_code, message=error_reason(response))
 
-    def _do_BatchLookup(self, op: ops.BatchLookup):
-        body = self._post_batch(self.admin_url, op.topics)
+    def batch_lookup(self, op: ops.BatchLookup):
+        body = self._post_batch(self.http.admin_url, op.topics)
         if isinstance(body, RestError):
             return body
         rows = []
@@ -90,16 +88,16 @@ class RestBatch:
                 rows.append((topic, requested, "Connect", True, None))
         return BatchLookupResult(tuple(sorted(rows, key=lambda r: r[0])))
 
-    def _do_BatchEqualsSingles(self, op: ops.BatchEqualsSingles):
-        body = self._post_batch(self.admin_url, op.topics)
+    def batch_equals_singles(self, op: ops.BatchEqualsSingles):
+        body = self._post_batch(self.http.admin_url, op.topics)
         if isinstance(body, RestError):
             return body
-        return agreement([(topic, _answer(value), self._single_rest(self.admin_url, topic))
+        return agreement([(topic, _answer(value), self._single_rest(self.http.admin_url, topic))
                           for topic, value in body.items() if rest_comparable(topic)])
 
-    def _do_SameOwnerEverywhere(self, op: ops.SameOwnerEverywhere):
+    def same_owner_everywhere(self, op: ops.SameOwnerEverywhere):
         seen: dict[str, list] = {}
-        for base in list(self.cluster_admin_urls or [self.admin_url]):
+        for base in list(self.http.cluster_admin_urls or [self.http.admin_url]):
             body = self._post_batch(base, op.topics)
             if isinstance(body, RestError):
                 return body

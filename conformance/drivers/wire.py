@@ -195,10 +195,14 @@ class _Socket:
         raise Indefinite(f"no {waiting_for} within {self.timeout:g} s")
 
 
-class WireDriver(WirePip2, WireBatch):
-    """Performs binary-protocol operations with exact frames; one connection per case."""
+class WireDriver:
+    """Performs binary-protocol operations with exact frames; one connection per case.
+
+    PIP-2's and PIP-35's operations are parts of their own (wire_pip2.py, wire_batch.py), each given
+    this driver as its link: the connection, request ids, the transcript and bounded waits."""
 
     name = "wire"
+    cluster_urls: Optional[list] = None  # every broker's service URL (wire_batch.py); None = this one only
 
     def __init__(self, service_url: str, *, timeout: float = DEFAULT_TIMEOUT, admin_url: Optional[str] = None,
                  credentials: Credentials = NO_CREDENTIALS):
@@ -212,6 +216,8 @@ class WireDriver(WirePip2, WireBatch):
         self.connected: Optional[events.Connected] = None
         self._socket: Optional[_Socket] = None
         self._ids = itertools.count(1)
+        self.pip2 = WirePip2(self)
+        self.batch = WireBatch(self)
 
     # -- driver protocol ---------------------------------------------------------------------
 
@@ -219,7 +225,7 @@ class WireDriver(WirePip2, WireBatch):
         if isinstance(op, ops.WithCredentials):  # Rule 9
             return self.can_perform(op.operation)
         if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics, ops.PubSub, ops.BadCommand,
-                           *WireBatch.OPS)):  # PIP-35 (wire_batch.py)
+                           *WireBatch.OPS)):
             return op.api == "binary"
         # PRODUCER + CLOSE_PRODUCER creates a non-partitioned topic on targets without REST.
         return isinstance(op, (ops.CreateNonPartitionedTopic, ops.Handshake))
@@ -243,7 +249,11 @@ class WireDriver(WirePip2, WireBatch):
         answer = self.handshake()
         if isinstance(answer, ServerError):
             return answer
-        return getattr(self, f"_do_{type(op).__name__}")(op)
+        parts = {ops.PubSub: self.pip2.pub_sub, ops.BadCommand: self.pip2.bad_command,
+                 ops.BatchLookup: self.batch.batch_lookup, ops.BatchEqualsSingles: self.batch.batch_equals_singles,
+                 ops.SameOwnerEverywhere: self.batch.same_owner_everywhere}
+        handler = parts.get(type(op)) or getattr(self, f"_do_{type(op).__name__}")
+        return handler(op)
 
     def _as_other(self, op: "ops.WithCredentials"):
         """Rule 9: the inner operation on a connection of its own, with the operation's credentials."""
@@ -263,20 +273,50 @@ class WireDriver(WirePip2, WireBatch):
             return self.connected
         self.close()
         self._socket = _Socket(self.host, self.port, self.timeout, self.transcript, self._tls)
-        self._socket.send(connect_event(self.credentials))
-        deadline = time.monotonic() + self.timeout
-        while True:
-            event = self._socket.next_event(deadline, "CONNECTED")
-            if isinstance(event, events.Connected):
-                self.connected = event
-                return event
-            if isinstance(event, events.Error):
-                self.close()
-                return _server_error(event)
-            self._unsolicited(event)
+        answer = _connect(self._socket, self.timeout, "CONNECTED", self.credentials)
+        if isinstance(answer, ServerError):
+            self.close()
+            return answer
+        self.connected = answer
+        return answer
 
-    def _unsolicited(self, event) -> None:
+    def open_peer(self, url: str):
+        """A connection of its own to another broker of the target, handshaken as ours is (Rule 1), in
+        the same transcript: (socket, CONNECTED), or (None, ServerError) when CONNECT is refused."""
+        host, port = parse_service_url(url)
+        self.transcript.note(f"connecting to {url} (another broker of the target)")
+        tls = tls_context(self.credentials.trust_certs) if url.startswith("pulsar+ssl://") else None
+        sock = _Socket(host, port, self.timeout, self.transcript, tls)
+        answer = _connect(sock, self.timeout, f"CONNECTED from {url}", self.credentials)
+        if isinstance(answer, ServerError):
+            sock.close()
+            return None, answer
+        return sock, answer
+
+    # -- what the parts use (wire_pip2.py, wire_batch.py) -----------------------------------------
+
+    @property
+    def socket(self) -> "_Socket":
+        return self._socket
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def unsolicited(self, event) -> None:
         pass_over(self._socket, event)
+
+    def exchange(self, sock, event, request_id: int, answers: tuple[type, ...], what: str, waiting_for: str):
+        """Send ``event`` on ``sock`` and return the first of ``answers`` (or ERROR) for ``request_id``."""
+        sock.send(event)
+        return await_answer(sock, request_id, answers, what, self.timeout, waiting_for)
+
+    @staticmethod
+    def server_error(event) -> ServerError:
+        return _server_error(event)
+
+    @staticmethod
+    def request_id_of(event) -> Optional[int]:
+        return _request_id_of(event)
 
     def _request(self, event, request_id: int, answers: tuple[type, ...], what: str):
         """Send ``event`` and return the first answer of ``answers`` (or ERROR) for request_id."""
@@ -332,14 +372,14 @@ class WireDriver(WirePip2, WireBatch):
             return _server_error(got)
         return TopicList(frozenset(got.topics))
 
-    def _claim(self, topic: str) -> None:
+    def claim(self, topic: str) -> None:
         """A LOOKUP before PRODUCER or SUBSCRIBE, its answer not judged (Rule 8)."""
         request_id = next(self._ids)
         self._request(events.Lookup(topic=topic, request_id=request_id, authoritative=False), request_id,
                       (events.LookupResponse,), "LOOKUP before PRODUCER or SUBSCRIBE")
 
     def _do_CreateNonPartitionedTopic(self, op: ops.CreateNonPartitionedTopic):
-        self._claim(op.topic)
+        self.claim(op.topic)
         producer_id, request_id = next(self._ids), next(self._ids)
         got = self._request(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),
                             request_id, (events.ProducerSuccess,), "PRODUCER")
@@ -363,7 +403,20 @@ class WireDriver(WirePip2, WireBatch):
             got = self._socket.next_event(deadline, f"ready PRODUCER_SUCCESS (request_id={request_id})")
             if isinstance(got, (events.ProducerSuccess, events.Error)) and _request_id_of(got) == request_id:
                 return got
-            self._unsolicited(got)
+            self.unsolicited(got)
+
+
+def _connect(sock, timeout: float, waiting_for: str, credentials: Credentials):
+    """CONNECT on a fresh socket (Rule 1): CONNECTED, or ServerError when the target refuses it."""
+    sock.send(connect_event(credentials))
+    deadline = time.monotonic() + timeout
+    while True:
+        event = sock.next_event(deadline, waiting_for)
+        if isinstance(event, events.Connected):
+            return event
+        if isinstance(event, events.Error):
+            return _server_error(event)
+        pass_over(sock, event)
 
 
 def await_answer(sock, request_id: int, answers: tuple[type, ...], what: str, timeout: float, waiting_for: str):

@@ -1,6 +1,7 @@
 """PIP-35 operations of the wire driver: BATCH_LOOKUP and its metamorphic relations, exact frames.
 
-Mixed into ``WireDriver`` (wire.py); uses its connection, id counter, transcript and bounded waits.
+A part of ``WireDriver`` (wire.py), given the driver as its ``link``: its connection, request ids,
+transcript, bounded waits, and connections of their own to the target's other brokers.
 Wire form (spec/pip35.md): ``CommandBatchLookupTopic`` is BaseCommand type 45 (field 45),
 ``CommandBatchLookupTopicResponse`` type 46; events ``BatchLookup`` / ``BatchLookupResponse`` of
 pulsar_codec/events.py.
@@ -25,9 +26,6 @@ Rule 5: connections to other brokers are opened for the operation only (CONNECT,
 """
 
 from __future__ import annotations
-
-import time
-from typing import Optional
 
 from conformance.drivers.batch_relations import observe, same_everywhere
 from conformance.errors import ProtocolViolation, Unsupported
@@ -54,29 +52,26 @@ class _Link:
 
 
 class WireBatch:
-    """``_do_BatchLookup``, ``_do_BatchEqualsSingles``, ``_do_SameOwnerEverywhere`` for WireDriver."""
+    """``batch_lookup``, ``batch_equals_singles``, ``same_owner_everywhere`` for WireDriver (``link``;
+    its ``cluster_urls``: every broker's service URL (Rule 4), None = this one only)."""
 
     OPS = (ops.BatchLookup, ops.BatchEqualsSingles, ops.SameOwnerEverywhere)
 
-    cluster_urls: Optional[list] = None  # every broker's service URL (Rule 4); None = this one only
+    def __init__(self, link):
+        self.link = link
+        self._batch_links: dict = {}
 
     # -- connections (Rules 1, 5) --------------------------------------------------------------
 
-    def _links(self) -> dict:
-        links = getattr(self, "_batch_links", None)
-        if links is None:
-            links = self._batch_links = {}
-        return links
-
     def _link(self, url: str) -> _Link:
-        links = self._links()
+        links = self._batch_links
         if url in links:
             return links[url]
-        if url == self.service_url:
-            answer = self.handshake()
+        if url == self.link.service_url:
+            answer = self.link.handshake()
             if isinstance(answer, ServerError):
                 raise ProtocolViolation(f"CONNECT to {url} refused: {answer}")
-            link = _Link(url, self._socket, answer, own=True)
+            link = _Link(url, self.link.socket, answer, own=True)
         else:
             link = self._open_peer(url)
         links[url] = link
@@ -85,44 +80,26 @@ class WireBatch:
         return link
 
     def _open_peer(self, url: str) -> _Link:
-        from conformance.drivers.wire import _Socket, _server_error, connect_event, parse_service_url, tls_context
-
-        host, port = parse_service_url(url)
-        self.transcript.note(f"connecting to {url} (another broker of the target)")
-        tls = tls_context(self.credentials.trust_certs) if url.startswith("pulsar+ssl://") else None
-        sock = _Socket(host, port, self.timeout, self.transcript, tls)
-        sock.send(connect_event(self.credentials))
-        deadline = time.monotonic() + self.timeout
-        while True:
-            event = sock.next_event(deadline, f"CONNECTED from {url}")
-            if isinstance(event, events.Connected):
-                return _Link(url, sock, event, own=False)
-            if isinstance(event, events.Error):
-                sock.close()
-                raise ProtocolViolation(f"CONNECT to {url} refused: {_server_error(event)}")
-            if isinstance(event, events.Ping):
-                sock.send(events.Pong())
+        sock, connected = self.link.open_peer(url)
+        if sock is None:
+            raise ProtocolViolation(f"CONNECT to {url} refused: {connected}")
+        return _Link(url, sock, connected, own=False)
 
     def _close_peers(self) -> None:
-        for link in self._links().values():
+        for link in self._batch_links.values():
             if not link.own:
                 link.sock.close()
         self._batch_links = {}
 
     def _exchange(self, link: _Link, event, request_id: int, answers: tuple, what: str):
-        from conformance.drivers.wire import await_answer
-
-        link.sock.send(event)
-        return await_answer(link.sock, request_id, answers, what, self.timeout,
-                            f"answer to {what} (request_id={request_id}) from {link.url}")
+        return self.link.exchange(link.sock, event, request_id, answers, what,
+                                  f"answer to {what} (request_id={request_id}) from {link.url}")
 
     # -- requests ------------------------------------------------------------------------------
 
     def _batch(self, link: _Link, topics, authoritative: bool = False):
         """BATCH_LOOKUP -> the list of entries, or ServerError for a whole-request refusal."""
-        from conformance.drivers.wire import _server_error
-
-        request_id = next(self._ids)
+        request_id = self.link.next_id()
         fields = {"topics": list(topics), "request_id": request_id}
         if authoritative:
             fields["authoritative"] = True
@@ -132,7 +109,7 @@ class WireBatch:
             if not isinstance(got, events.Error) and len(got.entries):
                 raise ProtocolViolation(f"BATCH_LOOKUP_RESPONSE with an error AND {len(got.entries)} entries "
                                         "(error is for a refused request, which has none)")
-            return _server_error(got)
+            return self.link.server_error(got)
         entries = list(got.entries)
         for entry in entries:
             if not entry.HasField("response"):
@@ -144,9 +121,7 @@ class WireBatch:
 
     def _single(self, link: _Link, topic: str, authoritative: bool = False) -> Answer:
         """One LOOKUP as an Answer: the owner it names, or its error and message."""
-        from conformance.drivers.wire import _server_error
-
-        request_id = next(self._ids)
+        request_id = self.link.next_id()
         fields = {"topic": topic, "request_id": request_id}
         if authoritative:
             fields["authoritative"] = True
@@ -157,14 +132,14 @@ class WireBatch:
                 raise ProtocolViolation(f"LOOKUP_RESPONSE {LOOKUP.LookupType.Name(got.response)} without "
                                         f"brokerServiceUrl: {got!r}")
             return _owner_answer(got.response, got.brokerServiceUrl, got.authoritative)
-        error = _server_error(got)
+        error = self.link.server_error(got)
         return Answer(error=error.error, message=error.message)
 
     # -- operations (Rules 2-4) ------------------------------------------------------------------
 
-    def _do_BatchLookup(self, op: ops.BatchLookup):
+    def batch_lookup(self, op: ops.BatchLookup):
         try:
-            main = self._link(self.service_url)
+            main = self._link(self.link.service_url)
             first = self._batch(main, op.topics)
             if isinstance(first, ServerError):
                 return first
@@ -187,9 +162,9 @@ class WireBatch:
         finally:
             self._close_peers()
 
-    def _do_BatchEqualsSingles(self, op: ops.BatchEqualsSingles):
+    def batch_equals_singles(self, op: ops.BatchEqualsSingles):
         try:
-            main = self._link(self.service_url)
+            main = self._link(self.link.service_url)
             first = self._batch(main, op.topics)
             if isinstance(first, ServerError):
                 return first
@@ -197,9 +172,9 @@ class WireBatch:
         finally:
             self._close_peers()
 
-    def _do_SameOwnerEverywhere(self, op: ops.SameOwnerEverywhere):
+    def same_owner_everywhere(self, op: ops.SameOwnerEverywhere):
         try:
-            urls = list(self.cluster_urls or [self.service_url])
+            urls = list(self.link.cluster_urls or [self.link.service_url])
             seen: dict[str, list] = {}
             for url in urls:
                 link = self._link(url)

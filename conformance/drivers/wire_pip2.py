@@ -1,8 +1,9 @@
 """PIP-2 operations of the wire driver: PubSub and BadCommand, with exact frames.
 
-Mixed into ``WireDriver`` (wire.py); uses its socket, id counter and bounded waits. The rules are
-wire.py's Rules 6 and 7. Frames built by hand (a SUBSCRIBE with an unknown subType) bypass the
-codec, which refuses to encode a command with a required field missing.
+A part of ``WireDriver`` (wire.py), given the driver as its ``link``: the connection, request ids,
+the transcript and bounded waits. What holds is in wire.py's docstring (PubSub, BadCommand). Frames
+built by hand (a SUBSCRIBE with an unknown subType) bypass the codec, which refuses to encode a
+command with a required field missing.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ SUB_TYPES = {"Exclusive": pb.CommandSubscribe.Exclusive, "Shared": pb.CommandSub
 POSITIONS = {"Latest": pb.CommandSubscribe.Latest, "Earliest": pb.CommandSubscribe.Earliest}
 UINT32_MINUS_ONE = 0xFFFFFFFF  # a uint32 on the wire; Java reads it as the int -1
 UNKNOWN_SUB_TYPE = 7
-DRAIN_IDLE_S = 0.3  # wire.py Rule 6: ends the collection after the barrier; decides nothing
+DRAIN_IDLE_S = 0.3  # ends the collection after the barrier (wire.py, PubSub); decides nothing
 STATS_POLL_S = 0.05  # between reads of the broker's counters while messages are still on the way
 PERSISTENT_DRAIN_IDLE_S = 2.0  # a persistent dispatcher reads the ledger: a longer quiet period
 
@@ -53,34 +54,38 @@ class _Collector:
 
 
 class WirePip2:
-    """``_do_PubSub`` and ``_do_BadCommand`` for WireDriver."""
+    """``pub_sub`` and ``bad_command`` for WireDriver (``link``)."""
+
+    def __init__(self, link):
+        self.link = link
 
     # -- waiting -------------------------------------------------------------------------------
 
     def _wait_for(self, done: Callable[[object], bool], what: str, collector: Optional[_Collector] = None,
                   closed_ok: bool = False):
         """Read until ``done(event)``; PubSub events go to ``collector``, PING gets PONG."""
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.link.timeout
         while True:
-            event = self._socket.next_event(deadline, what, closed_ok=closed_ok)
+            event = self.link.socket.next_event(deadline, what, closed_ok=closed_ok)
             if event is CLOSED:
                 return CLOSED
             taken = collector is not None and collector.take(event)
             if done(event):
                 return event
             if not taken:
-                self._unsolicited(event)
+                self.link.unsolicited(event)
 
     def _answer(self, event, request_id: int, answers: tuple, what: str, collector: _Collector):
-        self._socket.send(event)
-        got = self._wait_for(lambda e: _request_id(e) == request_id and isinstance(e, (events.Error, *answers)),
+        self.link.socket.send(event)
+        request_id_of = self.link.request_id_of
+        got = self._wait_for(lambda e: request_id_of(e) == request_id and isinstance(e, (events.Error, *answers)),
                              f"answer to {what} (request_id={request_id})", collector)
         return got
 
     def _barrier(self, collector: _Collector, consumers: list[tuple[int, str]]) -> None:
         """PING/PONG, then collect until every subscription holds every accepted message, or the
-        broker's counters show it has sent nothing more, or the line is quiet (Rule 6)."""
-        self._socket.send(events.Ping())
+        broker's counters show it has sent nothing more, or the line is quiet (wire.py, PubSub)."""
+        self.link.socket.send(events.Ping())
         self._wait_for(lambda e: isinstance(e, events.Pong), "PONG (barrier)", collector)
         bound = sum(1 for kind in collector.receipts.values() if kind != DROPPED and not kind.startswith("send-"))
 
@@ -93,14 +98,15 @@ class WirePip2:
         def full() -> bool:
             return all(n >= bound for n in per_subscription().values())
 
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.link.timeout
         while consumers and not full():
-            done = settled(self.admin_url, collector.topic, per_subscription(), self.timeout, self.credentials)
+            done = settled(self.link.admin_url, collector.topic, per_subscription(), self.link.timeout,
+                           self.link.credentials)
             if done:
                 return  # the broker's counters say everything it will send has arrived
             wait = STATS_POLL_S if done is not None else (
                 PERSISTENT_DRAIN_IDLE_S if collector.topic.startswith("persistent://") else DRAIN_IDLE_S)
-            event = self._socket.next_event(min(deadline, time.monotonic() + wait), "more MESSAGE frames",
+            event = self.link.socket.next_event(min(deadline, time.monotonic() + wait), "more MESSAGE frames",
                                             quiet_ok=True)
             if event is None:
                 if done is None or time.monotonic() >= deadline:
@@ -109,30 +115,29 @@ class WirePip2:
             if event is CLOSED:
                 raise Indefinite("the target closed the connection while we collected messages")
             if not collector.take(event):
-                self._unsolicited(event)
+                self.link.unsolicited(event)
 
     # -- PubSub --------------------------------------------------------------------------------
 
-    def _do_PubSub(self, op: ops.PubSub):
-        from conformance.drivers.wire import _server_error
-
+    def pub_sub(self, op: ops.PubSub):
         collector = _Collector(op.topic)
-        self._claim(op.topic)
-        producer_id, request_id = next(self._ids), next(self._ids)
+        self.link.claim(op.topic)
+        producer_id, request_id = self.link.next_id(), self.link.next_id()
         got = self._answer(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),
                            request_id, (events.ProducerSuccess,), "PRODUCER", collector)
         if isinstance(got, events.Error):
-            return _server_error(got)
+            return self.link.server_error(got)
         while got.has("producer_ready") and not got.producer_ready:
-            got = self._wait_for(lambda e: _request_id(e) == request_id, "ready PRODUCER_SUCCESS", collector)
+            got = self._wait_for(lambda e: self.link.request_id_of(e) == request_id, "ready PRODUCER_SUCCESS",
+                                 collector)
             if isinstance(got, events.Error):
-                return _server_error(got)
+                return self.link.server_error(got)
         producer_name = got.producer_name
         sequence = itertools.count(0)
 
         def burst(size: int) -> None:
             ids = [next(sequence) for _ in range(size)]
-            self._socket.send_many([_send(producer_id, producer_name, i) for i in ids])  # ONE write
+            self.link.socket.send_many([_send(producer_id, producer_name, i) for i in ids])  # ONE write
             self._wait_for(lambda e: all(i in collector.receipts for i in ids),
                            f"receipts for sequence ids {ids[0]}..{ids[-1]}", collector)
             if not all(i in collector.receipts for i in ids):
@@ -142,21 +147,21 @@ class WirePip2:
             burst(1)
         consumers: list[tuple[int, str]] = []
         for name, kind, permits in op.consumers:
-            consumer_id, request_id = next(self._ids), next(self._ids)
+            consumer_id, request_id = self.link.next_id(), self.link.next_id()
             collector.received[consumer_id] = []
             got = self._answer(events.Subscribe(
                 topic=op.topic, subscription=name, subType=SUB_TYPES[kind], consumer_id=consumer_id,
                 request_id=request_id, initialPosition=POSITIONS[op.initial_position]),
                 request_id, (events.Success,), "SUBSCRIBE", collector)
             if isinstance(got, events.Error):
-                return _server_error(got)
+                return self.link.server_error(got)
             consumers.append((consumer_id, name))
             if permits > 0:
-                self._socket.send(events.Flow(consumer_id=consumer_id, messagePermits=permits))
+                self.link.socket.send(events.Flow(consumer_id=consumer_id, messagePermits=permits))
         for size in op.bursts:
             burst(size)
         if op.flow_after:
-            self._socket.send_many([events.Flow(consumer_id=c, messagePermits=op.flow_after) for c, _ in consumers])
+            self.link.socket.send_many([events.Flow(consumer_id=c, messagePermits=op.flow_after) for c, _ in consumers])
         self._barrier(collector, consumers)
         total = op.sends_before + sum(op.bursts)
         receipts = [collector.receipts[i] for i in range(total)]
@@ -171,51 +176,49 @@ class WirePip2:
         return summarise(op, receipts, received)
 
     def _close_all(self, producer_id: int, consumers, collector: _Collector) -> None:
-        request_id = next(self._ids)
+        request_id = self.link.next_id()
         self._answer(events.CloseProducer(producer_id=producer_id, request_id=request_id), request_id,
                      (events.Success,), "CLOSE_PRODUCER", collector)
         for consumer_id, _ in consumers:
-            request_id = next(self._ids)
+            request_id = self.link.next_id()
             self._answer(events.CloseConsumer(consumer_id=consumer_id, request_id=request_id), request_id,
                          (events.Success,), "CLOSE_CONSUMER", collector)
 
     # -- BadCommand ----------------------------------------------------------------------------
 
-    def _do_BadCommand(self, op: ops.BadCommand):
-        from conformance.drivers.wire import _server_error
-
+    def bad_command(self, op: ops.BadCommand):
         collector = _Collector(op.topic)
-        self._claim(op.topic)
+        self.link.claim(op.topic)
         if op.command == "send-after-close-producer":
-            producer_id, request_id = next(self._ids), next(self._ids)
+            producer_id, request_id = self.link.next_id(), self.link.next_id()
             got = self._answer(events.Producer(topic=op.topic, producer_id=producer_id, request_id=request_id),
                                request_id, (events.ProducerSuccess,), "PRODUCER", collector)
             if isinstance(got, events.Error):
-                return _server_error(got)
-            close_id = next(self._ids)
+                return self.link.server_error(got)
+            close_id = self.link.next_id()
             self._answer(events.CloseProducer(producer_id=producer_id, request_id=close_id), close_id,
                          (events.Success,), "CLOSE_PRODUCER", collector)
-            self._socket.send(_send(producer_id, got.producer_name, 0))
+            self.link.socket.send(_send(producer_id, got.producer_name, 0))
         elif op.command in ("flow-negative-permits", "flow-zero-permits"):
-            consumer_id, request_id = next(self._ids), next(self._ids)
+            consumer_id, request_id = self.link.next_id(), self.link.next_id()
             got = self._answer(events.Subscribe(topic=op.topic, subscription="bad", subType=pb.CommandSubscribe.Exclusive,
                                                 consumer_id=consumer_id, request_id=request_id),
                                request_id, (events.Success,), "SUBSCRIBE", collector)
             if isinstance(got, events.Error):
-                return _server_error(got)
+                return self.link.server_error(got)
             permits = UINT32_MINUS_ONE if op.command == "flow-negative-permits" else 0
-            self._socket.send(events.Flow(consumer_id=consumer_id, messagePermits=permits))
+            self.link.socket.send(events.Flow(consumer_id=consumer_id, messagePermits=permits))
         elif op.command == "subscribe-unknown-subtype":
-            request_id = next(self._ids)
-            frame = _subscribe_with_sub_type(op.topic, next(self._ids), request_id, UNKNOWN_SUB_TYPE)
-            self._socket.send_raw(frame, f"SUBSCRIBE with subType={UNKNOWN_SUB_TYPE} (hand-built, request_id={request_id})")
+            request_id = self.link.next_id()
+            frame = _subscribe_with_sub_type(op.topic, self.link.next_id(), request_id, UNKNOWN_SUB_TYPE)
+            self.link.socket.send_raw(frame, f"SUBSCRIBE with subType={UNKNOWN_SUB_TYPE} (hand-built, request_id={request_id})")
         else:
             raise ProtocolViolation(f"unknown BadCommand {op.command!r}")
-        self._socket.send(events.Ping())
+        self.link.socket.send(events.Ping())
         answer = self._wait_for(
             lambda e: isinstance(e, (events.Pong, events.Error, events.SendError)), "PONG or an error", closed_ok=True)
         if answer is CLOSED:
-            self.close()  # our side of the dead connection; the next op reconnects
+            self.link.close()  # our side of the dead connection; the next op reconnects
             self._check_still_serving()
             return ConnectionClosed()
         if isinstance(answer, events.Pong):
@@ -223,14 +226,14 @@ class WirePip2:
         # An error frame; a broker may close right after it, which is also "closed".
         follow = self._wait_for(lambda e: isinstance(e, events.Pong), "PONG after the error", closed_ok=True)
         if follow is CLOSED:
-            self.close()
+            self.link.close()
             self._check_still_serving()
             return ConnectionClosed()
-        return _server_error(answer)
+        return self.link.server_error(answer)
 
     def _check_still_serving(self) -> None:
-        """Rule 7: a closed connection counts only if the broker still takes a new one."""
-        answer = self.handshake()
+        """A closed connection counts only if the broker still takes a new one (wire.py, BadCommand)."""
+        answer = self.link.handshake()
         if not isinstance(answer, events.Connected):
             raise Indefinite(f"after closing the connection the target refused a new one: {answer!r}")
 
@@ -240,11 +243,6 @@ def _send(producer_id: int, producer_name: str, sequence_id: int) -> events.Send
                                   publish_time=int(time.time() * 1000))
     return events.Send(producer_id=producer_id, sequence_id=sequence_id, num_messages=1,
                        metadata=metadata, payload=f"m{sequence_id}".encode())
-
-
-def _request_id(event) -> Optional[int]:
-    from conformance.drivers.wire import _request_id_of
-    return _request_id_of(event)
 
 
 def _subscribe_with_sub_type(topic: str, consumer_id: int, request_id: int, sub_type: int) -> bytes:

@@ -68,11 +68,13 @@ class UrlTarget(Target):
                 pass
 
     def _runtime(self) -> dict[str, str]:
-        if not self.admin_url:
-            return {}  # not reached yet (cases are grouped before the run starts), or no admin API
+        # The admin URL is the spec's, known before the target starts: the run groups cases by
+        # configuration (config_group) before it starts any target.
         if self._original is None:
             self._original = {}
-            rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
+            if self._admin is None:
+                return self._original
+            rest = RestDriver(self._admin, timeout=self.timeout, credentials=self.credentials())
             try:
                 response = rest.request("GET", "/admin/v2/brokers/configuration/runtime")
                 if response.status_code == 200 and isinstance(response.json(), dict):

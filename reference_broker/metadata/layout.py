@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from typing import Any
+from typing import Any, Iterable
 
 from model.hashing import bucket_of
 from model.names import NamespaceName, TopicName, PERSISTENT
@@ -115,6 +115,11 @@ def managed_ledger_path(topic: TopicName, buckets: int = NO_BUCKETS) -> str:
 def decode_local_name(child: str) -> str:
     """A child name under a topics folder back to the topic's local name (Rule 1)."""
     return urllib.parse.unquote(child)
+
+
+def decode_local_names(children: Iterable[str]) -> list[str]:
+    """``decode_local_name`` of each child; a child without an escape is its local name already."""
+    return [urllib.parse.unquote(child) if "%" in child else child for child in children]
 
 
 def topic_from_child(namespace: NamespaceName, domain: str, child: str) -> TopicName:

@@ -20,8 +20,8 @@ Rule 5: a session that ZooKeeper expired takes this store's ephemeral nodes with
         the owner of an ephemeral node can create it again (``ClusterNode`` registers again).
 Rule 4: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), so a listing a Java
         client would refuse (facts §4.3 "Packet len<N> is out of range!") still works here.
-        ``get_children_reply_bytes`` computes what that Java client would measure; the store
-        records it for the last ``children`` call in ``last_children_reply_bytes``.
+        ``get_children_reply_bytes`` computes what that Java client would measure (bench/bucketing.py
+        reports it per folder).
 """
 
 from __future__ import annotations
@@ -126,7 +126,6 @@ class ZooKeeperMetadataStore(MetadataStore):
         self.url = url
         self.hosts, self.chroot = parse_zk_url(url)
         self.request_timeout = request_timeout
-        self.last_children_reply_bytes = 0
         self._lock = threading.Lock()
         unreachable = _probe(self.hosts, min(connect_timeout, 5.0))
         if unreachable is not None:
@@ -268,7 +267,6 @@ class ZooKeeperMetadataStore(MetadataStore):
             names = []
         if path == "/" and not self.chroot:
             names = [name for name in names if name != ZK_SYSTEM_NODE]  # Rule 2
-        self.last_children_reply_bytes = get_children_reply_bytes(names)
         return sorted(names)
 
     def delete_recursive(self, path: str) -> None:

@@ -90,19 +90,28 @@ def test_rest_entries_are_sorted_binary_entries_keep_their_order():
     assert [e[0] for e in batch(names, "rest").entries] == sorted([P + "zz", P + "a", "bogus://x/y/z"])
 
 
+@pytest.mark.parametrize("auto_creation", ["true", "false"])
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([P + "a", P + "p", P + "p-partition-1", P + "p-partition-7", "public/b/a",
-                                 "bad/x/y/z", "persistent://public/nosuch/q", f"non-persistent://{NS}/n"]),
+@given(names=st.lists(st.sampled_from([P + "a", P + "p", P + "p-partition-1", P + "p-partition-7", "public/b/a",
+                                 "bad/x/y/z", "persistent://public/nosuch/q", f"non-persistent://{NS}/n",
+                                 f"non-persistent://{NS}/p-partition-9", P + "never"]),
                 max_size=10))
-def test_every_entry_is_what_a_single_lookup_answers(names):
-    """C6, as a property: the batch's entries are the single LOOKUPs of its distinct topics."""
-    s = state()
-    refusal, entries = resolve(s, names)
-    assert refusal is None
-    assert len({e.topic for e in entries}) == len(entries)
-    for entry in entries:
-        if entry.answer == LookupAnswer("Connect", True) or entry.answer.error != "InvalidTopicName":
-            assert apply(s, Lookup(entry.topic, "binary"))[1] == entry.answer
+def test_every_entry_is_what_a_single_lookup_of_the_same_api_answers(names, auto_creation):
+    """C6, as a property: the batch's entries are the single lookups of its distinct topics, binary
+    LOOKUP for the binary batch and the REST lookup (its 404 as TopicNotFound) for the REST batch."""
+    s = state({"allowAutoTopicCreation": auto_creation})
+    for api in ("binary", "rest"):
+        refusal, entries = resolve(s, names, api)
+        assert refusal is None
+        assert len({e.topic for e in entries}) == len(entries)
+        for entry in entries:
+            if entry.answer == LookupAnswer("Connect", True) or entry.answer.error != "InvalidTopicName":
+                single = apply(s, Lookup(entry.topic, api))[1]
+                if isinstance(single, RestError):
+                    assert (single.status, single.reason) == (404, entry.answer.message)
+                    assert entry.answer.error == "TopicNotFound"
+                else:
+                    assert single == entry.answer
 
 
 def test_batch_equals_singles_agrees_on_binary_and_rest():
@@ -111,12 +120,13 @@ def test_batch_equals_singles_agrees_on_binary_and_rest():
         assert apply(state(), BatchEqualsSingles(topics, api))[1] == Agreement(True)
 
 
-def test_rest_existence_check_is_a_predicted_disagreement():
+def test_the_rest_batch_checks_existence_as_the_rest_lookup_does_and_binary_does_not():
     s = state({"allowAutoTopicCreation": "false"})
-    assert apply(s, BatchEqualsSingles((P + "never",), "rest"))[1] == Agreement(
-        False, (f"{P}never: batch Connect, single HTTP 404",))
-    assert apply(s, BatchEqualsSingles((P + "never",), "binary"))[1] == Agreement(True)
-    assert apply(s, BatchEqualsSingles((P + "a",), "rest"))[1] == Agreement(True)  # it exists
+    assert batch([P + "never", P + "a"], "rest", {"allowAutoTopicCreation": "false"}).entries == (
+        connect(P + "a"), failed(P + "never", "TopicNotFound"))
+    assert batch([P + "never"], "binary", {"allowAutoTopicCreation": "false"}).entries == (connect(P + "never"),)
+    for api in ("rest", "binary"):
+        assert apply(s, BatchEqualsSingles((P + "never", P + "a"), api))[1] == Agreement(True)
 
 
 def test_same_owner_everywhere_holds_on_one_broker_unless_refused():

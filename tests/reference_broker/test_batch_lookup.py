@@ -346,6 +346,27 @@ def test_rest_batch_answers_owner_lookup_data_or_per_topic_errors(rest_cluster):
 
 
 @pytest.mark.slow
+def test_each_batch_answers_what_the_single_lookup_of_its_api_answers_with_auto_creation_off():
+    """C6: the REST batch has the single REST lookup's existence check (its 404 is a TopicNotFound entry
+    with the same reason); BATCH_LOOKUP has none, like LOOKUP."""
+    with InProcessCluster(2, overrides=("allowAutoTopicCreation=false",)) as cluster:
+        web = cluster.web_urls[0]
+        assert httpx.put(f"{web}/admin/v2/persistent/public/default/here", timeout=10).status_code == 204
+        body = httpx.post(f"{web}/lookup/v2/topics", json=[P + "here", P + "absent"], timeout=10).json()
+        single = httpx.get(f"{web}/lookup/v2/topic/persistent/public/default/absent", timeout=10)
+        assert single.status_code == 404
+        assert body[P + "absent"] == {"error": "TopicNotFound", "reason": single.json()["reason"]}
+        assert body[P + "here"]["brokerUrl"] in cluster.broker_urls
+        pool = Pool()
+        try:
+            answers = batch_lookup(pool, cluster.broker_urls[0], [P + "here", P + "absent"])
+            assert {topic: answer.broker_url in cluster.broker_urls for topic, answer in answers.items()} == {
+                P + "here": True, P + "absent": True}
+        finally:
+            pool.close()
+
+
+@pytest.mark.slow
 def test_rest_batch_bad_input(rest_cluster):
     web = rest_cluster.web_urls[0]
     assert httpx.post(f"{web}/lookup/v2/topics", json=[], timeout=10).json() == {}

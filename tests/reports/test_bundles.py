@@ -1,5 +1,5 @@
-"""reports/ingest.py Rules 2, 4 and 5: many result files per bundle and part, the summary partials, pruning a
-changed or removed file out of its bundle. The tables are checked against an oracle computed here in plain
+"""The ingestion (reports/ingest.py, bundles.py, partials.py, manifest.py): many result files per bundle and
+part, the summary partials, pruning a changed or removed file out of its bundle. The tables are checked against an oracle computed here in plain
 Python from the result lines, and must not depend on how the files were bundled."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from reports import ingest
+from reports import dataset_layout, ingest
 from reports.aggregate import run_job
+from reports.manifest import MANIFEST
 from tests.reports import fixtures
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
@@ -126,7 +127,7 @@ def test_one_part_per_bundle_and_partition_holds_many_files(spark, tmp_path, few
     paths = _write_runs(tmp_path / "results", range(12))
     out = tmp_path / "out"
     result = run_job(spark, [tmp_path / "results"], out)
-    manifest = json.loads((out / "dataset" / ingest.MANIFEST).read_text())["files"]
+    manifest = json.loads((out / "dataset" / MANIFEST).read_text())["files"]
     bundles = {entry["bundle"] for entry in manifest.values()}
     assert len(bundles) == 2 and len(manifest) == len(paths)
     parts = sorted((out / "dataset").glob("run_date=*/target=*/*.parquet"))
@@ -137,8 +138,8 @@ def test_one_part_per_bundle_and_partition_holds_many_files(spark, tmp_path, few
         holding = [p.relative_to(out / "dataset").as_posix() for p in parts
                    if path in pq.read_table(p, columns=["result_file"])["result_file"].to_pylist()]
         assert entry["parts"] == holding
-    assert sorted((out / "dataset" / ingest.PARTIALS).iterdir()) == sorted(
-        out / "dataset" / ingest.partial_path(b, kind) for b in bundles for kind in ingest.PARTIAL_KINDS)
+    assert sorted((out / "dataset" / dataset_layout.PARTIALS).iterdir()) == sorted(
+        out / "dataset" / dataset_layout.partial_path(b, kind) for b in bundles for kind in dataset_layout.PARTIAL_KINDS)
     assert _found(result) == _oracle(tmp_path / "results")
 
 
@@ -149,7 +150,7 @@ def test_the_tables_do_not_depend_on_the_bundling(spark, tmp_path, monkeypatch):
     monkeypatch.setattr(ingest, "BUNDLES_PER_CORE", 64)  # one file per bundle
     many = run_job(spark, [tmp_path / "results"], tmp_path / "many")
     assert len({e["bundle"] for e in json.loads(
-        (tmp_path / "many" / "dataset" / ingest.MANIFEST).read_text())["files"].values()}) == 12
+        (tmp_path / "many" / "dataset" / MANIFEST).read_text())["files"].values()}) == 12
     assert _csvs(tmp_path / "two") == _csvs(tmp_path / "many")
     assert two.tables == many.tables
     assert _dataset_rows(tmp_path / "two") == _dataset_rows(tmp_path / "many")
@@ -159,7 +160,7 @@ def test_changed_removed_and_new_files_inside_bundles_match_a_rebuild(spark, tmp
     paths = _write_runs(tmp_path / "results", range(12))
     out = tmp_path / "out"
     run_job(spark, [tmp_path / "results"], out)
-    before = json.loads((out / "dataset" / ingest.MANIFEST).read_text())["files"]
+    before = json.loads((out / "dataset" / MANIFEST).read_text())["files"]
     changed, removed = paths[2], paths[9]  # one in each bundle
     assert before[str(changed.resolve())]["bundle"] != before[str(removed.resolve())]["bundle"]
     lines = [json.loads(line) for line in changed.read_text(encoding="utf-8").splitlines()]
@@ -170,7 +171,7 @@ def test_changed_removed_and_new_files_inside_bundles_match_a_rebuild(spark, tmp
     after = run_job(spark, [tmp_path / "results"], out)
     assert (after.timings["files_ingested"], after.timings["files_removed"]) == (2, 1)
     assert after.timings["files_unchanged"] == 10
-    manifest = json.loads((out / "dataset" / ingest.MANIFEST).read_text())["files"]
+    manifest = json.loads((out / "dataset" / MANIFEST).read_text())["files"]
     for path, entry in before.items():  # the unchanged files stay in their bundles, not read again
         if path in manifest and Path(path) != changed.resolve():
             assert manifest[path]["bundle"] == entry["bundle"]
@@ -190,7 +191,7 @@ def test_removing_every_file_of_a_bundle_deletes_it(spark, tmp_path, few_bundles
     paths = _write_runs(tmp_path / "results", range(8))
     out = tmp_path / "out"
     run_job(spark, [tmp_path / "results"], out)
-    manifest = json.loads((out / "dataset" / ingest.MANIFEST).read_text())["files"]
+    manifest = json.loads((out / "dataset" / MANIFEST).read_text())["files"]
     first = manifest[str(paths[0].resolve())]["bundle"]
     for path in paths:
         if manifest[str(path.resolve())]["bundle"] == first:
@@ -205,15 +206,15 @@ def test_a_bundle_with_a_part_or_partial_missing_is_read_again(spark, tmp_path, 
     _write_runs(tmp_path / "results", range(8))
     out = tmp_path / "out"
     first = run_job(spark, [tmp_path / "results"], out)
-    manifest = json.loads((out / "dataset" / ingest.MANIFEST).read_text())["files"]
+    manifest = json.loads((out / "dataset" / MANIFEST).read_text())["files"]
     bundle = sorted({e["bundle"] for e in manifest.values()})[0]
     members = sum(1 for e in manifest.values() if e["bundle"] == bundle)
-    (out / "dataset" / ingest.partial_path(bundle, "versions")).unlink()
-    stray = out / "dataset" / ingest.partial_path("stray-0123456789ab", "runs")  # left by a run that died
-    stray.write_bytes((out / "dataset" / ingest.partial_path(bundle, "runs")).read_bytes())
+    (out / "dataset" / dataset_layout.partial_path(bundle, "versions")).unlink()
+    stray = out / "dataset" / dataset_layout.partial_path("stray-0123456789ab", "runs")  # left by a run that died
+    stray.write_bytes((out / "dataset" / dataset_layout.partial_path(bundle, "runs")).read_bytes())
     second = run_job(spark, [tmp_path / "results"], out)
     assert second.timings["files_ingested"] == members and second.tables == first.tables
-    assert not stray.exists() and not (out / "dataset" / ingest.partial_path(bundle, "runs")).exists()
+    assert not stray.exists() and not (out / "dataset" / dataset_layout.partial_path(bundle, "runs")).exists()
     part = next((out / "dataset").glob("run_date=*/target=*/*.parquet"))
     part.unlink()
     third = run_job(spark, [tmp_path / "results"], out)

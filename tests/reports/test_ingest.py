@@ -1,5 +1,5 @@
-"""reports/ingest.py: the fast and slow paths agree, the layout, the incremental manifest, the per-target
-summaries, and tasks that need no project code."""
+"""The ingestion (reports/ingest.py, parse.py, bundles.py, manifest.py): the fast and slow paths agree, the
+layout, the incremental manifest, the per-target summaries, and tasks that need no project code."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from conformance.results import ResultWriter
-from reports import ingest
+from reports import bundles, dataset_layout, ingest
 from reports.aggregate import run_job, summarize_target
+from reports.manifest import MANIFEST
 from reports.schema import BAD_REASONS, line_problem
 from tests.reports import fixtures
 
@@ -33,8 +34,8 @@ def _ingest_both_ways(tmp_path: Path, lines: list[str]) -> tuple[dict, dict]:
     path = tmp_path / "results" / "20260701T100000Z-aaaaaa.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    fast = ingest.ingest_file(str(path), "f", str(tmp_path / "fast"))
-    slow = ingest.ingest_file(str(path), "s", str(tmp_path / "slow"), force_slow=True)
+    fast = bundles.ingest_file(str(path), "f", str(tmp_path / "fast"))
+    slow = bundles.ingest_file(str(path), "s", str(tmp_path / "slow"), force_slow=True)
     return fast["entry"], slow["entry"]
 
 
@@ -175,7 +176,7 @@ def test_removing_a_file_removes_its_records(spark, tmp_path):
     assert after.records == before.records - 10 == _dataset_count(spark, out)
     assert fixtures.RUNS[0][0] not in {r["run_id"] for r in after.tables["runs"]}
     assert not list((out / "dataset").glob("run_date=2026-07-01"))  # its only partition folder went with it
-    assert str(gone) not in json.loads((out / "dataset" / ingest.MANIFEST).read_text())["files"]
+    assert str(gone) not in json.loads((out / "dataset" / MANIFEST).read_text())["files"]
 
 
 def test_changing_a_file_replaces_its_records(spark, tmp_path):
@@ -236,7 +237,7 @@ def test_percentiles_are_exact_beyond_what_percentile_approx_kept_exact(tmp_path
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps({**base, "duration_s": d, "timestamp": f"2026-07-01T10:00:{i % 60:02d}"})
                             + "\n" for i, d in enumerate(durations)), encoding="utf-8")
-    entry = ingest.ingest_file(str(path), "x", str(tmp_path / "dataset"))["entry"]
+    entry = bundles.ingest_file(str(path), "x", str(tmp_path / "dataset"))["entry"]
     summary = summarize_target(str(tmp_path / "dataset"), base["target"], [entry["bundle"]])
     ordered = sorted(durations)
     nearest = [ordered[max(0, math.ceil(q * len(ordered)) - 1)] for q in (0.5, 0.99)]
@@ -253,7 +254,7 @@ def test_the_tasks_run_where_the_project_cannot_be_imported(tmp_path):
     from pyspark import cloudpickle
 
     import reports.aggregate as aggregate
-    from reports.ingest import run_item
+    from reports.bundles import run_item
 
     fixtures.write_results(tmp_path)
     source = sorted((tmp_path / "results").glob("*.jsonl"))[0]
@@ -262,7 +263,7 @@ def test_the_tasks_run_where_the_project_cannot_be_imported(tmp_path):
     # The same closures as ingest.ingest and aggregate.summarize hand to Spark: an ingestion, a summary, a prune.
     task = cloudpickle.dumps((lambda item: run_item(item, dataset),
                               lambda target, bundles: summarize_target(dataset, target, bundles),
-                              ("ingest", ingest.file_id(str(source)), [str(source)])))
+                              ("ingest", dataset_layout.file_id(str(source)), [str(source)])))
     (tmp_path / "task.pickle").write_bytes(task)
     script = (
         "import sys, pickle, json\n"

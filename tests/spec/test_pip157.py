@@ -158,7 +158,7 @@ def test_lint_checks_quotes_in_project_documents_and_the_tentative_flag(tmp_path
             f"      - id: pip157-lint-001\n        description: D\n        source: [ours]\n"
             f"        info: \"{info}\"\n        grade: MUST\n        era: pip344\n        apis: [rest]\n"
             f"        setup: {{}}\n        operation: {{op: GetNumberOfTopicBuckets}}\n        tentative: {tentative}\n")
-        return spec_lint.lint(spec_dir, with_model=False)
+        return spec_lint.lint(spec_dir)
 
     assert rows("buckets are $k folders.", "true") == []
     assert any("not a verbatim quote" in p for p in rows("buckets are named $k", "true"))

@@ -16,9 +16,9 @@ BY_ID = {r.id: r for r in ROWS}
 
 
 def test_rows_load_tentative_should_and_stating_something():
-    assert len(ROWS) == 21
+    assert len(ROWS) == 23
     assert all(r.pip == "35" and r.tentative and r.grade == "SHOULD" and r.stated for r in ROWS)
-    assert sum(len(r.apis) for r in ROWS) == 39
+    assert sum(len(r.apis) for r in ROWS) == 41
 
 
 def test_every_row_but_the_flag_row_needs_the_flag():
@@ -54,7 +54,10 @@ def test_a_drifting_model_is_caught():
                                  (ns + "p-partition-2", None, "Connect", True, None)))
     assert _tamper("pip35-batch-003-partition-names", "binary", swapped)
     assert not _tamper("pip35-batch-003-partition-names", "rest", swapped)
-    assert _tamper("pip35-meta-003-rest-existence-check", "rest", Agreement(True))
+    assert _tamper("pip35-meta-003-rest-existence-check", "rest", Agreement(False, ("t: batch Connect, single HTTP 404",)))
+    # the REST batch without the single REST lookup's existence check
+    assert _tamper("pip35-batch-015-rest-absent-topic-no-auto-creation", "rest", BatchLookupResult(
+        tuple((ns + n, None, "Connect", True, None) for n in ("a", "never-created"))))
     assert _tamper("pip35-batch-009-too-many-names", "binary", BatchLookupResult(()))
 
 

@@ -114,18 +114,18 @@ def _run(handler, op):
 
 def test_pub_sub_collects_receipts_and_messages_and_writes_a_burst_at_once(monkeypatch):
     writes = []
-    real = wire_pip2.WirePip2._do_PubSub
+    real = wire_pip2.WirePip2.pub_sub
 
     def counting(self, op):
-        original = self._socket.send_raw
+        original = self.link.socket.send_raw
 
         def send_raw(data, description):
             writes.append(data)
             return original(data, description)
-        self._socket.send_raw = send_raw
+        self.link.socket.send_raw = send_raw
         return real(self, op)
 
-    monkeypatch.setattr(wire_pip2.WirePip2, "_do_PubSub", counting)
+    monkeypatch.setattr(wire_pip2.WirePip2, "pub_sub", counting)
     fake = NonPersistentFake(limit=1)
     got, server, _ = _run(fake, ops.PubSub(NP, (("s", "Exclusive", 1),), (5,), flow_after=3))
     assert got == PubSubResult(((ACCEPTED, 2), (DROPPED, 3)), (("s", ("m0",)),))

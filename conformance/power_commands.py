@@ -6,7 +6,7 @@
       [--no-cases] [--out DIR]
   python -m conformance quality [--mutants all|a,b] [--pip N] [--jobs J] [--goal 0.95] [--out DIR]
 
-Targets are the run command's names, plus ``reference-mutant:NAME`` (conformance/quality.py).
+Targets are the run command's names, plus ``reference-mutant:NAME`` (conformance/mutation_check.py).
 Exit codes: 0 no divergence (fuzz), no disagreement (diff), score reached (quality); 1 otherwise;
 2 harness trouble; 3 (fuzz) only indefinite steps besides agreement.
 """
@@ -80,7 +80,7 @@ def run_command(args) -> int:
 
 def _sessions(specs: list[str], timeout: float, out: Path):
     from conformance.execute import TargetSession
-    from conformance.quality import resolve_target
+    from conformance.mutation_check import resolve_target
 
     if not specs:
         raise UsageError("no target given; use --target reference, --target pulsar-lite, ...")
@@ -89,7 +89,7 @@ def _sessions(specs: list[str], timeout: float, out: Path):
 
 def _fuzz(args) -> int:
     from conformance import generated
-    from conformance.stateful import fuzz
+    from conformance.fuzz.run import fuzz
 
     if args.examples < 1 or args.budget <= 0:
         raise UsageError("--examples must be >= 1 and --budget positive")
@@ -143,7 +143,7 @@ def _diff(args) -> int:
 
 
 def _quality(args) -> int:
-    from conformance.quality import UnknownVariant, chosen_variants, list_variants, quality
+    from conformance.mutation_check import UnknownVariant, chosen_variants, list_variants, quality
 
     variants = list_variants()
     names = list(variants) if args.mutants == "all" else [n.strip() for n in args.mutants.split(",") if n.strip()]

@@ -1,4 +1,4 @@
-"""The mutation check (conformance/quality.py): variants of the reference broker started by their
+"""The mutation check (conformance/mutation_check.py): variants of the reference broker started by their
 launcher, judged by the cases the unbroken broker passes, scored and reported."""
 
 from __future__ import annotations
@@ -8,29 +8,29 @@ import sys
 
 import pytest
 
-from conformance import quality
+from conformance import mutation_check
 from conformance.cases import load_cases
 
-VARIANTS = quality.list_variants()
+VARIANTS = mutation_check.list_variants()
 
 
 def test_a_mutant_target_is_the_reference_target_started_by_the_launcher():
-    target = quality.resolve_target("reference-mutant:p2-drop-receipt-zero", timeout=3.0)
+    target = mutation_check.resolve_target("reference-mutant:p2-drop-receipt-zero", timeout=3.0)
     assert target.name == "reference-mutant:p2-drop-receipt-zero"
     argv = target.argv()
     assert argv[:5] == [sys.executable, "-m", "mutation.launch", "--mutant", "p2-drop-receipt-zero"]
     assert argv[5:9] == ["--broker-port", "0", "--web-port", "0"]
-    zk = quality.mutant_target("p157-bucket-off-by-one", "reference-zk", timeout=3.0)
+    zk = mutation_check.mutant_target("p157-bucket-off-by-one", "reference-zk", timeout=3.0)
     assert zk.argv()[:5] == [sys.executable, "-m", "mutation.launch", "--mutant", "p157-bucket-off-by-one"]
-    assert quality.resolve_target("reference").name == "reference"
+    assert mutation_check.resolve_target("reference").name == "reference"
 
 
 def test_the_variants_are_read_from_the_launcher():
     assert len(VARIANTS) >= 40 and {v.pip for v in VARIANTS.values()} == {"344", "2", "157", "35"}
     assert VARIANTS["p344-rest-ignores-check"].api == "rest"
-    assert quality.chosen_variants(["p2-drop-receipt-zero"], VARIANTS) == [VARIANTS["p2-drop-receipt-zero"]]
-    with pytest.raises(quality.UnknownVariant, match="unknown mutant 'nope'"):
-        quality.chosen_variants(["p2-drop-receipt-zero", "nope"], VARIANTS)
+    assert mutation_check.chosen_variants(["p2-drop-receipt-zero"], VARIANTS) == [VARIANTS["p2-drop-receipt-zero"]]
+    with pytest.raises(mutation_check.UnknownVariant, match="unknown mutant 'nope'"):
+        mutation_check.chosen_variants(["p2-drop-receipt-zero", "nope"], VARIANTS)
 
 
 def test_case_order_puts_the_hint_then_the_api_then_interleaves_tables():
@@ -38,7 +38,7 @@ def test_case_order_puts_the_hint_then_the_api_then_interleaves_tables():
     ids = list(cases)
     mutant = VARIANTS["p344-rest-ignores-check"]
     hint = next(i for i in ids if i.endswith("[binary]"))
-    order = quality.case_order(mutant, ids, cases, hint)
+    order = mutation_check.case_order(mutant, ids, cases, hint)
     assert sorted(order) == sorted(ids) and order[0] == hint
     rest_count = sum(cases[i].api == "rest" for i in ids if i != hint)
     assert all(cases[i].api == "rest" for i in order[1:1 + rest_count])
@@ -48,10 +48,10 @@ def test_case_order_puts_the_hint_then_the_api_then_interleaves_tables():
 
 @pytest.mark.slow
 def test_a_variant_is_caught_by_a_failing_case_and_survives_cases_that_ignore_it(tmp_path):
-    caught = quality.run_cases("p344-bin-ignores-field6", ["pip344-seed-new-005[binary]"], timeout=5.0,
+    caught = mutation_check.run_cases("p344-bin-ignores-field6", ["pip344-seed-new-005[binary]"], timeout=5.0,
                                log_dir=str(tmp_path), pips=["344"])
     assert caught["status"] == "caught" and caught["killer"] == "pip344-seed-new-005[binary]"
-    survived = quality.run_cases("p344-bin-ignores-field6", ["pip344-seed-new-005[rest]"], timeout=5.0,
+    survived = mutation_check.run_cases("p344-bin-ignores-field6", ["pip344-seed-new-005[rest]"], timeout=5.0,
                                  log_dir=str(tmp_path), pips=["344"])
     assert survived["status"] == "survived" and survived["cases_run"] == 1
 
@@ -67,7 +67,7 @@ def test_quality_scores_and_reports_survivors(tmp_path):
         def flush(self):
             pass
 
-    code = quality.quality(["p344-rest-ignores-check", "p344-bin-no-flag5"], jobs=1, timeout=5.0, out_dir=tmp_path,
+    code = mutation_check.quality(["p344-rest-ignores-check", "p344-bin-no-flag5"], jobs=1, timeout=5.0, out_dir=tmp_path,
                            keyword="pip344-seed-new-00", stream=Stream())
     report = json.loads((tmp_path / "quality.json").read_text())
     assert report["total"] == 2 and report["caught"] == 1 and report["score"] == 0.5

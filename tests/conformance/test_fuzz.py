@@ -1,4 +1,4 @@
-"""Generated sequences (conformance/stateful.py), saved as cases (conformance/generated.py), with
+"""Generated sequences (conformance/fuzz/), saved as cases (conformance/generated.py), with
 coverage (conformance/coverage.py): on an in-process target answered by the model, so a correct
 target shows no divergence and a target with one wrong rule is found, shrunk and saved."""
 
@@ -10,7 +10,9 @@ import time
 import pytest
 import yaml
 
-from conformance import generated, stateful
+from conformance import generated
+from conformance.fuzz import context, vocabulary
+from conformance.fuzz.run import fuzz
 from conformance import verdicts as v
 from conformance.cases import load_cases
 from model import ops
@@ -23,8 +25,8 @@ ALL_CAPS = frozenset({"admin", "explicit", "client", "client-http"})
 
 
 def test_every_rule_builds_an_op_the_model_answers_or_refuses():
-    names = stateful.Names("public/cabc", "cabc-t")
-    for op_rule in stateful.RULES:
+    names = vocabulary.Names("public/cabc", "cabc-t")
+    for op_rule in vocabulary.RULES:
         for values in _samples(op_rule.args(ALL_CAPS)):
             op = op_rule.build(names, **values)
             assert type(op).__name__ in ops.OPERATION_TYPES, op_rule.name
@@ -40,25 +42,36 @@ def _samples(pools: dict, count: int = 12):
         yield {k: rng.choice(v) for k, v in pools.items()}
 
 
+def test_the_machine_has_one_rule_per_operation_family_its_target_can_perform():
+    from conformance.fuzz.context import FuzzContext
+    from conformance.fuzz.machine import machine_class
+
+    lite = frozenset({"client"})
+    ctx = FuzzContext(model_session(), None, lite, None, 0, 1.0, 1.0)
+    machine = machine_class(ctx)
+    families = {r.name for r in vocabulary.rules_for(lite)}
+    assert families <= set(vars(machine)) and not {"set_config", "create_namespace"} & set(vars(machine))
+
+
 def test_rules_follow_capabilities():
     lite = frozenset({"client"})
-    names = {r.name for r in stateful.rules_for(lite)}
+    names = {r.name for r in vocabulary.rules_for(lite)}
     assert "partitioned_metadata" in names and "create_non_partitioned" in names
     assert not names & {"set_config", "create_namespace", "set_override", "list_partitioned"}
-    pools = next(r for r in stateful.rules_for(lite) if r.name == "partitioned_metadata").args(lite)
+    pools = next(r for r in vocabulary.rules_for(lite) if r.name == "partitioned_metadata").args(lite)
     assert pools["api"] == ("binary",)
 
 
 def test_random_programs_are_reproducible_from_the_seed():
-    names = stateful.Names("{ns}", "{tenant}")
-    first = stateful.random_program(random.Random(7), ALL_CAPS, names, 8)
-    assert first == stateful.random_program(random.Random(7), ALL_CAPS, names, 8)
+    names = vocabulary.Names("{ns}", "{tenant}")
+    first = vocabulary.random_program(random.Random(7), ALL_CAPS, names, 8)
+    assert first == vocabulary.random_program(random.Random(7), ALL_CAPS, names, 8)
     assert first[0] == ops.CreateNamespace("{ns}", first[0].policies)
 
 
 def test_a_target_that_is_the_model_never_diverges():
     session = model_session()
-    report = stateful.fuzz(session, examples=40, seed=3, budget_s=60, shrink_budget_s=10)
+    report = fuzz(session, examples=40, seed=3, budget_s=60, shrink_budget_s=10)
     assert report.findings == [] and report.error == "" and not report.broken
     assert report.sequences >= 40 and report.steps > 100
     assert report.exit_code == v.EXIT_OK
@@ -78,11 +91,15 @@ def _field6_ignored(state, op):
 
 def test_a_wrong_rule_is_found_shrunk_replayed_and_saved(tmp_path):
     session = model_session(handlers={ops.GetPartitionedMetadata: _field6_ignored})
-    report = stateful.fuzz(session, examples=500, seed=11, budget_s=30, shrink_budget_s=5, save_dir=tmp_path)
+    report = fuzz(session, examples=500, seed=11, budget_s=30, shrink_budget_s=5, save_dir=tmp_path)
     assert report.exit_code == v.EXIT_FAILED
     binary = [f for f in report.findings if f.signature.startswith("GetPartitionedMetadata[binary,auto_create=False]")]
     assert binary, [f.signature for f in report.findings]
     finding = binary[0]
+    # Hypothesis' own account reads as steps: one rule per operation family, its drawn arguments named.
+    assert finding.hypothesis_steps[0].startswith("state.start(policies=")
+    assert finding.hypothesis_steps[-1].startswith("state.partitioned_metadata(api='binary', auto=False")
+    assert any("as Hypothesis shrank it: state.start(" in line for line in report.lines())
     # Minimal: the namespace, then the lookup (one partitioned-by-default config step at most).
     assert len(finding.steps) <= 3
     assert finding.steps[-1]["op"] == "GetPartitionedMetadata" and finding.steps[-1]["auto_create"] is False
@@ -106,7 +123,7 @@ def test_a_wrong_rule_is_found_shrunk_replayed_and_saved(tmp_path):
 
 def test_known_divergences_are_counted_not_saved(tmp_path):
     session = model_session(handlers={ops.GetPartitionedMetadata: _field6_ignored})
-    report = stateful.fuzz(session, examples=500, seed=11, budget_s=30, shrink_budget_s=3, save_dir=tmp_path,
+    report = fuzz(session, examples=500, seed=11, budget_s=30, shrink_budget_s=3, save_dir=tmp_path,
                            known=("GetPartitionedMetadata[binary",))
     assert not [f for f in report.findings if f.signature.startswith("GetPartitionedMetadata[binary")]
     assert sum(report.known_seen.values()) >= 1
@@ -116,14 +133,14 @@ def test_known_divergences_are_counted_not_saved(tmp_path):
 def test_a_hanging_target_is_indefinite_and_the_run_stays_in_budget():
     session = model_session(hang=lambda op: isinstance(op, (ops.ListTopics, ops.Lookup)), delay=0.2)
     started = time.monotonic()
-    report = stateful.fuzz(session, examples=200, seed=5, budget_s=4, shrink_budget_s=2)
+    report = fuzz(session, examples=200, seed=5, budget_s=4, shrink_budget_s=2)
     assert time.monotonic() - started < 30
     assert report.indefinite and report.findings == []
     # Each hanging variant is waited on at most HANG_LIMIT times.
     per_variant = {}
     for item in report.indefinite:
         per_variant[item["op"]] = per_variant.get(item["op"], 0) + 1
-    assert max(per_variant.values()) <= stateful.HANG_LIMIT
+    assert max(per_variant.values()) <= context.HANG_LIMIT
     assert report.exit_code == v.EXIT_INDEFINITE
 
 
@@ -135,7 +152,7 @@ def test_generated_cases_are_ordinary_cases():
 
 
 def test_placeholders_round_trip():
-    names = stateful.Names("public/c1234", "c1234-t")
+    names = vocabulary.Names("public/c1234", "c1234-t")
     steps = generated.steps_json([ops.Lookup(names.topic("persistent", "ns2", "t"), "binary")], names.placeholders())
     assert steps == [{"op": "Lookup", "topic": "persistent://{tenant}/n2/t", "api": "binary"}]
     filled = generated.fill(steps[0], generated.placeholder_names("public/c9"))
@@ -161,7 +178,7 @@ def test_fuzz_against_the_reference_broker_runs_sequences(tmp_path):
 
     session = TargetSession(make_target("reference", timeout=5.0, log_dir=tmp_path))
     try:
-        report = stateful.fuzz(session, examples=10, seed=1, budget_s=8, shrink_budget_s=2, save_dir=None)
+        report = fuzz(session, examples=10, seed=1, budget_s=8, shrink_budget_s=2, save_dir=None)
     finally:
         session.stop()
     # Divergences it finds are the reference's or the model's to fix; the machinery must run clean.

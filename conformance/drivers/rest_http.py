@@ -1,0 +1,72 @@
+"""Pulsar's admin REST conventions, shared by the REST driver and its parts (rest_batch.py,
+rest_buckets.py): v2 paths, the ErrorData ``reason`` of a refusal, and what a 2xx answer means.
+
+Rule 1: a 2xx answer with no body to read is ``Done``; any other status is ``RestError(status,
+        reason)``, ``reason`` being ErrorData's ``{"reason": ...}``, the message of a servlet error
+        page, or else the raw body (``done``).
+Rule 2: a 2xx body that is not JSON where JSON is due is a ProtocolViolation (``json_body``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import urllib.parse
+
+import httpx
+
+from conformance.errors import ProtocolViolation
+from model.names import NamespaceName, TopicName
+from model.outcomes import Done, RestError
+
+
+def path_segment(text: str) -> str:
+    """``text`` as one segment of a URL path (``/`` escaped too)."""
+    return urllib.parse.quote(text, safe="")
+
+
+def topic_path(topic: str) -> str:
+    """``{domain}/{tenant}/{ns}/{encoded local name}`` as Pulsar's v2 REST paths want it."""
+    name = TopicName.parse(topic)
+    return f"{name.domain}/{path_segment(name.tenant)}/{path_segment(name.namespace)}/{name.encoded_local_name}"
+
+
+def namespace_path(namespace: str) -> str:
+    name = NamespaceName.parse(namespace)
+    return f"{path_segment(name.tenant)}/{path_segment(name.namespace)}"
+
+
+# A servlet error page (Jetty's, as Pulsar's authentication filter answers) names the status and
+# its message in the title.
+_SERVLET_ERROR_TITLE = re.compile(r"<title>Error (\d{3}) (.*?)</title>", re.DOTALL)
+
+
+def error_reason(response: httpx.Response) -> str:
+    """Pulsar's ErrorData ``reason``, a servlet error page's message, or the raw body."""
+    text = response.text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        page = _SERVLET_ERROR_TITLE.search(text)
+        if page and int(page.group(1)) == response.status_code:
+            return html.unescape(page.group(2).strip())
+        return text
+    if isinstance(body, dict) and isinstance(body.get("reason"), str):
+        return body["reason"]
+    return text
+
+
+def done(response: httpx.Response):
+    """Rule 1."""
+    if 200 <= response.status_code < 300:
+        return Done()
+    return RestError(response.status_code, error_reason(response))
+
+
+def json_body(response: httpx.Response, what: str):
+    """Rule 2."""
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ProtocolViolation(f"{what}: 2xx answer is not JSON: {response.text[:200]!r}") from exc
