@@ -17,11 +17,17 @@ Rule 5: a namespace or tenant missing answers per resource: topic resources go t
         through getNamespacePoliciesAsync (404 "Namespace does not exist"). Two calls check
         something else first: DELETE .../partitions refuses a partition name (412) before it
         reads the namespace, and the binary listing in mode PERSISTENT never reads it.
+Rule 6: maxTopicsPerNamespace counts the stored topics of the namespace's domain
+        (model/autocreation.py stored_topics): creating a partitioned topic checks them plus its
+        partitions (AdminResource, 412), a non-partitioned one plus one after its existence check
+        (BrokerService#createPersistentTopic0's NotAllowedException, which PulsarWebResource
+        #resumeAsyncResponseExceptionally answers 409 CONFLICT with its message).
 """
 
 from __future__ import annotations
 
 from model import buckets, texts
+from model.autocreation import exceeds_max_topics
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
 from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, check_named_entity
@@ -43,7 +49,7 @@ def set_broker_config(state: State, op: SetBrokerConfig):
         # then fails isDynamicConfiguration, so unknown and non-dynamic keys answer alike (no spec
         # row: spec/schema.py keeps SetBrokerConfig out of rows; tests/model/test_admin.py pins it).
         return state, texts.NON_DYNAMIC_CONFIGURATION
-    return state.with_config(state.config.with_value(op.key, op.value)), DONE
+    return state.with_config(state.config.with_dynamic_update(op.key, op.value)), DONE
 
 
 def create_tenant(state: State, op: CreateTenant):
@@ -152,14 +158,12 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     maximum = state.config.maxNumPartitionsPerPartitionedTopic
     if maximum > 0 and op.partitions > maximum:
         return state, RestError(406, texts.partitions_above_max(maximum))
-    limit = state.config.maxTopicsPerNamespace
     # AdminResource counts getExistingPartitions(topicName), which "reads the children of
-    # /managed-ledgers/{ns}/{domain}" and so counts every topic of the namespace and domain (facts
-    # §4.2: "maxTopicsPerNamespace counts getExistingPartitions children"); in a PIP-157 bucketed
-    # namespace, the children of every bucket (seed 002: "These include checking if the limit on
-    # topic number per namespace has been reached").
-    existing = len(state.topics_in(topic.namespace_name, topic.domain))
-    if limit > 0 and existing + op.partitions > limit:
+    # /managed-ledgers/{ns}/{domain}" and so counts every stored topic of the namespace and domain
+    # (facts §4.2: "maxTopicsPerNamespace counts getExistingPartitions children"), none in the
+    # non-persistent domain; in a PIP-157 bucketed namespace, the children of every bucket (seed
+    # 002: "These include checking if the limit on topic number per namespace has been reached").
+    if exceeds_max_topics(state, topic, op.partitions):
         return state, RestError(412, texts.TOO_MANY_TOPICS)
     if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
         return state, RestError(409, "This topic already exists")
@@ -180,10 +184,10 @@ def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
         return state, texts.namespace_missing(state.era, topic.namespace_name)
     if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
         return state, RestError(409, "This topic already exists")
-    limit = state.config.maxTopicsPerNamespace
-    if limit > 0 and len(state.topics_in(topic.namespace_name, topic.domain)) + 1 > limit:
-        raise ModelUsageError(
-            "maxTopicsPerNamespace is modelled for partitioned-topic creation only; set it to 0 here")
+    # Then BrokerService#getTopic(topic, createIfMissing=true): createPersistentTopic0 checks the
+    # namespace limit with one more topic, a NotAllowedException the admin API answers 409 (Rule 6).
+    if exceeds_max_topics(state, topic, 1):
+        return state, RestError(409, texts.TOO_MANY_TOPICS)
     return state.with_topics(topic), DONE
 
 
