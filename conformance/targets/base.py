@@ -308,7 +308,7 @@ class Target:
                 del self._dirty[key]
                 if baseline is not None:
                     posted[key] = baseline
-            for key, value in wanted.items():
+            for key, value in sorted(wanted.items(), key=lambda item: pulsar_config.post_order(item[0])):
                 # Sent even when it equals the baseline: cheap, and it does not trust the target
                 # to start with Pulsar's defaults.
                 response = rest.request("POST", f"/admin/v2/brokers/configuration/{key}/{value}")

@@ -72,6 +72,12 @@ def _coupled(config: dict[str, str]) -> frozenset[str]:
     return frozenset()
 
 
+def post_order(key: str) -> int:
+    """Rule 3, the other half: a running broker's maximum goes first, so the default posted after
+    it is not lowered to the maximum of the previous case."""
+    return 0 if key == "maxNumPartitionsPerPartitionedTopic" else 1
+
+
 def static_keys(config: dict[str, str]) -> frozenset[str]:
     """The keys of ``config`` a broker gets only from its start: the non-dynamic ones (Rule 2) and
     those a running broker would rewrite (Rule 3)."""
