@@ -17,7 +17,8 @@ Rule 5: a namespace or tenant missing answers per resource: topic resources go t
         through getNamespacePoliciesAsync (404 "Namespace does not exist"). Two calls check
         something else first: DELETE .../partitions refuses a partition name (412) before it
         reads the namespace, and the binary listing in mode PERSISTENT never reads it.
-Rule 6: maxTopicsPerNamespace counts the stored topics of the namespace's domain
+Rule 6: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace policy, given in the
+        namespace-create body, which replaces it) counts the stored topics of the namespace's domain
         (model/autocreation.py stored_topics): creating a partitioned topic checks them plus its
         partitions (AdminResource, 412), a non-partitioned one plus one after its existence check
         (BrokerService#createPersistentTopic0's NotAllowedException, which PulsarWebResource
@@ -40,6 +41,7 @@ from model.outcomes import Done, RestError, TopicList
 from model.state import NamespacePolicies, State, parse_namespace, parse_topic
 
 DONE = Done()
+MAX_TOPICS_POLICY = "max_topics_per_namespace"  # Pulsar's Policies field, as the REST body spells it
 
 
 def set_broker_config(state: State, op: SetBrokerConfig):
@@ -83,11 +85,14 @@ def create_namespace(state: State, op: CreateNamespace):
 
 
 def _policies_from_body(body: dict):
-    unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY}
+    unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY, MAX_TOPICS_POLICY}
     if unknown:
         raise ModelUsageError(
             f"CreateNamespace policies {sorted(unknown)} are not modelled; the model reads "
-            f"autoTopicCreationOverride and {buckets.POLICY_KEY} only")
+            f"autoTopicCreationOverride, {buckets.POLICY_KEY} and {MAX_TOPICS_POLICY} only")
+    limit = body.get(MAX_TOPICS_POLICY)
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise ModelUsageError(f"{MAX_TOPICS_POLICY}={limit!r}: Pulsar's Policies field is an Integer")
     override = None
     if body.get("autoTopicCreationOverride") is not None:
         override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
@@ -98,7 +103,9 @@ def _policies_from_body(body: dict):
     count = buckets.count_from_body(body)  # PIP-157, model/buckets.py Rule 1
     if isinstance(count, RestError):
         return count
-    return NamespacePolicies(autoTopicCreationOverride=override, numberOfTopicBuckets=count)
+    # NamespacesBase#internalCreateNamespace checks no topic limit (only its setter refuses < 0).
+    return NamespacePolicies(autoTopicCreationOverride=override, numberOfTopicBuckets=count,
+                             max_topics_per_namespace=limit)
 
 
 def delete_namespace(state: State, op: DeleteNamespace):

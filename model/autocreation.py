@@ -111,10 +111,19 @@ def stored_topics(state: State, namespace: NamespaceName, domain: str) -> int:
     return len(state.topics_in(namespace, domain)) if domain == PERSISTENT else 0
 
 
+def max_topics(state: State, namespace: NamespaceName) -> int:
+    """The namespace policy max_topics_per_namespace when set, else the broker's maxTopicsPerNamespace
+    (AdminResource#internalCreatePartitionedTopic: "policies.max_topics_per_namespace != null ?
+    policies.max_topics_per_namespace : getMaxTopicsPerNamespace()"; BrokerService reads it alike),
+    so a policy of 0 lifts a broker limit."""
+    policy = state.policies(namespace).max_topics_per_namespace
+    return state.config.maxTopicsPerNamespace if policy is None else policy
+
+
 def exceeds_max_topics(state: State, topic: TopicName, adding: int) -> bool:
     """BrokerService#checkMaxTopicsPerNamespace and AdminResource#internalCreatePartitionedTopic:
-    stored topics + the new ones > maxTopicsPerNamespace (0 or less: unlimited)."""
-    limit = state.config.maxTopicsPerNamespace
+    stored topics + the new ones > the namespace's limit (0 or less: unlimited)."""
+    limit = max_topics(state, topic.namespace_name)
     return limit > 0 and stored_topics(state, topic.namespace_name, topic.domain) + adding > limit
 
 

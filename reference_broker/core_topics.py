@@ -170,10 +170,13 @@ class TopicOps:
         leaving system topics out, and refuses with "Exceed maximum number of topics in namespace.":
         412 from the admin create of a partitioned topic (AdminResource), 409 where BrokerService's
         NotAllowedException reaches the admin API."""
-        limit = self.config.maxTopicsPerNamespace
+        ns = topic.namespace_name
+        # AdminResource and BrokerService: the namespace's max_topics_per_namespace policy when set
+        # (even 0, which lifts the broker's limit), else the broker's maxTopicsPerNamespace.
+        policy = (self._policies_or_none(ns) or {}).get("max_topics_per_namespace")
+        limit = self.config.maxTopicsPerNamespace if policy is None else policy
         if limit <= 0 or autocreation.is_system_topic(topic):
             return
-        ns = topic.namespace_name
         existing = [
             child
             for child in self._ledger_children(ns, topic.domain)

@@ -240,6 +240,7 @@ CONDITIONS: dict[str, Callable[[Row, str], bool]] = {
     "unbucketed": lambda row, api: _buckets(row) == 1,
     "observes-layout": lambda row, api: any(dict(o)["op"] == "ReadTopicLayout" for o in row.observe),
     "namespace-present": lambda row, api: row.setup.namespace_present,
+    "topics-policy-set": lambda row, api: dict(row.setup.policies).get("max_topics_per_namespace") is not None,
 }
 
 
@@ -250,6 +251,7 @@ CONDITIONS: dict[str, Callable[[Row, str], bool]] = {
 class Limit:
     broker: Optional[str] = None     # the broker.conf key holding the limit, or
     const: Optional[int] = None      # a fixed bound (PIP-157's 1024)
+    policy: Optional[str] = None     # a namespace Policies field that replaces the broker key when set
     default: int = 0                 # the key's default
     unlimited: str = "never"         # non-positive: 0 or less turns the limit off
     smallest: Optional[int] = None   # the smallest legal value of the limit itself
@@ -257,6 +259,9 @@ class Limit:
     def of(self, row: Row) -> Optional[int]:
         if self.const is not None:
             return self.const
+        if self.policy is not None and dict(row.setup.policies).get(self.policy) is not None:
+            value = dict(row.setup.policies)[self.policy]
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
         return _int(_broker(row, self.broker, str(self.default)))
 
     def in_force(self, limit: Optional[int]) -> bool:
@@ -301,7 +306,7 @@ def load_boundaries(path: Path = BOUNDARIES_FILE) -> tuple[Rule, ...]:
         value = rule.keys(node, "rule", {"id", "title", "source", "pip", "paths"}, {"limit", "smallest", "note"})
         limit = None
         if "limit" in value:
-            spec = rule.keys(node.child("limit"), "limit", set(), {"broker", "const", "default", "unlimited", "smallest"})
+            spec = rule.keys(node.child("limit"), "limit", set(), {"broker", "const", "policy", "default", "unlimited", "smallest"})
             if ("broker" in spec) == ("const" in spec):
                 rule.fail(node.child("limit"), "limit names either a broker key or a const bound")
             if spec.get("unlimited", "never") not in UNLIMITED:

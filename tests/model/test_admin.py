@@ -160,6 +160,19 @@ def test_max_topics_per_namespace_on_non_partitioned_creation():
         == RestError(409, "This topic already exists")
 
 
+def test_the_namespace_policy_replaces_the_brokers_topic_limit():
+    def create(broker_config, limit, partitions):
+        state, outcome = apply(broker(broker_config), CreateNamespace("public/limited", {"max_topics_per_namespace": limit}))
+        assert outcome == DONE
+        return answer(state, CreatePartitionedTopic("persistent://public/limited/t", partitions))
+    too_many = RestError(412, "Exceed maximum number of topics in namespace.")
+    assert create({}, 2, 2) == DONE
+    assert create({}, 2, 3) == too_many
+    assert create({"maxTopicsPerNamespace": "1"}, 3, 2) == DONE
+    assert create({"maxTopicsPerNamespace": "1"}, 0, 2) == DONE  # 0 lifts the broker's limit
+    assert create({"maxTopicsPerNamespace": "1"}, None, 2) == too_many
+
+
 def test_non_persistent_topics_are_not_counted():
     state = broker({"maxTopicsPerNamespace": "1"}, topics={"u": 0}, domain="non-persistent")
     assert answer(state, CreatePartitionedTopic(name("t", "non-persistent"), 1)) == DONE
