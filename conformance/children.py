@@ -22,11 +22,21 @@ _started = threading.Lock()
 _thread = None
 
 
-def die_with_parent() -> None:  # runs in the child between fork and exec
+def _load_prctl():
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
     except OSError:
-        pass
+        return None
+
+
+# Loaded here, in the parent: a dlopen between fork and exec can wait forever on a loader lock
+# that another thread of the harness held at the fork (observed: a child stuck before exec).
+_PRCTL = _load_prctl() if sys.platform.startswith("linux") else None
+
+
+def die_with_parent() -> None:  # runs in the child between fork and exec
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _fork_forever() -> None:

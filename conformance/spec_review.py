@@ -6,6 +6,9 @@ harness's case binding, which come after the spec in the import order:
      agrees with what the row's source states (conformance.cases.stated_disagreements);
 and then, unless ``--quiet``, prints every row with its info quote and, per api, the outcome the
 model computes for the action and each observation: reviewers compare the quote with the outcome.
+``--boundaries`` prints instead the boundary coverage (spec/boundaries.py): each limited rule and
+collection x path[api] x boundary point -> the rows that cover it, MISSING where none does
+(``--all-ids`` lists every covering row); the lint's L7 fails the run on any MISSING.
 Problems are reported as "<file>:<line>: <case id>: <problem>", like the lint's.
 """
 
@@ -18,6 +21,7 @@ from typing import Iterable, Optional
 
 from conformance.cases import cases_of, stated_disagreements
 from model.errors import ModelUsageError
+from spec import boundaries
 from spec import lint as spec_lint
 from spec.schema import SPEC_DIR, Row, SpecError, load_rows
 
@@ -67,11 +71,29 @@ def listing(rows: Iterable[Row]) -> str:
     return "\n".join(lines)
 
 
+def boundary_report(directory: Path, shown: Optional[int]) -> int:
+    """The coverage report; 1 when a point is missing or the files do not load."""
+    try:
+        cells = boundaries.coverage(boundaries.load_boundaries(Path(directory) / boundaries.BOUNDARIES_FILE.name),
+                                    load_rows(directory))
+    except SpecError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(boundaries.report(cells, shown))
+    print(boundaries.summary(cells), file=sys.stderr)
+    return 1 if any(not cell.rows for cell in cells) else 0
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.spec_review", description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", action="store_true", help="only report problems")
     parser.add_argument("--dir", type=Path, default=SPEC_DIR, help="spec folder (default: the spec package)")
+    parser.add_argument("--boundaries", action="store_true",
+                        help="print rule x path x boundary point -> covering rows instead of the row listing")
+    parser.add_argument("--all-ids", action="store_true", help="with --boundaries: every covering row, not 3")
     args = parser.parse_args(argv)
+    if args.boundaries:
+        return boundary_report(args.dir, None if args.all_ids else 3)
     problems = review(args.dir)
     if not args.quiet and not problems:
         print(listing(load_rows(args.dir)))

@@ -17,11 +17,18 @@ Rule 5: a namespace or tenant missing answers per resource: topic resources go t
         through getNamespacePoliciesAsync (404 "Namespace does not exist"). Two calls check
         something else first: DELETE .../partitions refuses a partition name (412) before it
         reads the namespace, and the binary listing in mode PERSISTENT never reads it.
+Rule 6: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace policy, given in the
+        namespace-create body, which replaces it) counts the stored topics of the namespace's domain
+        (model/autocreation.py stored_topics): creating a partitioned topic checks them plus its
+        partitions (AdminResource, 412), a non-partitioned one plus one after its existence check
+        (BrokerService#createPersistentTopic0's NotAllowedException, which PulsarWebResource
+        #resumeAsyncResponseExceptionally answers 409 CONFLICT with its message).
 """
 
 from __future__ import annotations
 
 from model import buckets, texts
+from model.autocreation import exceeds_max_topics
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
 from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, check_named_entity
@@ -34,6 +41,7 @@ from model.outcomes import Done, RestError, TopicList
 from model.state import NamespacePolicies, State, parse_namespace, parse_topic
 
 DONE = Done()
+MAX_TOPICS_POLICY = "max_topics_per_namespace"  # Pulsar's Policies field, as the REST body spells it
 
 
 def set_broker_config(state: State, op: SetBrokerConfig):
@@ -43,7 +51,7 @@ def set_broker_config(state: State, op: SetBrokerConfig):
         # then fails isDynamicConfiguration, so unknown and non-dynamic keys answer alike (no spec
         # row: spec/schema.py keeps SetBrokerConfig out of rows; tests/model/test_admin.py pins it).
         return state, texts.NON_DYNAMIC_CONFIGURATION
-    return state.with_config(state.config.with_value(op.key, op.value)), DONE
+    return state.with_config(state.config.with_dynamic_update(op.key, op.value)), DONE
 
 
 def create_tenant(state: State, op: CreateTenant):
@@ -77,11 +85,14 @@ def create_namespace(state: State, op: CreateNamespace):
 
 
 def _policies_from_body(body: dict):
-    unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY}
+    unknown = set(body) - {"autoTopicCreationOverride", buckets.POLICY_KEY, MAX_TOPICS_POLICY}
     if unknown:
         raise ModelUsageError(
             f"CreateNamespace policies {sorted(unknown)} are not modelled; the model reads "
-            f"autoTopicCreationOverride and {buckets.POLICY_KEY} only")
+            f"autoTopicCreationOverride, {buckets.POLICY_KEY} and {MAX_TOPICS_POLICY} only")
+    limit = body.get(MAX_TOPICS_POLICY)
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise ModelUsageError(f"{MAX_TOPICS_POLICY}={limit!r}: Pulsar's Policies field is an Integer")
     override = None
     if body.get("autoTopicCreationOverride") is not None:
         override = AutoTopicCreationOverride.from_json(body["autoTopicCreationOverride"])
@@ -92,7 +103,9 @@ def _policies_from_body(body: dict):
     count = buckets.count_from_body(body)  # PIP-157, model/buckets.py count_from_body
     if isinstance(count, RestError):
         return count
-    return NamespacePolicies(autoTopicCreationOverride=override, numberOfTopicBuckets=count)
+    # NamespacesBase#internalCreateNamespace checks no topic limit (only its setter refuses < 0).
+    return NamespacePolicies(autoTopicCreationOverride=override, numberOfTopicBuckets=count,
+                             max_topics_per_namespace=limit)
 
 
 def delete_namespace(state: State, op: DeleteNamespace):
@@ -152,14 +165,12 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     maximum = state.config.maxNumPartitionsPerPartitionedTopic
     if maximum > 0 and op.partitions > maximum:
         return state, RestError(406, texts.partitions_above_max(maximum))
-    limit = state.config.maxTopicsPerNamespace
     # AdminResource counts getExistingPartitions(topicName), which "reads the children of
-    # /managed-ledgers/{ns}/{domain}" and so counts every topic of the namespace and domain (Pulsar's
-    # BrokerService.checkMaxTopicsPerNamespace); in a PIP-157 bucketed
-    # namespace, the children of every bucket (pip/pip-157.md: "These include checking if the limit on
-    # topic number per namespace has been reached").
-    existing = len(state.topics_in(topic.namespace_name, topic.domain))
-    if limit > 0 and existing + op.partitions > limit:
+    # /managed-ledgers/{ns}/{domain}" and so counts every stored topic of the namespace and domain
+    # (Pulsar's BrokerService#checkMaxTopicsPerNamespace counts TopicResources#getExistingPartitions), none in the
+    # non-persistent domain; in a PIP-157 bucketed namespace, the children of every bucket (seed
+    # 002: "These include checking if the limit on topic number per namespace has been reached").
+    if exceeds_max_topics(state, topic, op.partitions):
         return state, RestError(412, texts.TOO_MANY_TOPICS)
     if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
         return state, RestError(409, "This topic already exists")
@@ -180,10 +191,10 @@ def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
         return state, texts.namespace_missing(state.era, topic.namespace_name)
     if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
         return state, RestError(409, "This topic already exists")
-    limit = state.config.maxTopicsPerNamespace
-    if limit > 0 and len(state.topics_in(topic.namespace_name, topic.domain)) + 1 > limit:
-        raise ModelUsageError(
-            "maxTopicsPerNamespace is modelled for partitioned-topic creation only; set it to 0 here")
+    # Then BrokerService#getTopic(topic, createIfMissing=true): createPersistentTopic0 checks the
+    # namespace limit with one more topic, a NotAllowedException the admin API answers 409 (Rule 6).
+    if exceeds_max_topics(state, topic, 1):
+        return state, RestError(409, texts.TOO_MANY_TOPICS)
     return state.with_topics(topic), DONE
 
 

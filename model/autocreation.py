@@ -27,7 +27,7 @@ from typing import Optional, Union
 
 from model import texts
 from model.config import PARTITIONED
-from model.names import TopicName
+from model.names import PERSISTENT, NamespaceName, TopicName
 from model.state import State
 
 # RetryMessageUtil's suffixes ("-DLQ", "-RETRY") [I: suffix strings from Pulsar's client code].
@@ -36,12 +36,16 @@ DLQ_RETRY_SUFFIXES = ("-DLQ", "-RETRY")
 
 @dataclass(frozen=True)
 class Refused:
-    """Metadata creation failed inside the broker: the Java exception's HTTP status and message.
+    """Metadata creation failed inside the broker: what each API answers for the Java exception.
 
-    Each API turns it into its own answer (REST: the status and reason; binary: Pulsar's ServerCnx.handlePartitionMetadataRequest).
+    REST answers ``status`` with ``message`` as its reason; binary answers the ServerError named by
+    ``binary`` with the same message. Neither refusal of ``_creation_limits`` is a RestException, so
+    the binary handler, which maps only RestException and MetadataStoreException (Pulsar's
+    ServerCnx#handlePartitionMetadataRequest), answers ServiceNotReady for both.
     """
     status: int
     message: str
+    binary: str = "ServiceNotReady"
 
 
 def is_allow_auto_topic_creation(state: State, topic: TopicName) -> bool:
@@ -100,19 +104,44 @@ def fetch_metadata_check_allow_auto_creation(state: State, topic: TopicName) -> 
     return state.with_partitioned_metadata(topic, partitions), partitions
 
 
+def stored_topics(state: State, namespace: NamespaceName, domain: str) -> int:
+    """What maxTopicsPerNamespace counts: TopicResources#getExistingPartitions, the children of
+    /managed-ledgers/{ns}/{domain} (Pulsar's TopicResources#getExistingPartitions). A non-persistent topic has no managed ledger, so
+    that domain always counts 0, however many of its topics are loaded."""
+    return len(state.topics_in(namespace, domain)) if domain == PERSISTENT else 0
+
+
+def max_topics(state: State, namespace: NamespaceName) -> int:
+    """The namespace policy max_topics_per_namespace when set, else the broker's maxTopicsPerNamespace
+    (AdminResource#internalCreatePartitionedTopic: "policies.max_topics_per_namespace != null ?
+    policies.max_topics_per_namespace : getMaxTopicsPerNamespace()"; BrokerService reads it alike),
+    so a policy of 0 lifts a broker limit."""
+    policy = state.policies(namespace).max_topics_per_namespace
+    return state.config.maxTopicsPerNamespace if policy is None else policy
+
+
+def exceeds_max_topics(state: State, topic: TopicName, adding: int) -> bool:
+    """BrokerService#checkMaxTopicsPerNamespace and AdminResource#internalCreatePartitionedTopic:
+    stored topics + the new ones > the namespace's limit (0 or less: unlimited)."""
+    limit = max_topics(state, topic.namespace_name)
+    return limit > 0 and stored_topics(state, topic.namespace_name, topic.domain) + adding > limit
+
+
 def _creation_limits(state: State, topic: TopicName, partitions: int) -> Optional[Refused]:
     """"Before creating, it checks defaultNumPartitions > 0, <= maxNumPartitionsPerPartitionedTopic
     (when that is > 0), and maxTopicsPerNamespace" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
 
-    The first two are Guava checkArgument calls (IllegalArgumentException, so HTTP 500 and binary
-    ServiceNotReady); the last is a 412 RestException. Statuses and counting are [I].
+    BrokerService#createDefaultPartitionedTopicAsync (v3.0.7, v4.0.7; v4.2.4 fails the future with
+    the same exception): the first two are Guava checkArgument calls, an IllegalArgumentException,
+    which the admin API answers 500 (PulsarWebResource#resumeAsyncResponseExceptionally: not a
+    WebApplicationException); the last is checkMaxTopicsPerNamespace's NotAllowedException, which
+    it answers 409 CONFLICT with the exception's message. Binary: ServiceNotReady (Refused).
     """
     if partitions <= 0:
         return Refused(500, texts.DEFAULT_PARTITIONS_NOT_POSITIVE)
     maximum = state.config.maxNumPartitionsPerPartitionedTopic
     if maximum > 0 and partitions > maximum:
         return Refused(500, texts.partitions_above_max(maximum))
-    limit = state.config.maxTopicsPerNamespace
-    if limit > 0 and len(state.topics_in(topic.namespace_name, topic.domain)) + partitions > limit:
-        return Refused(412, texts.TOO_MANY_TOPICS)
+    if exceeds_max_topics(state, topic, partitions):
+        return Refused(409, texts.TOO_MANY_TOPICS)
     return None

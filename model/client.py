@@ -18,11 +18,16 @@ Rule 4 (ProduceConsume): after the partitions lookup the client subscribes and p
         partition name with no partitioned metadata is created as an ordinary topic when allowed
         (BrokerService#getTopic) [I]. Otherwise the broker refuses with TopicNotFound.
         Rows: pip344-produce-*.
+Rule 5 (maxTopicsPerNamespace): each persistent topic the attach creates first passes
+        BrokerService#checkMaxTopicsPerNamespace with one more topic (createPersistentTopic0), one
+        at a time; over the limit the broker answers NotAllowedError "Exceed maximum number of
+        topics in namespace." and the client fails with NotAllowed. Non-persistent topics are
+        never counted. Rows: pip344-bound-topics-producer-*.
 """
 
 from __future__ import annotations
 
-from model.autocreation import is_allow_auto_topic_creation
+from model.autocreation import exceeds_max_topics, is_allow_auto_topic_creation
 from model.errors import ModelUsageError
 from model.lookups import binary_partitioned_metadata, rest_partitioned_metadata
 from model.names import TopicName
@@ -51,6 +56,10 @@ CLIENT_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("binary", "ServiceNotReady"): "Timeout",
     ("http", "any HTTP error status"): "ConnectError",
 }
+
+# A producer or consumer refused by a rule: NotAllowedError, which lib/ResultUtils.h lists as fatal
+# (pulsar.exceptions.NotAllowedError).
+NOT_ALLOWED = ClientError("NotAllowedError")
 
 # A producer or consumer refused because the topic does not exist ("Topic does not exist",
 # ServerError TopicNotFound) [I: message not modelled, only the exception].
@@ -104,13 +113,13 @@ def produce_consume(state: State, op: ProduceConsume):
         targets = [topic]
     else:
         return state, TOPIC_DOES_NOT_EXIST
-    missing = [t for t in targets if not state.topic_exists(t)]
-    limit = state.config.maxTopicsPerNamespace
-    if missing and limit > 0 and len(state.topics_in(topic.namespace_name, topic.domain)) + len(missing) > limit:
-        raise ModelUsageError(
-            "maxTopicsPerNamespace is modelled for partitioned-metadata creation only; a producer that "
-            "exceeds it is not modelled — set maxTopicsPerNamespace=0 or create the topics first")
-    return state.with_topics(*missing), Delivered(tuple(f"m{i}" for i in range(op.count)))
+    for target in targets:
+        if state.topic_exists(target):
+            continue
+        if target.persistent and exceeds_max_topics(state, target, 1):  # Rule 5
+            return state, NOT_ALLOWED
+        state = state.with_topics(target)
+    return state, Delivered(tuple(f"m{i}" for i in range(op.count)))
 
 
 def _may_create_on_connect(state: State, topic: TopicName) -> bool:

@@ -10,6 +10,8 @@ Rule 2: an unknown key or a value the model cannot read is a ModelUsageError, ne
         would be a typo, so the model refuses it.)
 Rule 3: the override is validated only when it allows auto-creation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl,
         ``AutoTopicCreationOverrideImpl.validateOverride``).
+Rule 4: a value set on a running broker (``with_dynamic_update``) may differ from the same value in
+        broker.conf (``from_strings``): rows configure brokers as broker.conf does.
 """
 
 from __future__ import annotations
@@ -63,6 +65,17 @@ class BrokerConfig:
                 "add the key to model/config.py if a row needs it")
         return replace(self, **{key: _parse(key, value)})
 
+    def with_dynamic_update(self, key: str, value: str) -> "BrokerConfig":
+        """``key`` set on a running broker (Rule 4): Pulsar's listeners of the two partition keys
+        (BrokerService#updateDefaultNumPartitions, #updateMaxNumPartitionsPerPartitionedTopic,
+        v3.0.2 to v4.2.4) lower defaultNumPartitions to a non-zero maximum below it, whichever of
+        the two was set; a broker.conf holding both keeps them as written."""
+        config = self.with_value(key, value)
+        if key in PARTITION_KEYS and config.maxNumPartitionsPerPartitionedTopic != 0 \
+                and config.defaultNumPartitions > config.maxNumPartitionsPerPartitionedTopic:
+            config = replace(config, defaultNumPartitions=config.maxNumPartitionsPerPartitionedTopic)
+        return config
+
     def to_strings(self, keep: frozenset[str] = frozenset()) -> dict[str, str]:
         """Every key with its value written the way broker.conf writes it (SENT_WHEN_SET keys only
         when set away from their default, or named in ``keep``: a broker without the tentative
@@ -77,6 +90,7 @@ class BrokerConfig:
 
 
 KEYS: tuple[str, ...] = tuple(f.name for f in fields(BrokerConfig))
+PARTITION_KEYS: frozenset[str] = frozenset({"defaultNumPartitions", "maxNumPartitionsPerPartitionedTopic"})
 # Keys of never-upstream features (ours): not Pulsar's, so never sent to a target at their default.
 TENTATIVE_KEYS: frozenset[str] = frozenset({"maxBatchLookupTopics"})
 # Security keys: a target the harness starts gets them with its key material only when a row sets

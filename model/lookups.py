@@ -46,7 +46,7 @@ from model.autocreation import Refused, fetch_metadata_check_allow_auto_creation
 from model.errors import ModelUsageError
 from model.names import TopicName
 from model.ops import GetPartitionedMetadata, Handshake, Lookup
-from model.outcomes import FeatureFlag, LookupAnswer, Partitions, RestError
+from model.outcomes import FeatureFlag, LookupAnswer, Partitions, RestError, ServerError
 from model.state import State, parse_topic
 
 CONNECT = LookupAnswer("Connect", True)
@@ -115,7 +115,7 @@ def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_cr
     if auto_creating:
         fetched = fetch_metadata_check_allow_auto_creation(state, topic)
         if isinstance(fetched, Refused):
-            return state, texts.binary_from_rest_status(fetched.status, fetched.message)
+            return state, ServerError(fetched.binary, fetched.message)
         state, partitions = fetched
         return state, Partitions(partitions)
     existing = topic_existence(state, topic)

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field, replace
 
 from model import lookups
 from model.autocreation import is_allow_auto_topic_creation
-from model.client import client_exception, client_partition_metadata
+from model.client import NOT_ALLOWED, client_exception, client_partition_metadata
 from model.errors import ModelUsageError
 from model.names import TopicName
 from model.ops import (
@@ -113,7 +113,7 @@ def _attach(state: State, topic: TopicName, api: str):
             refusal = ServerError("ServiceNotReady", _policies_first_refusal(topic))
         else:
             refusal = ServerError("NotAllowedError", NP_UNABLE_TO_LOAD_BEFORE)
-        return state, refusal if api == "binary" else ClientError("NotAllowed")
+        return state, refusal if api == "binary" else NOT_ALLOWED
     if not state.namespace_exists(topic.namespace_name):
         raise ModelUsageError(f"{topic}: attaching in a missing namespace is not modelled; rows attach in their namespace")
     if topic.is_partition and state.partition_count(topic.partitioned_base) > 0:

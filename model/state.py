@@ -69,6 +69,9 @@ class NamespacePolicies:
     autoTopicCreationOverride: Optional[AutoTopicCreationOverride] = None
     # PIP-157 (model/buckets.py): None = not given at creation, which means 1. Never changes.
     numberOfTopicBuckets: Optional[int] = None
+    # The namespace's own topic limit, which replaces the broker's maxTopicsPerNamespace when set
+    # (model/autocreation.py exceeds_max_topics); None = not set.
+    max_topics_per_namespace: Optional[int] = None
 
 
 @dataclass(frozen=True)

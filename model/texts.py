@@ -138,17 +138,6 @@ def binary_list_namespace_missing(era: str, namespace: NamespaceName) -> ServerE
                        f"org.apache.pulsar.broker.web.RestException: {namespace_missing(era, namespace).reason}")
 
 
-def binary_from_rest_status(status: int, message: str) -> ServerError:
-    """ServerCnx's mapping of a failed metadata creation (Pulsar's ServerCnx.handlePartitionMetadataRequest): "RestException 404 →
-    TopicNotFound; RestException with another code < 500 → MetadataError; anything else →
-    ServiceNotReady. The message is the exception message." """
-    if status == 404:
-        return ServerError("TopicNotFound", message)
-    if status < 500:
-        return ServerError("MetadataError", message)
-    return ServerError("ServiceNotReady", message)
-
-
 # -- creation limits ----------------------------------------------------------------------------
 
 # AdminResource#validatePartitionedTopicName (create: any local name containing "-partition-") and
@@ -156,7 +145,7 @@ def binary_from_rest_status(status: int, message: str) -> ServerError:
 PARTITION_NAME_REFUSED = RestError(412, "Partitioned Topic Name should not contain '-partition-'")
 
 # AdminResource#internalCreatePartitionedTopic (406, both texts) and its maxTopicsPerNamespace
-# check (412, "Exceed maximum number of topics in namespace.").
+# check (412); BrokerService#checkMaxTopicsPerNamespace's NotAllowedException has the same text.
 PARTITIONS_NOT_POSITIVE = RestError(406, "Number of partitions should be more than 0")
 TOO_MANY_TOPICS = "Exceed maximum number of topics in namespace."
 
@@ -165,6 +154,5 @@ def partitions_above_max(maximum: int) -> str:
     return f"Number of partitions should be less than or equal to {maximum}"
 
 
-# BrokerService's checkArgument on auto-creation (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "checks defaultNumPartitions
-# > 0"); the text is Pulsar's checkArgument message [I].
+# Pulsar's BrokerService#createDefaultPartitionedTopicAsync: its checkArgument on auto-creation.
 DEFAULT_PARTITIONS_NOT_POSITIVE = "Default number of partitions should be more than 0"

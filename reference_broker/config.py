@@ -272,6 +272,14 @@ class BrokerConfig:
             ) from None
         self._static.setdefault(name, self._values[name])
         self._values[name] = value
+        # BrokerService#updateDefaultNumPartitions and #updateMaxNumPartitionsPerPartitionedTopic
+        # (v3.0.2 to v4.2.4): either update lowers defaultNumPartitions to a non-zero maximum below
+        # it; a broker.conf holding both keeps them as written.
+        if name in ("defaultNumPartitions", "maxNumPartitionsPerPartitionedTopic"):
+            maximum = self._values["maxNumPartitionsPerPartitionedTopic"]
+            if maximum != 0 and self._values["defaultNumPartitions"] > maximum:
+                self._static.setdefault("defaultNumPartitions", self._values["defaultNumPartitions"])
+                self._values["defaultNumPartitions"] = maximum
 
     def reset_dynamic(self, name: str) -> None:
         """Forget a runtime update: back to the broker.conf / default value."""

@@ -21,7 +21,7 @@ Rule 4: persistent topics are created as managed-ledger nodes; non-persistent on
 Rule 5 (PIP-157): a managed-ledger path is always ``_ledger_path(topic)``, which reads the
         namespace's ``numberOfTopicBuckets``; listing, counting for maxTopicsPerNamespace and the
         partition scan go through ``_ledger_children`` (one ``children`` call per bucket).
-Texts marked [I] are not in the facts: our best reading of Pulsar, wording may differ.
+Texts marked [I] are inferred: no release was observed or read saying them, so wording may differ.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ PARTITIONED = "partitioned"
 NON_PARTITIONED = "non-partitioned"
 
 # Used for the binary reply when a producer/consumer attaches to an absent topic that may not be
-# created. [I] the facts give no text for this path.
+# created. [I] no source read gives the text for this path.
 _ATTACH_NOT_FOUND = "Topic {} does not exist"
 
 
@@ -144,37 +144,47 @@ class TopicOps:
         """Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "Before creating, it checks defaultNumPartitions > 0, <= maxNumPartitionsPerPartitionedTopic
         (when that is > 0), and maxTopicsPerNamespace. If the znode already exists (a race), it re-reads."
 
-        Binary: these refusals are RestExceptions below 500, which ServerCnx.handlePartitionMetadataRequest maps to MetadataError.
+        BrokerService#createDefaultPartitionedTopicAsync: the two counts are Guava checkArgument
+        calls, an IllegalArgumentException the admin API answers 500; the namespace limit is a
+        NotAllowedException it answers 409 (PulsarWebResource#resumeAsyncResponseExceptionally).
+        Neither is a RestException, so the binary handler answers ServiceNotReady for all three.
         """
         count = autocreation.default_num_partitions(topic, policies, self.config)
         if count <= 0:
-            raise NotAllowed("Number of partitions should be more than 0", http_status=406,
-                             server_error="MetadataError")  # [I] text borrowed from the admin create
+            raise NotAllowed("Default number of partitions should be more than 0", http_status=500,
+                             server_error="ServiceNotReady")
         limit = self.config.maxNumPartitionsPerPartitionedTopic
         if limit > 0 and count > limit:
-            raise NotAllowed(f"Number of partitions should be less than or equal to {limit}", http_status=406,
-                             server_error="MetadataError")
-        self._check_max_topics(topic, count, server_error="MetadataError")
+            raise NotAllowed(f"Number of partitions should be less than or equal to {limit}", http_status=500,
+                             server_error="ServiceNotReady")
+        self._check_max_topics(topic, count, server_error="ServiceNotReady", http_status=409)
         try:
             self.store.create(layout.partitioned_topic_path(topic), layout.encode_json({"partitions": count}))
         except NodeExists:
             return self._partitions_of(topic)
         return count
 
-    def _check_max_topics(self, topic: TopicName, adding: int, *, server_error: str | None = None) -> None:
-        """maxTopicsPerNamespace counts the children of /managed-ledgers/{ns}/{domain} (Pulsar's TopicResources/NamespaceResources),
-        leaving system topics out, and refuses with 412 "Exceed maximum number of topics in namespace."."""
-        limit = self.config.maxTopicsPerNamespace
+    def _check_max_topics(self, topic: TopicName, adding: int, *, server_error: str | None = None,
+                          http_status: int | None = None) -> None:
+        """maxTopicsPerNamespace counts the children of /managed-ledgers/{ns}/{domain} (Pulsar's TopicResources#getExistingPartitions),
+        leaving system topics out, and refuses with "Exceed maximum number of topics in namespace.":
+        412 from the admin create of a partitioned topic (AdminResource), 409 where BrokerService's
+        NotAllowedException reaches the admin API."""
+        ns = topic.namespace_name
+        # AdminResource and BrokerService: the namespace's max_topics_per_namespace policy when set
+        # (even 0, which lifts the broker's limit), else the broker's maxTopicsPerNamespace.
+        policy = (self._policies_or_none(ns) or {}).get("max_topics_per_namespace")
+        limit = self.config.maxTopicsPerNamespace if policy is None else policy
         if limit <= 0 or autocreation.is_system_topic(topic):
             return
-        ns = topic.namespace_name
         existing = [
             child
             for child in self._ledger_children(ns, topic.domain)
             if not autocreation.is_system_topic(layout.topic_from_child(ns, topic.domain, child))
         ]
         if len(existing) + adding > limit:
-            raise NotAllowed("Exceed maximum number of topics in namespace.", server_error=server_error)
+            raise NotAllowed("Exceed maximum number of topics in namespace.", server_error=server_error,
+                             http_status=http_status)
 
     # --- admin creation and deletion ------------------------------------------------------------
 
@@ -255,8 +265,9 @@ class TopicOps:
             raise NotAllowed(
                 f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
             )  # [I] BrokerService's text for the same refusal
-        if base_partitions == 0:
-            self._check_max_topics(topic, 1)
+        if base_partitions == 0 and topic.persistent:
+            # BrokerService#createPersistentTopic0; non-persistent topics are never counted
+            self._check_max_topics(topic, 1, http_status=409)
         self._load(topic)
 
     def delete_topic(self, topic: TopicName | str) -> None:
@@ -369,7 +380,7 @@ class TopicOps:
         if not (create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config)):
             raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND.format(topic))
         if topic.persistent:
-            self._check_max_topics(topic, 1)  # [I] auto-created topics count against the limit too
+            self._check_max_topics(topic, 1)  # BrokerService#createPersistentTopic0
         self._load(topic)
 
     def mark_non_persistent_active(self, topic: TopicName | str) -> None:

@@ -14,6 +14,9 @@ Checks, each reported as "<file>:<line>: <row id>: <problem>":
   L5 MUST rows carry ``info``, and an ``info`` (and an anchor's ``quote``) is found verbatim
      (whitespace collapsed) in one of the row's sources that has text: a file of this project, or an
      upstream file whose recorded quote digests (spec/upstream.yaml) include it; so quotes stay quotes.
+  L7 every boundary point spec/boundaries.yaml asks for (a limit at, one past and at its smallest
+     value on each path that applies it; a collection empty, with one element and with many) is
+     covered by a row, found by reading the rows (spec/boundaries.py); its rules cite sources.yaml.
 
 These read the spec's data and nothing after it in the import order. Whether the model answers every
 row and agrees with what its source states, and the reviewer's listing of each row's quote beside the
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Optional
 
 from spec import citations
+from spec import boundaries
 from spec.schema import DESCRIPTION_MAX, SPEC_DIR, Row, SpecError, load_registry, load_rows
 
 
@@ -110,7 +114,22 @@ def lint(directory: Path = SPEC_DIR) -> list[str]:
         if row.info and held and not any(q.holds(row.info) for q in held):
             report(row, "info is not a verbatim quote of any of its sources (files of this project, or upstream "
                         f"files as spec/{citations.MANIFEST} records them)")  # L5
+    problems.extend(boundary_problems(directory, sources))  # L7
     return problems
+
+
+def boundary_problems(directory: Path, sources: dict) -> list[str]:
+    """L7: boundary points no row covers, and rule sources missing from sources.yaml."""
+    path = Path(directory) / boundaries.BOUNDARIES_FILE.name
+    if not path.is_file():
+        return []
+    try:
+        rules = boundaries.load_boundaries(path)
+    except SpecError as exc:
+        return [str(exc)]
+    found = [f"{path}:{rule.line}: {rule.id}: source {anchor!r} is not in sources.yaml"
+             for rule in rules for anchor in rule.source if anchor not in sources]
+    return found + boundaries.problems(directory)
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -3,7 +3,9 @@ rest_buckets.py): v2 paths, the ErrorData ``reason`` of a refusal, and what a 2x
 
 Rule 1: a 2xx answer with no body to read is ``Done``; any other status is ``RestError(status,
         reason)``, ``reason`` being ErrorData's ``{"reason": ...}``, the message of a servlet error
-        page, or else the raw body (``done``).
+        page, or else the raw body (``done``). An exception the broker did not expect (Pulsar's
+        RestException(Throwable), a 500) has a reason holding its message and its stack trace:
+        the reason is the message alone, since the trace names line numbers of one build.
 Rule 2: a 2xx body that is not JSON where JSON is due is a ProtocolViolation (``json_body``).
 """
 
@@ -42,6 +44,12 @@ def namespace_path(namespace: str) -> str:
 _SERVLET_ERROR_TITLE = re.compile(r"<title>Error (\d{3}) (.*?)</title>", re.DOTALL)
 
 
+# RestException#getExceptionData (v3.0.2 to v4.2.4): "\n --- An unexpected error occurred in the
+# server ---\n\nMessage: <message>\n\nStacktrace:\n\n<trace>".
+_UNEXPECTED = re.compile(r"^\n --- An unexpected error occurred in the server ---\n\nMessage: (.*?)\n\nStacktrace:",
+                         re.DOTALL)
+
+
 def error_reason(response: httpx.Response) -> str:
     """Pulsar's ErrorData ``reason``, a servlet error page's message, or the raw body."""
     text = response.text
@@ -53,7 +61,8 @@ def error_reason(response: httpx.Response) -> str:
             return html.unescape(page.group(2).strip())
         return text
     if isinstance(body, dict) and isinstance(body.get("reason"), str):
-        return body["reason"]
+        unexpected = _UNEXPECTED.match(body["reason"])
+        return unexpected.group(1) if unexpected else body["reason"]
     return text
 
 

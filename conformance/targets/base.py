@@ -184,7 +184,8 @@ class Target:
         equal groups need no restart between them, so each distinct one starts once per run."""
         if self.launches:  # as configure() will run it (Rule 6)
             broker_config = self.security.overlay(broker_config)
-        static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if not pulsar_config.is_dynamic(k)}
+        fixed = pulsar_config.static_keys(broker_config)
+        static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if k in fixed}
         return tuple(sorted(self._without_defaults(static).items()))
 
     @property
@@ -274,15 +275,17 @@ class Target:
         return {k: v for k, v in values.items() if pulsar_config.normalise(v) != self._baseline(k)}
 
     def _configure_by_restart(self, wanted: dict[str, str], same=lambda a, b: a == b) -> None:
-        """For launched targets: non-dynamic keys need a new process (which starts from the
-        defaults, so nothing dynamic is dirty); dynamic keys then go over REST."""
-        static = {k: v for k, v in wanted.items() if not pulsar_config.is_dynamic(k)}
+        """For launched targets: non-dynamic keys, and dynamic values a running broker would rewrite
+        (pulsar_config.static_keys), need a new process (which starts from the defaults, so nothing
+        dynamic is dirty); the other dynamic keys then go over REST."""
+        fixed = pulsar_config.static_keys(wanted)
+        static = {k: v for k, v in wanted.items() if k in fixed}
         if not same(static, getattr(self, "static", {})):
             self.stop()
             self.static = static
             self._dirty.clear()
             self._relaunch(static)
-        self._configure_over_rest({k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)})
+        self._configure_over_rest({k: v for k, v in wanted.items() if k not in fixed})
 
     def _configure_over_rest(self, wanted: dict[str, str]) -> None:
         """Dynamic keys through POST /admin/v2/brokers/configuration/{key}/{value}."""
@@ -305,7 +308,7 @@ class Target:
                 del self._dirty[key]
                 if baseline is not None:
                     posted[key] = baseline
-            for key, value in wanted.items():
+            for key, value in sorted(wanted.items(), key=lambda item: pulsar_config.post_order(item[0])):
                 # Sent even when it equals the baseline: cheap, and it does not trust the target
                 # to start with Pulsar's defaults.
                 response = rest.request("POST", f"/admin/v2/brokers/configuration/{key}/{value}")

@@ -8,6 +8,11 @@ Rule 1: keys and defaults are Pulsar's ``ServiceConfiguration`` names and values
 Rule 2: ``dynamic`` is Pulsar's own: only those keys can be changed on a running broker through
         POST /admin/v2/brokers/configuration/{key}/{value}. The others need a restart (our own
         processes) or are unsupported (an already running broker whose value differs).
+Rule 3: some dynamic values a running broker does not keep as posted, so a configuration holding
+        them is had only from a (re)start, like a non-dynamic key (``static_keys``): Pulsar's
+        BrokerService#updateDefaultNumPartitions and #updateMaxNumPartitionsPerPartitionedTopic
+        (v3.0.2 to v4.2.4) lower defaultNumPartitions to a non-zero maxNumPartitionsPerPartitionedTopic
+        below it, whichever of the two is posted, while a broker.conf holding both keeps them.
 """
 
 from __future__ import annotations
@@ -52,6 +57,31 @@ def is_dynamic(key: str) -> bool:
     """Pulsar's dynamic keys; an unknown key is assumed dynamic and the broker decides."""
     entry = PULSAR_DEFAULTS.get(key)
     return entry.dynamic if entry else True
+
+
+def _coupled(config: dict[str, str]) -> frozenset[str]:
+    """Rule 3: dynamic keys whose values, posted to a running broker, would be rewritten."""
+    try:
+        default = int(config.get("defaultNumPartitions", default_of("defaultNumPartitions")))
+        maximum = int(config.get("maxNumPartitionsPerPartitionedTopic",
+                                 default_of("maxNumPartitionsPerPartitionedTopic")))
+    except ValueError:
+        return frozenset()  # a value Pulsar cannot parse is refused over REST, which says so
+    if maximum != 0 and default > maximum:
+        return frozenset({"defaultNumPartitions", "maxNumPartitionsPerPartitionedTopic"})
+    return frozenset()
+
+
+def post_order(key: str) -> int:
+    """Rule 3, the other half: a running broker's maximum goes first, so the default posted after
+    it is not lowered to the maximum of the previous case."""
+    return 0 if key == "maxNumPartitionsPerPartitionedTopic" else 1
+
+
+def static_keys(config: dict[str, str]) -> frozenset[str]:
+    """The keys of ``config`` a broker gets only from its start: the non-dynamic ones (Rule 2) and
+    those a running broker would rewrite (Rule 3)."""
+    return frozenset(key for key in config if not is_dynamic(key)) | (_coupled(config) & set(config))
 
 
 def effective(broker_config: dict[str, str]) -> dict[str, str]:

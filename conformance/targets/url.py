@@ -91,8 +91,11 @@ class UrlTarget(Target):
     def _configure(self, wanted: dict[str, str]) -> None:
         if wanted and not self.has_admin:
             raise Unsupported(f"{self.name} has no admin REST API, so broker config {wanted} cannot be set")
+        fixed = pulsar_config.static_keys(wanted)
         for key, value in wanted.items():
-            if not pulsar_config.is_dynamic(key) and self._baseline(key) != value:
-                raise Unsupported(f"{key} is not dynamic in Pulsar and {self.name} has "
+            if key in fixed and self._baseline(key) != value:
+                why = "is not dynamic in Pulsar" if not pulsar_config.is_dynamic(key) else \
+                    "would be rewritten by a running Pulsar (conformance/targets/config.py Rule 3)"
+                raise Unsupported(f"{key} {why} and {self.name} has "
                                   f"{key}={self._baseline(key)}; restart it with {key}={value}")
-        self._configure_over_rest({k: v for k, v in wanted.items() if pulsar_config.is_dynamic(k)})
+        self._configure_over_rest({k: v for k, v in wanted.items() if k not in fixed})

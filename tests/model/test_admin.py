@@ -23,6 +23,16 @@ def test_set_broker_config():
         apply(initial_state(), SetBrokerConfig("defaultNumPartitions", "two"))
 
 
+def test_a_dynamic_update_lowers_the_default_partitions_to_the_maximum():
+    state, _ = apply(initial_state(), SetBrokerConfig("defaultNumPartitions", "5"))
+    state, _ = apply(state, SetBrokerConfig("maxNumPartitionsPerPartitionedTopic", "4"))
+    assert state.config.defaultNumPartitions == 4
+    state, _ = apply(state, SetBrokerConfig("defaultNumPartitions", "6"))
+    assert state.config.defaultNumPartitions == 4
+    # broker.conf keeps both as written: the rows' setup.broker
+    assert broker({"defaultNumPartitions": "6", "maxNumPartitionsPerPartitionedTopic": "4"}).config.defaultNumPartitions == 6
+
+
 def test_tenants():
     state, outcomes = run(initial_state(), [CreateTenant("acme"), CreateTenant("acme"), CreateTenant("public"),
                                             CreateTenant("bad/name")])
@@ -139,6 +149,34 @@ def test_max_topics_per_namespace_on_partitioned_creation():
     state = broker({"maxTopicsPerNamespace": "3"})
     assert answer(state, CreatePartitionedTopic(name("t"), 4)) == RestError(412, "Exceed maximum number of topics in namespace.")
     assert answer(state, CreatePartitionedTopic(name("t"), 3)) == DONE
+
+
+def test_max_topics_per_namespace_on_non_partitioned_creation():
+    too_many = RestError(409, "Exceed maximum number of topics in namespace.")
+    assert answer(broker({"maxTopicsPerNamespace": "2"}, topics={"p": 2}), CreateNonPartitionedTopic(name("t"))) == too_many
+    assert answer(broker({"maxTopicsPerNamespace": "2"}, topics={"u": 0}), CreateNonPartitionedTopic(name("t"))) == DONE
+    # existence answers first
+    assert answer(broker({"maxTopicsPerNamespace": "1"}, topics={"u": 0}), CreateNonPartitionedTopic(name("u"))) \
+        == RestError(409, "This topic already exists")
+
+
+def test_the_namespace_policy_replaces_the_brokers_topic_limit():
+    def create(broker_config, limit, partitions):
+        state, outcome = apply(broker(broker_config), CreateNamespace("public/limited", {"max_topics_per_namespace": limit}))
+        assert outcome == DONE
+        return answer(state, CreatePartitionedTopic("persistent://public/limited/t", partitions))
+    too_many = RestError(412, "Exceed maximum number of topics in namespace.")
+    assert create({}, 2, 2) == DONE
+    assert create({}, 2, 3) == too_many
+    assert create({"maxTopicsPerNamespace": "1"}, 3, 2) == DONE
+    assert create({"maxTopicsPerNamespace": "1"}, 0, 2) == DONE  # 0 lifts the broker's limit
+    assert create({"maxTopicsPerNamespace": "1"}, None, 2) == too_many
+
+
+def test_non_persistent_topics_are_not_counted():
+    state = broker({"maxTopicsPerNamespace": "1"}, topics={"u": 0}, domain="non-persistent")
+    assert answer(state, CreatePartitionedTopic(name("t", "non-persistent"), 1)) == DONE
+    assert answer(state, CreateNonPartitionedTopic(name("t", "non-persistent"))) == DONE
 
 
 def test_admin_partitioned_creation_creates_persistent_partitions_only():

@@ -1,8 +1,8 @@
 import pytest
 
 from model.autocreation import (
-    Refused, default_num_partitions, fetch_metadata_check_allow_auto_creation, is_allow_auto_topic_creation,
-    is_default_topic_type_partitioned, topic_existence,
+    Refused, default_num_partitions, exceeds_max_topics, fetch_metadata_check_allow_auto_creation,
+    is_allow_auto_topic_creation, is_default_topic_type_partitioned, stored_topics, topic_existence,
 )
 from model.names import TopicName
 
@@ -80,8 +80,18 @@ def test_fetch_answers_zero_and_creates_nothing(config, local):
     ({"defaultNumPartitions": "5", "maxNumPartitionsPerPartitionedTopic": "4"},
      Refused(500, "Number of partitions should be less than or equal to 4")),
     ({"defaultNumPartitions": "5", "maxTopicsPerNamespace": "4"},
-     Refused(412, "Exceed maximum number of topics in namespace.")),
+     Refused(409, "Exceed maximum number of topics in namespace.")),
 ])
 def test_fetch_checks_creation_limits(config, refused):
     state = broker({"allowAutoTopicCreationType": "partitioned", **config})
     assert fetch_metadata_check_allow_auto_creation(state, T) == refused
+    assert refused.binary == "ServiceNotReady"  # none of the three is a RestException
+
+
+def test_non_persistent_topics_do_not_count_against_the_namespace_limit():
+    state = broker({"maxTopicsPerNamespace": "1"})
+    loaded = TopicName.parse(name("u").replace("persistent://", "non-persistent://"))
+    state = state.with_topics(loaded)
+    assert stored_topics(state, loaded.namespace_name, "non-persistent") == 0
+    assert not exceeds_max_topics(state, loaded.partitioned_base, 1)
+    assert exceeds_max_topics(state.with_topics(T), T, 1)

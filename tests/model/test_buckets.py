@@ -72,7 +72,7 @@ def test_an_override_and_a_count_in_one_body():
     assert outcome == DONE
     assert answer(state, GetNumberOfTopicBuckets(NS)) == TopicBuckets(5)
     assert answer(state, GetPartitionedMetadata(name("t"), "rest", True)) == Partitions(2)
-    with pytest.raises(ModelUsageError, match="numberOfTopicBuckets only"):
+    with pytest.raises(ModelUsageError, match="max_topics_per_namespace only"):
         apply(initial_state(), CreateNamespace(NS, (("retention_policies", {}),)))
 
 

@@ -89,3 +89,14 @@ def test_partitions_of_existing_partitioned_topics_are_always_creatable():
 def test_produce_consume_count_must_not_be_negative():
     with pytest.raises(ModelUsageError, match="count"):
         apply(broker(), ProduceConsume(name("t"), -1))
+
+
+def test_a_producer_may_not_create_a_topic_beyond_the_namespace_limit():
+    full = broker({"maxTopicsPerNamespace": "1"}, topics={"u": 0})
+    assert apply(full, ProduceConsume(name("t"), 1)) == (full, ClientError("NotAllowedError"))
+    state, outcome = apply(broker({"maxTopicsPerNamespace": "2"}, topics={"u": 0}), ProduceConsume(name("t"), 1))
+    assert outcome == Delivered(("m0",))
+    assert answer(state, ListTopics(NS)) == TopicList(frozenset({name("u"), name("t")}))
+    # non-persistent topics are never counted
+    np_full = broker({"maxTopicsPerNamespace": "1"}, topics={"u": 0}, domain="non-persistent")
+    assert apply(np_full, ProduceConsume(name("t", "non-persistent"), 1))[1] == Delivered(("m0",))

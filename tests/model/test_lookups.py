@@ -106,8 +106,9 @@ def test_creation_refused_maps_per_api():
     assert answer(state, gpm("t", "rest", True)) == RestError(500, message)
     assert answer(state, gpm("t", "binary", True)) == ServerError("ServiceNotReady", message)
     limited = broker({**PART3, "maxTopicsPerNamespace": "2"})
-    assert answer(limited, gpm("t", "binary", True)) == ServerError(
-        "MetadataError", "Exceed maximum number of topics in namespace.")
+    too_many = "Exceed maximum number of topics in namespace."
+    assert answer(limited, gpm("t", "rest", True)) == RestError(409, too_many)
+    assert answer(limited, gpm("t", "binary", True)) == ServerError("ServiceNotReady", too_many)
 
 
 # -- pre-PIP-344 era: the seed's background table -----------------------------------------------------

@@ -357,21 +357,33 @@ def test_namespace_without_local_cluster_is_412():
                                  "local_cluster=c2 ns=public/default clusters=[standalone]")
 
 
-@pytest.mark.parametrize("settings,reason", [
-    ({"defaultNumPartitions": "0"}, "Number of partitions should be more than 0"),
-    ({"defaultNumPartitions": "5", "maxNumPartitionsPerPartitionedTopic": "4"},
-     "Number of partitions should be less than or equal to 4"),
-    ({"defaultNumPartitions": "3", "maxTopicsPerNamespace": "2"}, "Exceed maximum number of topics in namespace."),
+@pytest.mark.parametrize("settings,reason,status", [
+    ({"defaultNumPartitions": 0}, "Default number of partitions should be more than 0", 500),
+    ({"defaultNumPartitions": 5, "maxNumPartitionsPerPartitionedTopic": 4},
+     "Number of partitions should be less than or equal to 4", 500),
+    ({"defaultNumPartitions": 3, "maxTopicsPerNamespace": 2}, "Exceed maximum number of topics in namespace.", 409),
 ])
-def test_auto_created_metadata_respects_limits(core, settings, reason):
-    partitioned_config(core)
-    for key, value in settings.items():
-        core.update_dynamic_config(key, value)
+def test_auto_created_metadata_respects_limits(settings, reason, status):
+    # broker.conf values: a running broker would lower defaultNumPartitions to the maximum
+    core = make_core(allowAutoTopicCreationType="partitioned", **settings)
     with pytest.raises(NotAllowed) as info:
         core.get_partitioned_metadata("t", True)
     assert info.value.reason == reason
-    assert info.value.server_error == "MetadataError"  # Pulsar's ServerCnx.handlePartitionMetadataRequest mapping of a 4xx RestException
+    # an IllegalArgumentException (500) or a NotAllowedException (409): no RestException, so the
+    # binary handler answers ServiceNotReady
+    assert (info.value.http_status, info.value.server_error) == (status, "ServiceNotReady")
     assert nothing_created(core, "t")
+
+
+def test_a_dynamic_update_lowers_the_default_partitions_to_the_maximum(core):
+    core.update_dynamic_config("defaultNumPartitions", "5")
+    core.update_dynamic_config("maxNumPartitionsPerPartitionedTopic", "4")
+    assert core.config.defaultNumPartitions == 4
+    core.update_dynamic_config("defaultNumPartitions", "6")
+    assert core.config.defaultNumPartitions == 4
+    core.update_dynamic_config("maxNumPartitionsPerPartitionedTopic", "0")
+    core.update_dynamic_config("defaultNumPartitions", "6")
+    assert core.config.defaultNumPartitions == 6
 
 
 def test_max_topics_counts_existing_managed_ledgers(core):

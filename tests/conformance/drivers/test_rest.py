@@ -41,6 +41,15 @@ def test_errors_carry_status_and_pulsar_reason_or_raw_text():
     assert driver.perform(ops.CreateNamespace("public/c1")) == RestError(500, "<html>boom</html>")
 
 
+def test_an_unexpected_server_error_is_its_message_without_the_stack_trace():
+    trace = ("\n --- An unexpected error occurred in the server ---\n\nMessage: Default number of partitions should "
+             "be more than 0\n\nStacktrace:\n\njava.lang.IllegalArgumentException: Default number of partitions "
+             "should be more than 0\n\tat com.google.common.base.Preconditions.checkArgument(Preconditions.java:143)\n")
+    driver, _ = _driver(lambda r: httpx.Response(500, json={"reason": trace}))
+    assert driver.perform(ops.GetPartitionedMetadata(T, "rest", True)) == RestError(
+        500, "Default number of partitions should be more than 0")
+
+
 def test_admin_calls_use_pulsar_paths_and_bodies():
     driver, seen = _driver(lambda r: httpx.Response(204) if r.url.path != "/admin/v2/clusters"
                            else httpx.Response(200, json=["standalone"]))

@@ -90,6 +90,19 @@ def test_configure_sets_keys_and_resets_what_the_previous_case_changed():
         admin.close()
 
 
+def test_the_maximum_partitions_are_posted_before_the_default():
+    # a running Pulsar lowers defaultNumPartitions to the maximum it has when the default is posted
+    admin = FakeAdminServer({})
+    try:
+        target = _RestTarget(admin.url)
+        target.configure({"defaultNumPartitions": "2", "maxNumPartitionsPerPartitionedTopic": "2"})
+        paths = [path for method, path, _ in admin.requests]
+        assert paths == ["/admin/v2/brokers/configuration/maxNumPartitionsPerPartitionedTopic/2",
+                         "/admin/v2/brokers/configuration/defaultNumPartitions/2"]
+    finally:
+        admin.close()
+
+
 def test_configure_without_admin_api_is_unsupported():
     target = _RestTarget("http://127.0.0.1:1")
     target.has_admin = False

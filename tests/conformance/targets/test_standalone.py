@@ -16,6 +16,7 @@ import pytest
 
 from conformance.errors import TargetError, UsageError
 from conformance.targets import maven, standalone, standalone_conf
+from conformance.targets.config import static_keys
 from conformance.targets.process import live_pids
 from conformance.targets.registry import known_names, make_target, pulsar_version_targets
 from conformance.targets.standalone import (
@@ -99,6 +100,18 @@ def test_config_group_ignores_dynamic_keys_and_defaults():
     target = PulsarStandaloneTarget("4.0.7")
     assert target.config_group({"allowAutoTopicCreation": "false", "enableNonPersistentTopics": "true"}) == ()
     assert target.config_group({"enableNonPersistentTopics": "False"}) == (("enableNonPersistentTopics", "false"),)
+
+
+def test_a_default_above_the_maximum_partitions_is_a_start_setting():
+    # a running Pulsar lowers defaultNumPartitions to the maximum (conformance/targets/config.py Rule 3)
+    target = PulsarStandaloneTarget("4.0.7")
+    coupled = {"defaultNumPartitions": "3", "maxNumPartitionsPerPartitionedTopic": "2"}
+    assert target.config_group(coupled) == (("defaultNumPartitions", "3"), ("maxNumPartitionsPerPartitionedTopic", "2"))
+    assert static_keys(coupled) == frozenset(coupled)
+    assert static_keys({"defaultNumPartitions": "2", "maxNumPartitionsPerPartitionedTopic": "2"}) == frozenset()
+    assert static_keys({"defaultNumPartitions": "3", "maxNumPartitionsPerPartitionedTopic": "0"}) == frozenset()
+    assert static_keys({"defaultNumPartitions": "1", "maxNumPartitionsPerPartitionedTopic": "-1"}) == frozenset(
+        {"defaultNumPartitions", "maxNumPartitionsPerPartitionedTopic"})
 
 
 # -- registry ---------------------------------------------------------------------------------------
