@@ -80,6 +80,21 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "NonPersistentSubscription#removeConsumer: 'Unsubscribe when all the consumers disconnected' at v3.1.0, "
         "v3.2.3, v4.0.7, 'if (!isDurable)' at v3.0.2 and v3.0.7 (PIP-245, apache/pulsar issue #19448); observed: "
         "3.0.2 and 3.0.7 keep the subscription, 3.2.3, 4.0.7 and 4.2.4 remove it"),
+    # Topic names (model/refused_names.py). The sources of 3.3.x and 4.1.x were not read, so each range
+    # starts at the first release read that has it.
+    "topic-local-name-blank-refused": _behaviour(
+        ">=4",
+        "TopicName refuses a blank (whitespace only) local name, 'Invalid topic name: <name>. Topic local name "
+        "must not be blank.'; before, only an empty one, 'Invalid topic name: <name>', and ' ' is a name",
+        "TopicName(String): 'StringUtils.isBlank(localName)' at v4.0.7 and v4.2.4, 'localName.isEmpty()' at "
+        "v3.0.2, v3.0.7 and v3.2.3"),
+    "v1-topic-names-refused": _behaviour(
+        ">=4.2",
+        "TopicName parses with splitBySlash: a 4-part (tenant/cluster/namespace/topic) name is refused ('V1 topic "
+        "names (with cluster component) are no longer supported. ...'), and so is an empty segment ('Invalid "
+        "topic name <rest>'), before the domain, the local name and then the namespace are checked; before, "
+        "Splitter.on(\"/\").limit(4), the namespace checked first and a 4-part name a legacy v1 name",
+        "TopicName(String) and splitBySlash at v4.2.4 against v3.0.7 and v4.0.7"),
 }
 
 ERAS = ("pip344", "pre-pip344", "any")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from model.names import DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName
+from model.refused_names import REST_REFUSAL, refusal
 from reference_broker import autocreation
 from reference_broker.core_namespaces import parse_namespace
 from reference_broker.errors import (
@@ -57,6 +58,9 @@ def parse_topic(value: TopicName | str) -> TopicName:
     """A TopicName from any accepted spelling; invalid names -> 412 / InvalidTopicName."""
     if isinstance(value, TopicName):
         return value
+    why = refusal(value)  # Pulsar's TopicName first: its words, both APIs' (model/refused_names.py)
+    if why is not None:
+        raise InvalidTopicName(REST_REFUSAL, binary_message=f"Invalid topic name: {why}")
     try:
         return TopicName.parse(value)
     except InvalidName as exc:

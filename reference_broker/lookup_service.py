@@ -41,6 +41,7 @@ from typing import Any, Iterable
 
 from model.names import InvalidName, TopicName
 from reference_broker.cluster import BrokerInfo
+from reference_broker.core_topics import parse_topic
 from reference_broker.errors import BrokerError, InvalidTopicName, TooManyRequests
 from pulsar_codec import events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
@@ -66,7 +67,7 @@ def handle_lookup(cnx, event) -> None:
     """LOOKUP on a cluster (Rule 1). ``cnx`` is the ServerCnx; answers through ``cnx.send``."""
     core = cnx.core
     try:
-        topic = TopicName.parse(event.topic)
+        topic = parse_topic(event.topic)  # Pulsar's own name check first (model/refused_names.py)
         core.lookup(topic, check_existence=False)  # facts §3.4: ownership, not existence
         owner, _ = resolve_owner(core, topic)
     except InvalidName as exc:
