@@ -81,3 +81,25 @@ def test_pulsar_lite_started_on_its_own_is_tested_through_its_url(tmp_path):
     assert code == 1
     line = next(text for text in summary.splitlines() if text.strip().startswith("url-127.0.0.1-"))
     assert "admin API no" in line and "config differs from the broker's: " in line and "needs the admin API: " in line
+
+
+def test_serving_namespaces_nobody_created_is_detected_not_declared():
+    from pulsar_codec import events, pulsar_api_pb2 as pb
+    from tests.conformance.helpers import SILENCE, FakePulsarServer, claiming
+
+    def refusing(event):
+        if isinstance(event, events.Lookup):
+            return [events.LookupResponse(request_id=event.request_id, response=pb.CommandLookupTopicResponse.Failed,
+                                          error=pb.TopicNotFound, message="Namespace not found")]
+        return SILENCE
+
+    for handler, implicit in ((claiming(lambda e: SILENCE), True), (refusing, False)):
+        server = FakePulsarServer(handler)
+        try:
+            target = UrlTarget(server.url, timeout=2)
+            target.start()
+            assert (target.has_admin, target.implicit_namespaces) == (False, implicit)
+            lookups = [e.topic for e in server.received if isinstance(e, events.Lookup)]
+            assert len(lookups) == 1 and lookups[0].startswith("persistent://probe-")
+        finally:
+            server.close()
