@@ -88,6 +88,12 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "must not be blank.'; before, only an empty one, 'Invalid topic name: <name>', and ' ' is a name",
         "TopicName(String): 'StringUtils.isBlank(localName)' at v4.0.7 and v4.2.4, 'localName.isEmpty()' at "
         "v3.0.2, v3.0.7 and v3.2.3"),
+    "partition-suffix-refusal-says-than": _behaviour(
+        ">=4.0.7",
+        "PUT of a non-partitioned topic named '<t>-partition-<K>' with K at or past <t>'s partitions is refused "
+        "with 'a number smaller than number of partition'; before, 'smaller then'",
+        "PersistentTopicsBase#validateNonPartitionTopicNameAsync: 'smaller then' at v3.0.2, v3.0.7, v3.1.2, v3.2.3, "
+        "v3.3.2; 'smaller than' at v4.0.7 and v4.2.4"),
     "v1-topic-names-refused": _behaviour(
         ">=4.2",
         "TopicName parses with splitBySlash: a 4-part (tenant/cluster/namespace/topic) name is refused ('V1 topic "
