@@ -39,7 +39,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from model.names import InvalidName, TopicName
+from model.names import InvalidName, TopicName, pulsar_refusal
 from reference_broker.cluster import BrokerInfo
 from reference_broker.core_topics import parse_topic
 from reference_broker.errors import BrokerError, InvalidTopicName, TooManyRequests
@@ -146,6 +146,10 @@ def expand(core, names: Iterable[str]) -> tuple[list[Entry], dict[tuple, TopicNa
     groups: dict[tuple, TopicName] = {}
     for raw in names:
         if raw in entries:
+            continue
+        why = pulsar_refusal(raw)  # as a single LOOKUP answers it (ServerCnx#validateTopicName)
+        if why is not None:
+            entries[raw] = Entry(raw, None, error=InvalidTopicName(f"Invalid topic name: {why}"))
             continue
         try:
             topic, name, is_partition, group = _canonical(raw)
