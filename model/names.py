@@ -247,7 +247,7 @@ def _v2_only(name: str, blank_refused: bool) -> None:
 def pulsar_refusal(name: str, *, blank_refused: bool = True, v1_refused: bool = True) -> Optional[str]:
     """Rule 5: the message Pulsar's ``TopicName.get(name)`` throws, or None when it accepts the name.
     ``v1_refused`` picks the parser of 4.2 (splitBySlash) over the one of 3.x and 4.0; ``blank_refused``
-    refuses a whitespace-only local name as 4.0 and later do. The defaults are the newest release's."""
+    refuses a whitespace-only local name as 3.0.9, 3.3.4, 4.0.2 and later do. The defaults are the newest release's."""
     try:
         if v1_refused:
             _v2_only(name, blank_refused)
