@@ -7,8 +7,10 @@ Rule 1: a short name ``t`` means ``persistent://public/default/t``; ``tenant/ns/
         ``persistent://tenant/ns/t``; a full name carries its domain.
 Rule 2: only v2 names (three parts after the domain) are accepted. Pulsar would read a fourth
         part as the legacy v1 ``tenant/cluster/ns/t`` form; we refuse it as invalid, and say so.
-Rule 3: a local name ending in ``-partition-K`` (K a non-negative decimal int) is partition K of
-        the base name; anything else has partition index -1, as in Pulsar.
+Rule 3: a local name ending in ``-partition-K`` is partition K of the base name when K is a Java
+        int written the way Java writes it (TopicName#getPartitionIndex: Integer.parseInt, then the
+        length of String.valueOf must match): ``-partition-01`` and ``-partition-99999999999`` are
+        ordinary names. Anything else has partition index -1, as in Pulsar.
 Rule 4: tenant and namespace names follow NamedEntity's pattern ``[-=:.\\w]*`` and are non-empty.
 Rule 5: ``pulsar_refusal`` is Pulsar's own TopicName parser, for the names it refuses and its words:
         the one of 3.x and 4.0 (``Splitter.on("/").limit(4)``: 4 parts are a legacy v1 name, the
@@ -34,7 +36,8 @@ DEFAULT_TENANT = "public"
 DEFAULT_NAMESPACE = "default"
 
 _NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
-_PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>\d+)$")
+_PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>[0-9]+)$")
+_JAVA_INT_MAX = 2**31 - 1
 
 
 class InvalidName(ValueError):
@@ -106,7 +109,11 @@ class TopicName:
     @property
     def partition_index(self) -> int:
         match = _PARTITION.match(self.local_name)
-        return int(match.group("index")) if match else -1
+        if match is None:
+            return -1
+        text = match.group("index")
+        index = int(text)
+        return index if str(index) == text and index <= _JAVA_INT_MAX else -1  # Rule 3
 
     @property
     def is_partition(self) -> bool:
