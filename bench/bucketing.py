@@ -11,7 +11,7 @@ numberOfTopicBuckets B), created through the broker core:
    bucket) and, alternately, with a bare kazoo ``get_children`` of the same folders on a client of its
    own: the physical limit of reading those znodes from Python. Each is timed ``--repeats`` times and
    the medians give the ratio; the goal is listing through the broker at most 1.5x the bare read;
-3. reports each getChildren reply's size as a Java client measures it (facts §4.3), for ``getChildren``
+3. reports each getChildren reply's size as a Java client measures it (ZooKeeper's jute.maxbuffer and Pulsar's bin/pulsar), for ``getChildren``
    and for ``getChildren2`` (+68 bytes of Stat), against ZooKeeper's default ``jute.maxbuffer`` of
    1,048,575 bytes, and (unless ``--no-java-check``) asks the real Java ZooKeeper client to list the
    biggest folder of each layout with its default jute.maxbuffer, to show whether it really fails with

@@ -12,7 +12,7 @@ Rule 3: a broker that cannot be reached, or that closes the connection while a r
         turns every topic of that request into a per-topic failure (``UNREACHABLE``), never an
         exception out of ``batch_lookup``.
 Rule 4: redirects are followed at most ``max_redirects`` times (the Java client's
-        ``maxLookupRedirects`` idea, facts §3.4), then the topic fails with "Too many redirects".
+        ``maxLookupRedirects`` idea, Pulsar's TopicLookupBase.lookupTopicAsync), then the topic fails with "Too many redirects".
 """
 
 from __future__ import annotations

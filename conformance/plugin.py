@@ -201,9 +201,12 @@ class ConformancePlugin:
             except Exception as exc:  # noqa: BLE001 - stopped again at session finish
                 print(f"conformance: stopping {item.target_session.target.name} failed: {exc}")
 
-    def pytest_sessionfinish(self, session) -> None:
+    def pytest_sessionfinish(self, session, exitstatus=0) -> None:
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         for schedule in self.schedules.values():
-            schedule.stop()
+            # Interrupted, a lane may be inside a broker's start-up; ending its process now ends that
+            # wait too, where joining first would wait out the whole start-up bound.
+            schedule.stop(abort=interrupted)
         for schedule in self.schedules.values():
             schedule.join(STOP_JOIN_S)
         for target_session in self.sessions:
@@ -242,7 +245,7 @@ class ConformancePlugin:
                            ("target_version", target.version or ""), ("row_id", case.row_id),
                            ("grade", case.grade), ("namespace", run.namespace)):
             item.user_properties.append((key, value))
-        _allure(case, run, target, known)
+        _allure(case, run, target, known, self.run_id)
 
     def verdicts(self) -> list[str]:
         """One verdict per item that ran; items without a record count as broken (Rule 3)."""
@@ -265,10 +268,12 @@ def _escape_properties(value: str) -> str:
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace("=", "\\=").replace(":", "\\:")
 
 
-def _allure(case, run: CaseRun, target, known=None) -> None:
+def _allure(case, run: CaseRun, target, known=None, run_id: str = "") -> None:
     """Labels, parameters and transcripts; no-ops when allure-pytest is not collecting."""
     import allure
 
+    # The report stage keeps the latest run's results by this label: allure-results accumulates runs.
+    allure.dynamic.label("run_id", run_id)
     allure.dynamic.epic(f"PIP-{case.pip}")
     allure.dynamic.feature(case.table)
     allure.dynamic.story(case.row_id)

@@ -264,8 +264,16 @@ class Schedule:
         self.start()
         return self._futures[case.id].result(timeout)
 
-    def stop(self) -> None:
+    def stop(self, abort: bool = False) -> None:
+        """No case starts after this; with ``abort`` every instance is stopped as well, even one that
+        is still starting (the run was interrupted and no running case's verdict will be recorded)."""
         self.stopping.set()
+        if abort:
+            for session in [self.session, *(lane.session for lane in list(self._lanes))]:
+                try:
+                    session.target.stop()
+                except Exception:  # noqa: BLE001 - stopped again when the lanes end
+                    pass
 
     def join(self, timeout: Optional[float] = None) -> None:
         if self._thread is not None:

@@ -5,7 +5,7 @@ Rule 1: checks run in Pulsar's order — name, then namespace, then arguments, t
 Rule 2: creating a partitioned topic through the admin API creates its partitions too when the
         topic is persistent (AdminResource#tryCreatePartitionsAsync creates a managed ledger per
         partition; for non-persistent topics it returns at once). Auto-creation by a lookup never
-        does (model/autocreation.py Rule 3).
+        does (model/autocreation.py fetch_metadata_check_allow_auto_creation).
 Rule 3: "409 This topic already exists" when a partitioned or a non-partitioned topic of that name
         exists (AdminResource#internalCreatePartitionedTopic via checkTopicExistsWithTypeAsync;
         PersistentTopicsBase#internalCreateNonPartitionedTopicAsync).
@@ -91,7 +91,7 @@ def _policies_from_body(body: dict):
         error = _override_error(override, maximum=0)
         if error is not None:
             return error
-    count = buckets.count_from_body(body)  # PIP-157, model/buckets.py Rule 1
+    count = buckets.count_from_body(body)  # PIP-157, model/buckets.py count_from_body
     if isinstance(count, RestError):
         return count
     return NamespacePolicies(autoTopicCreationOverride=override, numberOfTopicBuckets=count)
@@ -108,7 +108,7 @@ def delete_namespace(state: State, op: DeleteNamespace):
 
 
 def set_auto_topic_creation(state: State, op: SetAutoTopicCreation):
-    """POST /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation (facts §1.5)."""
+    """POST /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl)."""
     namespace = parse_namespace(op.namespace)
     if not state.namespace_exists(namespace):
         return state, texts.NAMESPACE_DOES_NOT_EXIST
@@ -156,9 +156,9 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
         return state, RestError(406, texts.partitions_above_max(maximum))
     limit = state.config.maxTopicsPerNamespace
     # AdminResource counts getExistingPartitions(topicName), which "reads the children of
-    # /managed-ledgers/{ns}/{domain}" and so counts every topic of the namespace and domain (facts
-    # §4.2: "maxTopicsPerNamespace counts getExistingPartitions children"); in a PIP-157 bucketed
-    # namespace, the children of every bucket (seed 002: "These include checking if the limit on
+    # /managed-ledgers/{ns}/{domain}" and so counts every topic of the namespace and domain (Pulsar's
+    # BrokerService.checkMaxTopicsPerNamespace); in a PIP-157 bucketed
+    # namespace, the children of every bucket (pip/pip-157.md: "These include checking if the limit on
     # topic number per namespace has been reached").
     existing = len(state.topics_in(topic.namespace_name, topic.domain))
     if limit > 0 and existing + op.partitions > limit:

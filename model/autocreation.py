@@ -1,15 +1,15 @@
 """Topic auto-creation: who may create what, and creating partitioned metadata on a lookup.
 
-Owns the broker-side decisions every lookup path shares (BrokerService, facts §1.2 step 4, §1.5).
+Owns the broker-side decisions every lookup path shares (BrokerService, Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
 
-Rule 1 (override precedence, facts §1.5 step 4): "if the namespace autoTopicCreationOverride is set,
+Rule 1 (override precedence, Pulsar's BrokerService/AutoTopicCreationOverrideImpl): "if the namespace autoTopicCreationOverride is set,
         use its allowAutoTopicCreation; else use the broker's allowAutoTopicCreation. There is no
         topic-level override for topic creation." The same precedence picks the topic type and the
         default number of partitions.
-Rule 2 (facts §1.5): "isDefaultTopicTypePartitioned: always false for names ending with the DLQ or
+Rule 2 (Pulsar's BrokerService/AutoTopicCreationOverrideImpl): "isDefaultTopicTypePartitioned: always false for names ending with the DLQ or
         retry suffixes (PR #22705)". PR #22705 is from May 2024, so the model applies it to the
         pip344 era only.
-Rule 3 (facts §1.2 step 4): a lookup that may auto-create creates partitioned *metadata* only, and
+Rule 3 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync): a lookup that may auto-create creates partitioned *metadata* only, and
         only when the topic is absent, auto-creation is allowed, the default type is partitioned and
         the name is not a partition name: "Only the metadata is created, not the partitions; the
         test asserts this."
@@ -38,7 +38,7 @@ DLQ_RETRY_SUFFIXES = ("-DLQ", "-RETRY")
 class Refused:
     """Metadata creation failed inside the broker: the Java exception's HTTP status and message.
 
-    Each API turns it into its own answer (REST: the status and reason; binary: facts §1.3 step 5).
+    Each API turns it into its own answer (REST: the status and reason; binary: Pulsar's ServerCnx.handlePartitionMetadataRequest).
     """
     status: int
     message: str
@@ -64,7 +64,7 @@ def is_default_topic_type_partitioned(state: State, topic: TopicName) -> bool:
 
 def default_num_partitions(state: State, topic: TopicName) -> int:
     """BrokerService.getDefaultNumPartitions: "the override's value, or else the broker's
-    defaultNumPartitions" (facts §1.5)."""
+    defaultNumPartitions" (Pulsar's BrokerService/AutoTopicCreationOverrideImpl)."""
     override = state.policies(topic.namespace_name).autoTopicCreationOverride
     if override is not None and override.defaultNumPartitions is not None:
         return override.defaultNumPartitions
@@ -80,7 +80,7 @@ def topic_existence(state: State, topic: TopicName) -> Optional[int]:
 
 
 def fetch_metadata_check_allow_auto_creation(state: State, topic: TopicName) -> Union[tuple[State, int], Refused]:
-    """BrokerService.fetchPartitionedTopicMetadataCheckAllowAutoCreationAsync (facts §1.2 step 4)."""
+    """BrokerService.fetchPartitionedTopicMetadataCheckAllowAutoCreationAsync (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync)."""
     existing = topic_existence(state, topic)
     if existing is not None:
         # "Topic exists: partitioned → N; non-partitioned → 0."
@@ -102,7 +102,7 @@ def fetch_metadata_check_allow_auto_creation(state: State, topic: TopicName) -> 
 
 def _creation_limits(state: State, topic: TopicName, partitions: int) -> Optional[Refused]:
     """"Before creating, it checks defaultNumPartitions > 0, <= maxNumPartitionsPerPartitionedTopic
-    (when that is > 0), and maxTopicsPerNamespace" (facts §1.2 step 4).
+    (when that is > 0), and maxTopicsPerNamespace" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
 
     The first two are Guava checkArgument calls (IllegalArgumentException, so HTTP 500 and binary
     ServiceNotReady); the last is a 412 RestException. Statuses and counting are [I].

@@ -19,9 +19,9 @@ Rule 3 (C5): a name that does not parse is a Failed ``InvalidTopicName`` entry u
         "Invalid topic name: <its message>" (model/refused_names.py).
 Rule 4 (C6): every other entry answers what a single lookup of it through the same API answers
         (model/nonpersistent.py then model/lookups.py). Binary: LOOKUP's answer, Connect and
-        authoritative with no existence check (facts §3.4), TopicNotFound for a missing namespace.
+        authoritative with no existence check (Pulsar's TopicLookupBase.lookupTopicAsync), TopicNotFound for a missing namespace.
         REST (C11): the single REST lookup's answer, so a persistent topic that does not exist and
-        may not be auto-created fails as the single lookup's 404 does (facts §3.5); a failed REST
+        may not be auto-created fails as the single lookup's 404 does (Pulsar's TopicLookupBase.internalLookupTopicAsync); a failed REST
         entry names the ServerError of the single lookup's HTTP status (ERROR_OF_HTTP_STATUS).
 Rule 5 (metamorphic): ``BatchEqualsSingles`` compares each entry with the single lookup of the
         same topic through the same API; ``compare`` below is the one comparison the model and

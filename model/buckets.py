@@ -1,31 +1,31 @@
 """PIP-157 topic bucketing in the model: the ``numberOfTopicBuckets`` namespace policy and where a
 topic's managed ledger lives. Pure, like the rest of ``model/``.
 
-PIP-157 was never merged upstream (facts §4.1), so every answer here that the proposal does not
+PIP-157 was never merged upstream (PIP-157's pip/pip-157.md), so every answer here that the proposal does not
 fix is OUR decision, recorded with its reasons in docs/pip157-decisions.md; the letters below are
 that page's sections. The rules are written from that page, independently of the reference
 broker (which the model never imports, STYLE R1).
 
 Rule 1 (decision (f)): ``numberOfTopicBuckets`` is given only in the namespace-create Policies
-        body. Absent or JSON ``null`` means 1 ("The default value, 1 means no bucketing", seed 002)
+        body. Absent or JSON ``null`` means 1 ("The default value, 1 means no bucketing", pip/pip-157.md)
         and nothing is stored; an explicit 1 is stored and behaves as absent. Allowed: a JSON
         integer from 1 to 1024 (``true`` is not an integer). Anything else answers 412
         ``Invalid numberOfTopicBuckets <value as JSON>: must be an integer from 1 to 1024`` and the
         namespace is not created.
 Rule 2 (decision (e)): "Users will not be able to change the number of buckets after the
-        namespace is created" (seed 002). ``POST`` and ``DELETE
+        namespace is created" (pip/pip-157.md). ``POST`` and ``DELETE
         /admin/v2/namespaces/{t}/{ns}/numberOfTopicBuckets`` always answer 412 ``numberOfTopicBuckets
         can only be set when the namespace is created`` (even with the current value) and change
         nothing; a missing namespace answers 404 "Namespace does not exist" first. ``GET`` answers the
         count (1 when not set).
 Rule 3 (decisions (a)-(d)): a persistent topic's managed ledger is
         ``/managed-ledgers/{tenant}/{ns}/persistent/{encodedLocalName}`` when the count is 1 (today's
-        path, facts §4.2) and ``.../persistent/$k/{encodedLocalName}`` otherwise, with
+        path, Pulsar's TopicResources/NamespaceResources) and ``.../persistent/$k/{encodedLocalName}`` otherwise, with
         ``k = model.hashing.bucket_of(decoded local name, n)``: the local name partition suffix
         included, Java ``String.hashCode`` over UTF-16 code units, the mathematical ``abs`` (so
         ``abs(Integer.MIN_VALUE)`` is 2^31, never a negative bucket). Non-persistent topics and
-        partitioned metadata are never stored under ``/managed-ledgers`` (facts §4.2).
-Rule 4: bucketing is transparent (seed 002: "Namespaces created with this feature activated can be
+        partitioned metadata are never stored under ``/managed-ledgers`` (Pulsar's TopicResources/NamespaceResources).
+Rule 4: bucketing is transparent (pip/pip-157.md: "Namespaces created with this feature activated can be
         used just as others"): listing, existence, creation limits and deletion answer exactly as
         in an unbucketed namespace, so no other handler reads the count.
 """
@@ -46,7 +46,7 @@ POLICY_KEY = "numberOfTopicBuckets"
 NO_BUCKETS = 1       # Rule 1: "The default value, 1 means no bucketing"
 MAX_BUCKETS = 1024   # Rule 1, decision (f): bounds the per-bucket fan-out of listing
 MANAGED_LEDGERS_ROOT = "/managed-ledgers"
-BUCKET_PREFIX = "$"  # decision (d): the PIP's example names the folders $0, $1, $2 (facts §4.1)
+BUCKET_PREFIX = "$"  # decision (d): the PIP's example names the folders $0, $1, $2 (PIP-157's pip/pip-157.md)
 
 # Rule 2, decision (e): our text; 412 like the other "value not acceptable here" refusals.
 IMMUTABLE = RestError(412, "numberOfTopicBuckets can only be set when the namespace is created")
@@ -80,7 +80,7 @@ def buckets_of(state: State, namespace: NamespaceName) -> int:
 def ledger_path(topic: TopicName, buckets: int) -> str:
     """Rule 3: the managed-ledger path of a persistent topic in a namespace of ``buckets`` buckets."""
     if not topic.persistent:
-        raise ValueError(f"{topic} is non-persistent; it has no managed ledger (facts §4.2)")
+        raise ValueError(f"{topic} is non-persistent; it has no managed ledger (Pulsar's TopicResources/NamespaceResources)")
     base = f"{MANAGED_LEDGERS_ROOT}/{topic.tenant}/{topic.namespace}/{PERSISTENT}"
     if buckets == NO_BUCKETS:
         return f"{base}/{topic.encoded_local_name}"

@@ -1,12 +1,12 @@
 """The official Python client (``pulsar-client``, C++ core): what it asks the broker and how it fails.
 
 The C++ client "has not implemented PIP-344. It never sends field 6 and its HTTP lookup always
-uses ?checkAllowAutoCreation=true" (facts §1.1). So its ``get_topic_partitions`` is the pre-PIP-344
+uses ?checkAllowAutoCreation=true" (apache/pulsar-client-cpp#496). So its ``get_topic_partitions`` is the pre-PIP-344
 API with auto-creation on, whichever transport it uses.
 
 Rule 1: binary transport = PARTITIONED_METADATA without field 6 (default true); http transport =
         REST partitions endpoint with checkAllowAutoCreation=true.
-Rule 2: "Non-partitioned → [topic]; partitioned → the list of topic-partition-i" (facts §1.4), as
+Rule 2: "Non-partitioned → [topic]; partitioned → the list of topic-partition-i" (Pulsar's BinaryProtoLookupService), as
         full names.
 Rule 3: failures surface as the client exception named in CLIENT_EXCEPTIONS below.
         Rows: pip344-seed-list-*, pip344-seed-bg-*-client, pip344-gpmt-001-*.
@@ -14,7 +14,7 @@ Rule 4 (ProduceConsume): after the partitions lookup the client subscribes and p
         partition, or on the topic itself. A producer or consumer creates a missing topic only if
         auto-creation allows it — except a partition K of an existing partitioned topic with more
         than K partitions, which is always created (NonPersistentTopicTest
-        testAutoCreateNonPersistentPartitionsWhenThePartitionedTopicExists, facts §2.7). A
+        testAutoCreateNonPersistentPartitionsWhenThePartitionedTopicExists, Pulsar's NonPersistentTopicTest). A
         partition name with no partitioned metadata is created as an ordinary topic when allowed
         (BrokerService#getTopic) [I]. Otherwise the broker refuses with TopicNotFound.
         Rows: pip344-produce-*.

@@ -8,7 +8,7 @@ Rule 1: keys are Pulsar's ``broker.conf`` names verbatim and values are strings,
 Rule 2: an unknown key or a value the model cannot read is a ModelUsageError, never a guess.
         (Pulsar itself reads any boolean other than "true" as false; a spec row that wrote "yes"
         would be a typo, so the model refuses it.)
-Rule 3: the override is validated only when it allows auto-creation (facts §1.5,
+Rule 3: the override is validated only when it allows auto-creation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl,
         ``AutoTopicCreationOverrideImpl.validateOverride``).
 """
 
@@ -21,21 +21,21 @@ from model.errors import ModelUsageError
 
 NON_PARTITIONED = "non-partitioned"
 PARTITIONED = "partitioned"
-# TopicType.NON_PARTITIONED / PARTITIONED, whose toString() gives these strings (facts §1.5).
+# TopicType.NON_PARTITIONED / PARTITIONED, whose toString() gives these strings (Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
 TOPIC_TYPES = (NON_PARTITIONED, PARTITIONED)
 
 
 @dataclass(frozen=True)
 class BrokerConfig:
-    """The broker.conf subset, field names = Pulsar keys (facts §1.5, defaults from its table)."""
+    """The broker.conf subset, field names = Pulsar keys (Pulsar's BrokerService/AutoTopicCreationOverrideImpl, defaults from its table)."""
     allowAutoTopicCreation: bool = True
     allowAutoTopicCreationType: str = NON_PARTITIONED
     defaultNumPartitions: int = 1
-    # 0 = unlimited: "limits auto-creation and explicit creation" (facts §1.5).
+    # 0 = unlimited: "limits auto-creation and explicit creation" (Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
     maxNumPartitionsPerPartitionedTopic: int = 0
-    # 0 = unlimited; checked when partitioned metadata is created (facts §1.2 step 4).
+    # 0 = unlimited; checked when partitioned metadata is created (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
     maxTopicsPerNamespace: int = 0
-    # PIP-2 (facts §2.1): which domains the broker loads, and the per-connection in-flight cap.
+    # PIP-2 (Pulsar's ServiceConfiguration): which domains the broker loads, and the per-connection in-flight cap.
     enablePersistentTopics: bool = True
     enableNonPersistentTopics: bool = True
     maxConcurrentNonPersistentMessagePerConnection: int = 1000
@@ -86,8 +86,8 @@ SENT_WHEN_SET: frozenset[str] = TENTATIVE_KEYS | AUTH_KEYS
 
 # Keys a running broker accepts through the dynamic-configuration REST call. The first three are
 # verified dynamic ("the tests set them through admin.brokers().updateDynamicConfiguration",
-# facts §1.5); the two limits are marked dynamic in ServiceConfiguration [I]. The PIP-2 keys are
-# not dynamic (facts §2.1 table, "dynamic: no").
+# Pulsar's BrokerService/AutoTopicCreationOverrideImpl); the two limits are marked dynamic in ServiceConfiguration [I]. The PIP-2 keys are
+# not dynamic (Pulsar's ServiceConfiguration, "dynamic: no").
 PIP2_KEYS: frozenset[str] = frozenset({"enablePersistentTopics", "enableNonPersistentTopics",
                                        "maxConcurrentNonPersistentMessagePerConnection"})
 DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS) - PIP2_KEYS - AUTH_KEYS
@@ -136,9 +136,9 @@ class AutoTopicCreationOverride:
 def validate_override(override: AutoTopicCreationOverride) -> Optional[str]:
     """Pulsar's error detail for an invalid override, or None when it is valid.
 
-    Texts verbatim from facts §1.5 (``AutoTopicCreationOverrideImpl.validateOverride``).
+    Texts verbatim from Pulsar's BrokerService/AutoTopicCreationOverrideImpl (``AutoTopicCreationOverrideImpl.validateOverride``).
     """
-    # "applied only when allowAutoTopicCreation is true" (facts §1.5)
+    # "applied only when allowAutoTopicCreation is true" (Pulsar's BrokerService/AutoTopicCreationOverrideImpl)
     if not override.allowAutoTopicCreation:
         return None
     if override.topicType not in TOPIC_TYPES:

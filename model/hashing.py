@@ -5,18 +5,18 @@ only ``model.names`` and ``model.hashing``). It decides one thing, which bucket 
 managed-ledger node lives in, and that decision is recorded with its reasons in
 ``docs/pip157-decisions.md``. The rules, each with the fact it rests on:
 
-Rule 1 (the formula, facts §5): ``hashCode`` is ``h = 31*h + c`` over the string's UTF-16 code
+Rule 1 (the formula, Java's String.hashCode): ``hashCode`` is ``h = 31*h + c`` over the string's UTF-16 code
         units (Java ``char``), in 32-bit two's-complement arithmetic; ``""`` hashes to 0. A
         character outside the BMP counts as its two surrogate code units: "😀" = 0xD83D*31 +
         0xDE00 = 1772899. A lone surrogate in a Python ``str`` counts as one code unit, as a lone
         ``char`` would in Java.
-Rule 2 (which string, facts §4.1): the string hashed is the topic's plain, decoded LOCAL name,
+Rule 2 (which string, PIP-157's pip/pip-157.md): the string hashed is the topic's plain, decoded LOCAL name,
         partition suffix included (``ptopic-partition-0``), never the full
         ``persistent://tenant/ns/...`` name and never the URL-encoded form. PIP-157 does not say;
         its own example (3 buckets: nptopic1->$2, nptopic2->$1, ptopic-partition-0..3 ->
         $0,$1,$2,$0) matches exactly ``abs(localName.hashCode()) % 3`` on JDK 17, and the full name
         does not. So each partition of a partitioned topic lands by its own local name.
-Rule 3 (abs of MIN_VALUE, facts §5 "Edge case"): PIP-157 says "the topic name's hash code's
+Rule 3 (abs of MIN_VALUE, Java's String.hashCode): PIP-157 says "the topic name's hash code's
         absolute value modulo the number of buckets". Taken literally in Java,
         ``Math.abs(Integer.MIN_VALUE)`` is MIN_VALUE itself, and ``%`` keeps the dividend's sign,
         so names hashing to -2147483648 ("polygenelubricants", "GydZG_", "DESIGNING WORKHOUSES")
@@ -26,7 +26,7 @@ Rule 3 (abs of MIN_VALUE, facts §5 "Edge case"): PIP-157 says "the topic name's
         bucket is ``2**31 % n`` (2 for n=3, 8 for n=10, 0 for any power of two) while
         ``Math.abs(h) % n`` would be its negation. A Java implementation agreeing with us is
         ``(int) (Math.abs((long) s.hashCode()) % n)``. ``Math.floorMod(h, n)`` is NOT the rule: it
-        differs for every negative hash (facts §5 table).
+        differs for every negative hash (Java's String.hashCode).
 Rule 4: ``n == 1`` means "no bucketing" (PIP-157 "The default value, 1 means no bucketing"):
         ``bucket_of`` answers 0, and the broker keeps today's path without a bucket folder.
 """
@@ -67,5 +67,5 @@ def bucket_of(local_name: str, n: int) -> int:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"number of buckets must be an int >= 1, got {n!r}")
-    # Both operands are >= 0 here, so Python's floor % equals Java's truncating % (facts §5).
+    # Both operands are >= 0 here, so Python's floor % equals Java's truncating % (Java's String.hashCode).
     return abs(java_string_hash(local_name)) % n

@@ -17,8 +17,8 @@ Rule 1 (binary, no feature flag 5): "You will get a {@link PulsarClientException
         true`` from PulsarClientImpl#getPartitionsForTopic and send metadata_auto_creation_enabled
         = true instead (PulsarClientImpl.java @ v4.0.8): they fail those rows.
 Rule 2: otherwise the binary transport sends PARTITIONED_METADATA with field 6 = the flag (model/
-        lookups.py Rule 2) and the http transport GETs ``.../partitions?checkAllowAutoCreation=
-        <flag>`` (HttpLookupService.java @ v4.0.8; lookups.py Rule 1).
+        lookups.py binary_partitioned_metadata) and the http transport GETs ``.../partitions?checkAllowAutoCreation=
+        <flag>`` (HttpLookupService.java @ v4.0.8; lookups.py rest_partitioned_metadata).
 Rule 3: the one-argument form is the two-argument form with true: "default
         CompletableFuture<List<String>> getPartitionsForTopic(String topic) { return
         getPartitionsForTopic(topic, true); }" (PulsarClient.java @ v4.0.13, as PIP-344's Public

@@ -1,14 +1,14 @@
 """Partitioned-metadata and topic lookups, per API and per era: the heart of PIP-344.
 
-PIP-344 era (brokers 3.0.6+, 3.3.1+, 4.x; facts §1.1):
+PIP-344 era (brokers 3.0.6+, 3.3.1+, 4.x; apache/pulsar#22206):
 
-Rule 1 (REST, facts §1.2 step 3, PersistentTopicsBase#internalGetPartitionedMetadataAsync):
+Rule 1 (REST, Pulsar's PersistentTopicsBase#internalGetPartitionedMetadataAsync):
         ``checkAllowAutoCreation`` defaults to false. With it true, the broker may create metadata
         (autocreation Rule 3). Then "partitions == 0: if checkAllowAutoCreation && brokerAllow:
         return {"partitions":0} without checking existence ... Otherwise: if the non-partitioned
         topic exists, return {"partitions":0}. If not, reply 404 with
         {"reason":"Topic <full-topic-name> not found"}".
-Rule 2 (binary, facts §1.3 step 5, ServerCnx#handlePartitionMetadataRequest): field 6
+Rule 2 (binary, Pulsar's ServerCnx#handlePartitionMetadataRequest): field 6
         ``metadata_auto_creation_enabled`` defaults to true; "autoCreateIfNotExist =
         cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreationAsync(topic)". False →
         existence check, "not found → Failed, error = TopicNotFound (11), message = "" (empty string)"; true →
@@ -16,7 +16,7 @@ Rule 2 (binary, facts §1.3 step 5, ServerCnx#handlePartitionMetadataRequest): f
 Rule 3: a missing namespace or tenant answers before any of this (model/texts.py).
 Rows: pip344-seed-new-*, pip344-seed-list-005, pip344-gpmt-*, pip344-matrix-*, pip344-override-*.
 
-Pre-PIP-344 era (facts §7 notes; seed "Now getPartitionsForTopic's behavior" table):
+Pre-PIP-344 era (Pulsar's PersistentTopicsBase/ServerCnx; seed "Now getPartitionsForTopic's behavior" table):
 
 Rule 4: "binary field 6 is ignored, so they behave as if it were true": the binary path always
         runs the auto-creating fetch.
@@ -28,7 +28,7 @@ Rule 5: REST with ``checkAllowAutoCreation`` true answers 0 for an absent topic 
         answered so when observed. The seed's table says "partitions: 0" for that case; real
         releases settle what the old behaviour was. Rows: pip344-seed-bg-*.
 
-Lookup (facts §3.4, §3.5), both eras:
+Lookup (Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's TopicLookupBase.internalLookupTopicAsync), both eras:
 
 Rule 6: REST: "persistent topic that does not exist and may not be auto-created → 404 "Topic not
         found <topic>". Non-persistent topics skip the existence check." Otherwise the single broker
@@ -54,7 +54,7 @@ CONNECT = LookupAnswer("Connect", True)
 
 
 # Flags a broker of each era advertises in CONNECTED. "The broker sets flag 5 to true
-# unconditionally in CONNECTED (Commands.newConnectedCommand)" (facts §1.3); brokers before
+# unconditionally in CONNECTED (Commands.newConnectedCommand)" (Pulsar's ServerCnx.handlePartitionMetadataRequest); brokers before
 # PIP-344 have no field 5, which reads as false (proto default).
 # The current spec also has field 10, supports_batch_lookup: ours, TENTATIVE (spec/pip35.md; no
 # Apache Pulsar release sets it, so real brokers fail row pip35-flag-001, a SHOULD).
@@ -76,14 +76,14 @@ def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):
         return state, refused
     topic = parse_topic(op.topic)
     if op.api == "rest":
-        # Rule 1: "checkAllowAutoCreation | query, boolean, default false" (facts §1.2 table).
+        # Rule 1: "checkAllowAutoCreation | query, boolean, default false" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
         return rest_partitioned_metadata(state, topic, bool(op.auto_create))
     if op.api == "binary":
-        # Rule 2: "metadata_auto_creation_enabled (bool, default true)" (facts §1.3 table).
+        # Rule 2: "metadata_auto_creation_enabled (bool, default true)" (Pulsar's ServerCnx.handlePartitionMetadataRequest).
         return binary_partitioned_metadata(state, topic, True if op.auto_create is None else op.auto_create)
     raise ModelUsageError(
         "GetPartitionedMetadata(api='client') has no official-client call: the C++-based client has "
-        "not implemented PIP-344 (facts §1.1); use GetPartitionsForTopic for the client")
+        "not implemented PIP-344 (apache/pulsar-client-cpp#496); use GetPartitionsForTopic for the client")
 
 
 def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_creation: bool):
@@ -97,7 +97,7 @@ def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_c
         state, partitions = fetched
     else:
         # fetchPartitionedTopicMetadataAsync "reads only the metadata store and returns 0
-        # partitions when the znode is absent" (facts §1.2 step 2).
+        # partitions when the znode is absent" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
         partitions = state.partition_count(topic)
     if partitions > 0:
         return state, Partitions(partitions)

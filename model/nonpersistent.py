@@ -6,7 +6,7 @@ message to all connected subscribers without caching or persisting them into any
 Rule 1 (nothing stored): a message reaches only the consumers attached when it is published.
         FLOW later brings nothing, and a subscription at Earliest sees nothing earlier. Rows:
         pip2-deliver-*, pip2-late-*.
-Rule 2 (publish side, facts §2.2, ServerCnx#handleSend): "if nonPersistentPendingMessages >
+Rule 2 (publish side, Pulsar's ServerCnx#handleSend): "if nonPersistentPendingMessages >
         maxNonPersistentPendingMessages (strictly greater), the broker drops the message" and
         answers SEND_RECEIPT (-1, -1); otherwise the message is in flight until its receipt
         (0, 0) is written. A burst written in ONE socket write is read whole before any receipt
@@ -14,14 +14,14 @@ Rule 2 (publish side, facts §2.2, ServerCnx#handleSend): "if nonPersistentPendi
         the first ``limit + 1`` are accepted, the rest dropped. "With the limit = 0, the first
         message in flight is accepted and any message overlapping it is dropped." Sends awaited
         one at a time never overlap. Rows: pip2-publish-*.
-Rule 3 (dispatch side, facts §2.3): Exclusive and Failover deliver "only if there is an active
+Rule 3 (dispatch side, Pulsar's NonPersistentDispatcher*.sendMessages): Exclusive and Failover deliver "only if there is an active
         consumer, its availablePermits > 0, and its channel isWritable()"; Shared delivers while
         "the dispatcher's total available permits > 0"; otherwise the message is dropped and
         counted. One permit per message (no batches here). Rows: pip2-dispatch-*.
 Rule 4 (persistent contrast): a persistent topic stores every message (receipt STORED), a
         subscription reads from its start position whenever it has permits, so FLOW brings the
         backlog. Rows: pip2-contrast-*.
-Rule 5 (stats, facts §2.4 and testAccumulativeStats): msgInCounter counts accepted messages and
+Rule 5 (stats, Pulsar's NonPersistentTopicStatsImpl and testAccumulativeStats): msgInCounter counts accepted messages and
         msgOutCounter delivered ones, both cumulative (they survive producer and consumer
         removal); a publisher's msgDropRate is positive iff it had publish drops, a
         subscription's iff it had dispatch drops, as the first stats update after them shows it
@@ -71,7 +71,7 @@ from model.outcomes import (
 )
 from model.state import State, parse_topic
 
-# BrokerService#getTopic, newest text, for either disabled domain (facts §2.6).
+# BrokerService#getTopic, newest text, for either disabled domain (Pulsar's BrokerService.getTopic).
 UNABLE_TO_LOAD = "Broker is unable to load persistent topic"
 # Releases without "domain-checked-before-topic-policies" (model/releases.py): their texts.
 NP_UNABLE_TO_LOAD_BEFORE = "Broker is not unable to load non-persistent topic"

@@ -4,7 +4,7 @@ The model computes an Outcome for every operation; drivers turn what a live targ
 the same values, so ``expected == actual`` is the whole comparison. Each outcome serialises to a
 JSON object with a ``kind`` key; result records store that JSON.
 
-Per-API shapes (facts §1.2, §1.3, §1.4, §7):
+Per-API shapes (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest, Pulsar's BinaryProtoLookupService, Pulsar's PersistentTopicsBase/ServerCnx):
 - ``Partitions(n)``        REST 200 ``{"partitions": n}`` / binary Success with ``partitions = n``
 - ``PartitionList(names)`` the official client's ``get_topic_partitions``
 - ``TopicList(names)``     listings, compared as sets (order is not specified by Pulsar)
@@ -119,7 +119,7 @@ class Delivered:
 
 # -- PIP-2 -------------------------------------------------------------------------------------------
 
-# Receipt kinds (facts §2.2): what a SEND_RECEIPT's message id says, per send.
+# Receipt kinds (Pulsar's ServerCnx.handleSend): what a SEND_RECEIPT's message id says, per send.
 ACCEPTED = "0:0"      # non-persistent, accepted: "the receipt message id is ledgerId 0, entryId 0"
 DROPPED = "-1:-1"     # non-persistent, dropped: "ledgerId = -1, entryId = -1" (2^64-1 on the wire)
 STORED = "stored"     # any other id: the message was written to a log (persistent topics)
@@ -171,7 +171,7 @@ class PubSubResult:
 
 @dataclass(frozen=True)
 class PubSubBounds:
-    """The facts of a PubSub that hold whatever the timing (testProducerRateLimit, facts §2.7).
+    """The facts of a PubSub that hold whatever the timing (testProducerRateLimit, Pulsar's NonPersistentTopicTest).
 
     ``send_errors``: sends that failed (a drop is not a failure); ``pip2_ids_only``: every receipt
     is ACCEPTED or DROPPED; ``first_accepted``: the first send is accepted (nothing is in flight
@@ -194,7 +194,7 @@ ZERO, POSITIVE = "zero", "positive"  # the sign of a rate: what a spec can fix a
 
 @dataclass(frozen=True)
 class TopicStatsView:
-    """GET .../stats as the spec reads it (facts §2.4).
+    """GET .../stats as the spec reads it (Pulsar's NonPersistentTopicStatsImpl).
 
     ``missing``: names from TOPIC_STATS_FIELDS the JSON lacks (``publishers[].msgDropRate`` style
     paths); ``msg_rate_out``: the sign of the topic's msgRateOut (testTopicStats); ``publishers``:
@@ -227,7 +227,7 @@ class PartitionedStatsView:
 @dataclass(frozen=True)
 class InternalStatsView:
     """GET .../internalStats: "only entriesAddedCounter and a cursors map with one empty entry per
-    subscription" (facts §2.4)."""
+    subscription" (Pulsar's NonPersistentTopicStatsImpl)."""
     entries_added_counter: int
     cursors: tuple[str, ...]
 
@@ -284,7 +284,7 @@ class Agreement:
         object.__setattr__(self, "detail", tuple(self.detail))
 
 
-# The Pulsar field names a stats answer must carry (facts §2.4: "the usual TopicStats fields plus
+# The Pulsar field names a stats answer must carry (Pulsar's NonPersistentTopicStatsImpl: "the usual TopicStats fields plus
 # msgDropRate"; publishers, subscriptions and replication each with msgDropRate). Paths: "x" at the
 # top level, "publishers[].x" in every publisher, "subscriptions.*.x" in every subscription.
 TOPIC_STATS_FIELDS: tuple[str, ...] = (

@@ -4,13 +4,13 @@ Rule 1: every metadata change lives here; handlers in the other model modules de
         change happens and call these methods to make it. Every method returns a new State.
 Rule 2: no transport knowledge, except the broker's ``release``, which changes how APIs answer
         (model/releases.py: ``era`` and ``has(behaviour)`` are read from it).
-Rule 3: two kinds of topic existence, as in Pulsar's metadata store (facts §1.2, §4.2):
+Rule 3: two kinds of topic existence, as in Pulsar's metadata store (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's TopicResources/NamespaceResources):
         - ``partitioned``: partitioned-topic *metadata* (base name -> partition count > 0);
         - ``topics``: topics that exist as such — for persistent topics a managed ledger, for
           non-persistent ones a topic loaded on the broker — both non-partitioned topics and
           partitions (``x-partition-K``). Creating metadata never creates partitions.
 Rule 4: the initial state is Pulsar standalone's: cluster ``standalone``, tenant ``public``,
-        namespace ``public/default`` (facts §6.2: "Standalone creates cluster `standalone`, tenant
+        namespace ``public/default`` (Testcontainers' PulsarContainer: "Standalone creates cluster `standalone`, tenant
         `public`, and namespace `public/default`").
 """
 
@@ -90,7 +90,7 @@ class State:
 
     @property
     def era(self) -> str:
-        """``pip344`` or ``pre-pip344`` (model/releases.py Rule 4)."""
+        """``pip344`` or ``pre-pip344`` (model/releases.py era_of)."""
         return releases.era_of(self.release)
 
     def has(self, behaviour: str) -> bool:

@@ -1,13 +1,13 @@
 """Pulsar's answer texts, verbatim, in one table per era — the strings a target must send back.
 
-Every text here is quoted from reference/pulsar-facts.md (fact id next to it) or from the Pulsar
-source read for this model (class#method next to it). ``[I]`` marks a text inferred from a
+Every text here is quoted from the Pulsar source read for this model (class#method next to it,
+at release v4.0.7 unless a release is named). ``[I]`` marks a text inferred from a
 neighbouring code path and not confirmed by a test; the conformance run is what confirms it.
 
 Rule 1: a text that differs between eras is a function of the era, never an if-statement in a
         handler.
 Rule 2: a missing namespace and a missing tenant answer alike: Pulsar reads the namespace
-        policies first and finds none either way (facts §1.2 step 5, §1.3 step 4).
+        policies first and finds none either way (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from model.outcomes import RestError, ServerError
 
 
 def topic_not_found(topic: TopicName) -> RestError:
-    # facts §1.2 step 3: "reply 404 with {"reason":"Topic <full-topic-name> not found"}" —
+    # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "reply 404 with {"reason":"Topic <full-topic-name> not found"}" —
     # getTopicNotFoundErrorMessage, "Topic %s not found".
     return RestError(404, f"Topic {topic} not found")
 
 
 def lookup_topic_not_found(topic: TopicName) -> RestError:
-    # facts §3.5: "persistent topic that does not exist and may not be auto-created → 404
+    # Pulsar's TopicLookupBase.internalLookupTopicAsync: "persistent topic that does not exist and may not be auto-created → 404
     # "Topic not found <topic>"".
     return RestError(404, f"Topic not found {topic}")
 
@@ -57,10 +57,10 @@ def delete_absent_partitioned_topic(era: str, topic: TopicName, non_partitioned_
 def namespace_missing(era: str, namespace: NamespaceName) -> RestError:
     """REST topic resources when the namespace (or its tenant) is missing.
 
-    facts §1.2 step 5: newest PulsarWebResource answers 404 "Namespace not found"; older 2.x/3.x
+    Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: newest PulsarWebResource answers 404 "Namespace not found"; older 2.x/3.x
     answered 404 "Policies not found for <tenant>/<ns> namespace" (PulsarWebResource
     #checkLocalOrGetPeerReplicationCluster). The model gives the first to the pip344 era and the
-    second to pre-pip344, as facts §7 does ("(new) / (old)").
+    second to pre-pip344, as Pulsar's PersistentTopicsBase/ServerCnx does ("(new) / (old)").
     """
     if era == "pip344":
         return RestError(404, "Namespace not found")
@@ -69,7 +69,7 @@ def namespace_missing(era: str, namespace: NamespaceName) -> RestError:
 
 # -- REST, namespace resources (AdminResource#getNamespacePoliciesAsync) ----------------------------
 
-NAMESPACE_DOES_NOT_EXIST = RestError(404, "Namespace does not exist")  # facts §1.5 errors list
+NAMESPACE_DOES_NOT_EXIST = RestError(404, "Namespace does not exist")  # Pulsar's BrokerService/AutoTopicCreationOverrideImpl
 
 
 def invalid_override(detail: str) -> RestError:
@@ -94,7 +94,7 @@ NON_DYNAMIC_CONFIGURATION = RestError(412, "Can't update non-dynamic configurati
 
 # -- binary PARTITIONED_METADATA ----------------------------------------------------------------
 
-# facts §1.3 step 5: "not found → Failed, error = TopicNotFound (11), message = "" (empty string)"
+# Pulsar's ServerCnx.handlePartitionMetadataRequest: "not found → Failed, error = TopicNotFound (11), message = "" (empty string)"
 BINARY_TOPIC_NOT_FOUND = ServerError("TopicNotFound", "")
 
 
@@ -113,13 +113,13 @@ def binary_namespace_missing(era: str, namespace: NamespaceName, auto_creating: 
         if auto_creating:
             return ServerError("TopicNotFound", namespace_missing(era, namespace).reason)
         return BINARY_TOPIC_NOT_FOUND
-    # facts §1.3: older brokers "answered MetadataError with "Policies not found for public/default
+    # Pulsar's ServerCnx.handlePartitionMetadataRequest: older brokers "answered MetadataError with "Policies not found for public/default
     # namespace"" (captured Go client trace, index id 29451639921).
     return ServerError("MetadataError", f"Policies not found for {namespace} namespace")
 
 
 def binary_lookup_namespace_missing(era: str, namespace: NamespaceName) -> ServerError:
-    # facts §3.4: "A 404 during the check → TopicNotFound(message)"; the message is the REST
+    # Pulsar's TopicLookupBase.lookupTopicAsync: "A 404 during the check → TopicNotFound(message)"; the message is the REST
     # reason of the same check.
     return ServerError("TopicNotFound", namespace_missing(era, namespace).reason)
 
@@ -139,7 +139,7 @@ def binary_list_namespace_missing(era: str, namespace: NamespaceName) -> ServerE
 
 
 def binary_from_rest_status(status: int, message: str) -> ServerError:
-    """ServerCnx's mapping of a failed metadata creation (facts §1.3 step 5): "RestException 404 →
+    """ServerCnx's mapping of a failed metadata creation (Pulsar's ServerCnx.handlePartitionMetadataRequest): "RestException 404 →
     TopicNotFound; RestException with another code < 500 → MetadataError; anything else →
     ServiceNotReady. The message is the exception message." """
     if status == 404:
@@ -165,6 +165,6 @@ def partitions_above_max(maximum: int) -> str:
     return f"Number of partitions should be less than or equal to {maximum}"
 
 
-# BrokerService's checkArgument on auto-creation (facts §1.2 step 4: "checks defaultNumPartitions
+# BrokerService's checkArgument on auto-creation (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "checks defaultNumPartitions
 # > 0"); the text is Pulsar's checkArgument message [I].
 DEFAULT_PARTITIONS_NOT_POSITIVE = "Default number of partitions should be more than 0"

@@ -91,12 +91,12 @@ MUTANTS: tuple[Mutant, ...] = (
        'if self._non_partitioned_exists(topic):\n            return 0  # "if the non-partitioned',
        'if False:\n            return 0  # "if the non-partitioned'),
     _m("p344-partitions-off-by-one", "344", "both", "partitioned metadata answers K+1",
-       f"{CT}.get_partitioned_metadata", "return partitions  # facts", "return partitions + 1  # facts"),
+       f"{CT}.get_partitioned_metadata", "return partitions  # PersistentTopicsBase", "return partitions + 1  # PersistentTopicsBase"),
     _m("p344-autocreate-when-disallowed", "344", "both", "the flag alone decides auto-creation; broker and namespace are ignored",
        f"{CT}.get_partitioned_metadata",
        "if auto_create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config):",
        "if auto_create:"),
-    # -- auto-creation rules (facts §1.5), judged by the PIP-344 tables ---------------------------------
+    # -- auto-creation rules (Pulsar's BrokerService/AutoTopicCreationOverrideImpl), judged by the PIP-344 tables ---------------------------------
     _m("auto-override-ignored", "344", "both", "the namespace override is ignored; the broker config decides",
        f"{AC}:is_allow_auto_topic_creation", "if override is not None:", "if False:"),
     _m("auto-broker-flag-ignored", "344", "both", "allowAutoTopicCreation=false on the broker is ignored",

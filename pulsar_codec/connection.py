@@ -8,11 +8,11 @@ Rule 1: the client's first command is CONNECT; a server connection refuses anyth
         with RemoteProtocolError (hint ServiceNotReady), since no request can be served before the
         handshake.
 Rule 2: the negotiated protocol version is min(our newest, the client's CONNECT.protocol_version)
-        and is what CONNECTED carries (pulsar-wire.md §2.5 item 3).
+        and is what CONNECTED carries (Pulsar's ServerCnx.handleConnect).
 Rule 3: SEND carries a CRC32C checksum when the negotiated version is at least v6; the broker
-        strips the checksum from MESSAGE for clients below v11 (§2.2, §2.5). A MESSAGE for a
+        strips the checksum from MESSAGE for clients below v11 (Pulsar's Commands and PulsarCommandSenderImpl). A MESSAGE for a
         stored entry (``message``) carries the producer's checksum as it came, and none when the
-        SEND carried none: pulsar-wire.md, "the broker sends the stored entry as the producer
+        SEND carried none: PulsarCommandSenderImpl, "the broker sends the stored entry as the producer
         wrote it".
 Rule 4: after a RemoteProtocolError the connection is in ERROR and yields no more events.
 """

@@ -70,7 +70,7 @@ _COMMANDS: dict[int, tuple[str, str]] = {
     T.ACK_RESPONSE: ("AckResponse", "ackResponse"),
     T.GET_OR_CREATE_SCHEMA: ("GetOrCreateSchema", "getOrCreateSchema"),
     T.GET_OR_CREATE_SCHEMA_RESPONSE: ("GetOrCreateSchemaResponse", "getOrCreateSchemaResponse"),
-    # PIP-35, ours and TENTATIVE (docs/pip35-decisions.md): 45/46, not the PIP's 23/24 (facts §3.1).
+    # PIP-35, ours and TENTATIVE (docs/pip35-decisions.md): 45/46, not the PIP's 23/24 (apache/pulsar#4153).
     T.BATCH_LOOKUP: ("BatchLookup", "batchLookupTopic"),
     T.BATCH_LOOKUP_RESPONSE: ("BatchLookupResponse", "batchLookupTopicResponse"),
 }

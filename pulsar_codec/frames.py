@@ -1,4 +1,4 @@
-"""Pulsar frame encoding and decoding (pulsar-wire.md §2), bytes only.
+"""Pulsar frame encoding and decoding (Pulsar's Commands and PulsarDecoder), bytes only.
 
 Simple command:   [totalSize u32][commandSize u32][BaseCommand]
 Payload command:  [totalSize u32][commandSize u32][BaseCommand]
@@ -7,9 +7,9 @@ Payload command:  [totalSize u32][commandSize u32][BaseCommand]
                   [metadataSize u32][MessageMetadata][payload]
 
 Rule 1: all sizes are unsigned 32-bit big-endian; totalSize counts every byte after itself.
-Rule 2: the checksum is CRC-32C over [metadataSize][metadata][payload] and nothing else (§2.2).
+Rule 2: the checksum is CRC-32C over [metadataSize][metadata][payload] and nothing else (Pulsar's Commands.serializeCommandSendWithSize).
 Rule 3: a frame whose totalSize exceeds the limit is refused before its body is read, as Netty's
-        LengthFieldBasedFrameDecoder does; the limit counts the 4-byte length prefix (§2.4:
+        LengthFieldBasedFrameDecoder does; the limit counts the 4-byte length prefix (Commands.MESSAGE_SIZE_FRAME_PADDING:
         maxMessageSize + 10 KiB = 5,253,120 bytes by default).
 Rule 4: ``FrameDecoder`` never raises for a well-delimited frame whose protobuf is bad: it yields a
         ``RawFrame`` with ``problem`` set, so the connection can answer and carry on. Only framing
@@ -210,7 +210,7 @@ def _peek_type(body: bytes) -> Optional[int]:
     return None
 
 
-# -- batches (pulsar-wire.md §2.3) -------------------------------------------------------------
+# -- batches (Commands.serializeSingleMessageInBatchWithPayload) ----------------------------------------
 
 def encode_batch(items: list[tuple[pb.SingleMessageMetadata, bytes]]) -> bytes:
     out = bytearray()

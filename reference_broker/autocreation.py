@@ -4,7 +4,7 @@ What this module owns: three pure functions the core asks before it creates anyt
 check of an ``autoTopicCreationOverride`` value. Inputs are the topic, the namespace ``Policies``
 JSON (a dict, or None when absent) and the broker config; nothing here reads the store.
 
-Rules, from facts §1.5 "How the broker decides" (``BrokerService.isAllowAutoTopicCreationAsync``):
+Rules, from Pulsar's BrokerService/AutoTopicCreationOverrideImpl "How the broker decides" (``BrokerService.isAllowAutoTopicCreationAsync``):
   Rule 1: "The namespace policies have ``deleted=true`` -> false."
   Rule 2: "The topic is an ExtensibleLoadManager internal topic -> false." We run no extensible
           load manager, so no topic is one of its internal topics; the rule has nothing to match.
@@ -33,7 +33,7 @@ NON_PARTITIONED = "non-partitioned"
 TOPIC_TYPES = (PARTITIONED, NON_PARTITIONED)
 
 # Java client defaults for dead-letter and retry topics ("<topic>-<subscription>-DLQ" / "-RETRY");
-# isDefaultTopicTypePartitioned tests the partitioned-topic name's suffix (facts §1.5, PR #22705).
+# isDefaultTopicTypePartitioned tests the partitioned-topic name's suffix (Pulsar's BrokerService/AutoTopicCreationOverrideImpl, PR #22705).
 DLQ_SUFFIX = "-DLQ"
 RETRY_SUFFIX = "-RETRY"
 
@@ -92,9 +92,9 @@ def default_num_partitions(topic: TopicName, policies: Mapping[str, Any] | None,
     return int(config.defaultNumPartitions)
 
 
-# --- validation of an override value (facts §1.5) ----------------------------------------------
+# --- validation of an override value (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) ----------------------------------------------
 
-# [I] the REST layer joins the fixed prefix and validateOverride's detail; facts §1.5 give both texts.
+# [I] the REST layer joins the fixed prefix and validateOverride's detail; Pulsar's BrokerService/AutoTopicCreationOverrideImpl give both texts.
 _INVALID_OVERRIDE = "Invalid configuration for autoTopicCreationOverride. the detail is "
 
 
@@ -109,7 +109,7 @@ def _java_text(value: Any) -> str:
 def validate_override(body: Any, config: BrokerConfig) -> dict[str, Any]:
     """Check an ``autoTopicCreationOverride`` and return its stored form; raises on refusal.
 
-    facts §1.5, ``AutoTopicCreationOverrideImpl.validateOverride``, applied only when
+    Pulsar's BrokerService/AutoTopicCreationOverrideImpl, ``AutoTopicCreationOverrideImpl.validateOverride``, applied only when
     ``allowAutoTopicCreation`` is true:
       "unknown type -> ``Unknown topic type [<t>]``;
        partitioned with null count -> ``[defaultNumPartitions] cannot be null when the type is partitioned.``;

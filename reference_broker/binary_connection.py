@@ -8,7 +8,7 @@ Rule 1: a framing error gets an ERROR frame with the codec's hint and the connec
         any other exception while handling one command answers that command's request with
         UnknownError and is logged in one line (the traceback only at DEBUG): a broker never
         crashes on input, and no client can fill its log with tracebacks.
-Rule 2: keep-alive as in Pulsar (pulsar-wire.md §2.5 item 5): every ``keepAliveIntervalSeconds``
+Rule 2: keep-alive as in Pulsar (PulsarHandler): every ``keepAliveIntervalSeconds``
         the broker looks at whether anything arrived since it last looked, as Java's
         PulsarHandler checks once per interval. A connection from which nothing arrived for a
         whole interval gets a PING; if nothing arrives in the next interval either, it is

@@ -9,10 +9,10 @@ Rule 1: a failure answers the request that caused it (ERROR, SEND_ERROR or a Fai
         and the connection goes on; only framing errors close it (BrokerProtocol).
 Rule 2: PARTITIONED_METADATA honours field 6 exactly: absent means true (proto default), and
         "autoCreateIfNotExist = cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreation"
-        (facts §1.3 step 5) is decided by core from the flag we pass.
+        (Pulsar's ServerCnx.handlePartitionMetadataRequest) is decided by core from the flag we pass.
 Rule 3: CONNECTED always advertises FeatureFlags.supports_get_partitioned_metadata_without_auto_creation
-        (flag 5), as Pulsar's Commands.newConnectedCommand does (pulsar-wire.md §2.5 item 4).
-Rule 4 (PIP-2 publish side, facts §2.2, ServerCnx#handleSend): a SEND to a non-persistent topic
+        (flag 5), as Pulsar's Commands.newConnectedCommand does.
+Rule 4 (PIP-2 publish side, Pulsar's ServerCnx#handleSend): a SEND to a non-persistent topic
         "if nonPersistentPendingMessages > maxNonPersistentPendingMessages (strictly greater)" is
         dropped: SEND_RECEIPT with ledgerId = entryId = -1 written as uint64, and the publisher's
         drop rate counts it. Otherwise it is in flight until its receipt (0, 0) is written. The
@@ -106,7 +106,7 @@ class ServerCnx:
         self.role: Optional[str] = None  # Rule 6: who authenticated on this connection
         self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
-        # Not dynamic (facts §2.1), so read once per connection, as ServerCnx's constructor does.
+        # Not dynamic (Pulsar's ServiceConfiguration), so read once per connection, as ServerCnx's constructor does.
         self._non_persistent_limit = self.core.config.get("maxConcurrentNonPersistentMessagePerConnection")
         # Not dynamic either: read once per connection, as the connection's frame limit is (BrokerProtocol).
         self._max_message_size = self.core.config.get("maxMessageSize")
@@ -426,7 +426,7 @@ class ServerCnx:
         subscription, _ = registered
         topic = subscription.topic
         if isinstance(topic, NonPersistentTopic):
-            # facts §2.2: "Not supported on non-persistent topics: getLastMessageId" [I: the error code]
+            # Pulsar's ServerCnx.handleSend: "Not supported on non-persistent topics: getLastMessageId" [I: the error code]
             return self._error(event.request_id, "NotAllowedError",
                                "GetLastMessageId is not supported on non-persistent topics")
         last = topic.last_entry_id()

@@ -5,7 +5,7 @@ each value, the ``broker.conf`` file syntax, ``key=value`` overrides, and runtim
 dynamic keys.
 
 Rule 1: key names are Pulsar's ``ServiceConfiguration`` / ``broker.conf`` names, verbatim
-        (STYLE R5), with Pulsar's defaults (facts §1.5, §2.1; pulsar-wire.md for maxMessageSize).
+        (STYLE R5), with Pulsar's defaults (Pulsar's ServiceConfiguration).
 Rule 2: an unknown key or a bad value raises ``ConfigError`` naming the key, the bad value and what
         is allowed. Real Pulsar ignores unknown keys in broker.conf; we refuse them so a typo in a
         harness setup fails loudly instead of testing the default.
@@ -13,8 +13,8 @@ Rule 3: an empty value (``advertisedAddress=``) means "use the default", as in P
         broker.conf where blank keys are left unset.
 Rule 4: only keys marked dynamic can change at runtime (``update_dynamic``); Pulsar's tests set
         allowAutoTopicCreation, allowAutoTopicCreationType and defaultNumPartitions through
-        ``updateDynamicConfiguration`` (facts §1.5), maxConcurrentLookupRequest is dynamic
-        (facts §1.3 step 3), the PIP-2 keys are not (facts §2.1).
+        ``updateDynamicConfiguration`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl), maxConcurrentLookupRequest is dynamic
+        (Pulsar's ServerCnx.handlePartitionMetadataRequest), the PIP-2 keys are not (Pulsar's ServiceConfiguration).
 """
 
 from __future__ import annotations
@@ -123,18 +123,18 @@ _KEYS = (
     ConfigKey("brokerServicePort", "port", 6650),
     ConfigKey("webServicePort", "port", 8080),
     ConfigKey("metadataStoreUrl", "str", "memory:", doc="memory: or sqlite:PATH (zk: later)"),
-    # facts §1.5
+    # Pulsar's BrokerService/AutoTopicCreationOverrideImpl
     ConfigKey("allowAutoTopicCreation", "bool", True, dynamic=True),
     ConfigKey("allowAutoTopicCreationType", "enum", "non-partitioned", dynamic=True,
               choices=("non-partitioned", "partitioned")),
     ConfigKey("defaultNumPartitions", "int", 1, dynamic=True,
-              doc="no lower bound here: auto-creation itself refuses values <= 0 (facts §1.2 step 4)"),
+              doc="no lower bound here: auto-creation itself refuses values <= 0 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync)"),
     ConfigKey("maxNumPartitionsPerPartitionedTopic", "int", 0, dynamic=True, doc="0 = unlimited"),
     ConfigKey("maxTopicsPerNamespace", "int", 0, dynamic=True, doc="0 = unlimited"),
     ConfigKey("maxConcurrentLookupRequest", "int", 50000, dynamic=True, minimum=0),
-    # pulsar-wire.md: maxMessageSize default 5 MiB
+    # ServiceConfiguration: maxMessageSize default 5 MiB
     ConfigKey("maxMessageSize", "int", 5242880, minimum=1),
-    # facts §2.1 (PIP-2): not dynamic
+    # Pulsar's ServiceConfiguration (PIP-2): not dynamic
     ConfigKey("enablePersistentTopics", "bool", True),
     ConfigKey("enableNonPersistentTopics", "bool", True),
     ConfigKey("maxConcurrentNonPersistentMessagePerConnection", "int", 1000, minimum=0),
@@ -143,7 +143,7 @@ _KEYS = (
     # topics are collected here (``TopicRegistry.collect_inactive``): they exist only while loaded.
     ConfigKey("brokerDeleteInactiveTopicsEnabled", "bool", True, dynamic=True),
     ConfigKey("brokerDeleteInactiveTopicsFrequencySeconds", "int", 60, minimum=1),
-    # facts §1.5 step 3: system topics may always be auto-created when this is on
+    # Pulsar's BrokerService/AutoTopicCreationOverrideImpl: system topics may always be auto-created when this is on
     ConfigKey("systemTopicEnabled", "bool", True),
     # PIP-35 cluster (docs/pip35-decisions.md): Pulsar's key and default (4) for the bundles of a new
     # namespace; every broker of one cluster must use the same value.
@@ -252,7 +252,7 @@ class BrokerConfig:
             self.set(name.strip(), text)
         return self
 
-    # --- dynamic configuration (facts §1.5; Rule 4) --------------------------------------------
+    # --- dynamic configuration (Pulsar's BrokerService/AutoTopicCreationOverrideImpl; Rule 4) --------------------------------------------
 
     def update_dynamic(self, name: str, text: str) -> None:
         # BrokersBase#persistDynamicConfigurationAsync: an unknown key passes

@@ -8,7 +8,7 @@ the URLs this broker advertises. The rules live in the mixins:
 
 Rule 1: the core never imports the model's decision logic, only ``model.names`` (STYLE R1): the
         broker must be an independent implementation, or "broker agrees with model" proves nothing.
-Rule 2: boot does what ``pulsar standalone`` does (facts §6.2): cluster ``clusterName``
+Rule 2: boot does what ``pulsar standalone`` does (Testcontainers' PulsarContainer): cluster ``clusterName``
         (``standalone``), tenant ``public``, namespace ``public/default``; it only creates what is
         missing, so booting on an existing store changes nothing.
 Rule 3: every method is synchronous and runs inside the event loop, so one call is atomic with
@@ -36,7 +36,7 @@ __all__ = ["BrokerCore", "LookupPermits", "LookupResult", "parse_topic"]
 
 
 class LookupPermits:
-    """The ``maxConcurrentLookupRequest`` semaphore (facts §1.3 steps 3 and 6; dynamic).
+    """The ``maxConcurrentLookupRequest`` semaphore (Pulsar's ServerCnx.handlePartitionMetadataRequest and 6; dynamic).
 
     The limit is read on every acquire, so a dynamic update takes effect at once; a limit of 0
     refuses every lookup, as a Java ``Semaphore(0)`` would.
@@ -65,7 +65,7 @@ class LookupPermits:
     def permit(self) -> Iterator[None]:
         """Hold one permit for the block, or raise TooManyRequests; released on every path."""
         if not self.try_acquire():
-            # facts §1.3 step 3 / §3.4: "Failed due to too many pending lookup requests"; REST 503 (§3.5).
+            # Pulsar's ServerCnx.handlePartitionMetadataRequest / Pulsar's TopicLookupBase.lookupTopicAsync: "Failed due to too many pending lookup requests"; REST 503 (Pulsar's TopicLookupBase.internalLookupTopicAsync).
             raise TooManyRequests("Failed due to too many pending lookup requests")
         try:
             yield
@@ -89,7 +89,7 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.config = config
         self.store = store
         self.lookup_permits = LookupPermits(config)
-        # Non-persistent topics loaded on this broker (facts §1.3: they exist only while loaded).
+        # Non-persistent topics loaded on this broker (Pulsar's ServerCnx.handlePartitionMetadataRequest: they exist only while loaded).
         self._active_non_persistent: set[TopicName] = set()
         # Called with each deleted topic so the topics layer can close its producers and consumers.
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
@@ -136,7 +136,7 @@ class BrokerCore(NamespaceOps, TopicOps):
             {"serviceUrl": self.web_service_url, "brokerServiceUrl": self.broker_service_url},
         )
 
-    # --- dynamic configuration (Rule 4; facts §1.5) ---------------------------------------------
+    # --- dynamic configuration (Rule 4; Pulsar's BrokerService/AutoTopicCreationOverrideImpl) ---------------------------------------------
 
     def _stored_dynamic_config(self) -> dict[str, str]:
         data = self._read_json(layout.DYNAMIC_CONFIGURATION_PATH)

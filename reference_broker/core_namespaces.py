@@ -3,17 +3,17 @@
 What this module owns: ``NamespaceOps``, a mixin of ``BrokerCore`` (core.py) holding every rule
 about clusters, tenants, namespaces and their ``Policies`` JSON, including the
 ``autoTopicCreationOverride`` set/get/remove. Everything is stored at the paths of
-``metadata/layout.py`` (facts §4.2).
+``metadata/layout.py`` (Pulsar's TopicResources/NamespaceResources).
 
 Rule 1: a namespace lives under its tenant; creating one needs the tenant (404 otherwise), and
         deleting a tenant needs it to have no namespaces (409).
-Rule 2: REST texts for namespace-level operations: 404 "Namespace does not exist" (facts §1.5, the
+Rule 2: REST texts for namespace-level operations: 404 "Namespace does not exist" (Pulsar's BrokerService/AutoTopicCreationOverrideImpl, the
         autoTopicCreation endpoints); topic-level operations use the ownership check's
-        "Namespace not found" instead (facts §1.2 step 5) -- see ``_namespace_for_topic``.
+        "Namespace not found" instead (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync) -- see ``_namespace_for_topic``.
 Rule 3: a namespace's ``replication_clusters`` must contain this broker's cluster, else topic
-        operations answer 412 (facts §1.2 step 5). Creation fills in the local cluster when the
+        operations answer 412 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync). Creation fills in the local cluster when the
         body names none.
-Rule 4: the override is validated by ``autocreation.validate_override`` (facts §1.5) wherever it
+Rule 4: the override is validated by ``autocreation.validate_override`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) wherever it
         enters: the autoTopicCreation endpoint and a namespace-create Policies body.
 Rule 5 (PIP-157, docs/pip157-decisions.md (e), (f)): ``numberOfTopicBuckets`` is a Policies field
         that can be given ONLY in the namespace-create body: an int from 1 to 1024, else 412
@@ -158,7 +158,7 @@ class NamespaceOps:
         ns = parse_namespace(namespace)
         policies = self._read_json(layout.namespace_path(ns))
         if policies is None:
-            raise NamespaceNotFound(  # Rule 2, facts §1.5
+            raise NamespaceNotFound(  # Rule 2, Pulsar's BrokerService/AutoTopicCreationOverrideImpl
                 "Namespace does not exist", binary_message=tenant_or_namespace_missing_binary(ns)
             )
         return policies
@@ -247,7 +247,7 @@ class NamespaceOps:
         self.get_policies(namespace)  # 404 "Namespace does not exist" first
         raise NotAllowed(TOPIC_BUCKETS_IMMUTABLE)
 
-    # --- autoTopicCreationOverride (facts §1.5) -------------------------------------------------
+    # --- autoTopicCreationOverride (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) -------------------------------------------------
 
     def set_auto_topic_creation_override(self, namespace: NamespaceName | str, override: Any) -> None:
         """POST /admin/v2/namespaces/{t}/{ns}/autoTopicCreation."""
@@ -270,10 +270,10 @@ class NamespaceOps:
     def _namespace_for_topic(self, topic: TopicName, *, binary_message: str | None = None) -> dict[str, Any]:
         """The topic's namespace Policies, or the refusal a topic operation gives (Rules 2, 3).
 
-        facts §1.2 step 5: "Newest PulsarWebResource: 404 {"reason":"Namespace not found"}" (a
+        Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "Newest PulsarWebResource: 404 {"reason":"Namespace not found"}" (a
         missing tenant reads the same, since only the namespace policies are looked up). The
         binary text depends on the command, so the caller passes it; the default is the
-        PARTITIONED_METADATA one (facts §1.3 step 4, §7).
+        PARTITIONED_METADATA one (Pulsar's ServerCnx.handlePartitionMetadataRequest, Pulsar's PersistentTopicsBase/ServerCnx).
         """
         ns = topic.namespace_name
         policies = self._policies_or_none(ns)
@@ -284,8 +284,8 @@ class NamespaceOps:
             )
         clusters = list(policies.get("replication_clusters") or [])
         local = self.config.clusterName
-        # facts §1.2 step 5, both 412 texts verbatim; binary: a RestException < 500 maps to
-        # MetadataError (facts §1.3 step 5).
+        # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, both 412 texts verbatim; binary: a RestException < 500 maps to
+        # MetadataError (Pulsar's ServerCnx.handlePartitionMetadataRequest).
         if not clusters:
             raise NotAllowed(
                 f"Namespace does not have any clusters configured : local_cluster={local} ns={ns}",

@@ -7,17 +7,17 @@ for the creation decision.
 
 Rule 1 (existence, ``NamespaceService.checkTopicExists``): a topic is PARTITIONED when partitioned
         metadata exists at its exact name; else NON_PARTITIONED when its managed ledger exists
-        (persistent) or it is loaded in memory (non-persistent, facts §1.3 "exists only if it is
+        (persistent) or it is loaded in memory (non-persistent, Pulsar's ServerCnx.handlePartitionMetadataRequest "exists only if it is
         loaded in memory on its owning broker"); else absent. A partition name is looked up as
         itself: ``t-partition-0`` has no partitioned metadata of its own.
-Rule 2 (partitioned metadata, facts §1.2 steps 3-4 and §1.3 step 5): metadata wins; else, when
+Rule 2 (partitioned metadata, Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync and Pulsar's ServerCnx.handlePartitionMetadataRequest): metadata wins; else, when
         the caller asks for auto-creation and the broker allows it, answer 0 or create the
         partitioned METADATA ONLY (never the partitions); else answer 0 if the non-partitioned
         topic exists, and TopicNotFound otherwise.
 Rule 3 (attach): a producer/consumer may always load a partition ``n < K`` of an existing
         partitioned topic; any other absent topic needs auto-creation to be allowed.
 Rule 4: persistent topics are created as managed-ledger nodes; non-persistent ones only join the
-        in-memory active set (facts §4.2 "non-persistent topics: not stored at all").
+        in-memory active set (Pulsar's TopicResources/NamespaceResources "non-persistent topics: not stored at all").
 Rule 5 (PIP-157): a managed-ledger path is always ``_ledger_path(topic)``, which reads the
         namespace's ``numberOfTopicBuckets``; listing, counting for maxTopicsPerNamespace and the
         partition scan go through ``_ledger_children`` (one ``children`` call per bucket).
@@ -107,7 +107,7 @@ class TopicOps:
         return self.topic_existence(topic) is not None
 
     def is_allow_auto_topic_creation(self, topic: TopicName | str) -> bool:
-        """The effective decision (namespace override first, then broker config; facts §1.5)."""
+        """The effective decision (namespace override first, then broker config; Pulsar's BrokerService/AutoTopicCreationOverrideImpl)."""
         topic = parse_topic(topic)
         return autocreation.is_allow_auto_topic_creation(
             topic, self._policies_or_none(topic.namespace_name), self.config
@@ -119,7 +119,7 @@ class TopicOps:
         """Answer of REST ``GET .../partitions?checkAllowAutoCreation=`` and binary PARTITIONED_METADATA.
 
         ``auto_create`` is ``checkAllowAutoCreation`` (REST) or ``metadata_auto_creation_enabled``
-        (binary field 6). Both APIs decide the same way (facts §7); only the error texts differ,
+        (binary field 6). Both APIs decide the same way (Pulsar's PersistentTopicsBase/ServerCnx); only the error texts differ,
         and the raised error carries both.
         """
         topic = parse_topic(topic)
@@ -130,9 +130,9 @@ class TopicOps:
         policies = self._namespace_for_topic(topic, binary_message="Namespace not found" if may_create else "")
         partitions = self._partitions_of(topic)
         if partitions > 0:
-            return partitions  # facts §1.2 step 3: "partitions > 1 ... == 1: return it"
+            return partitions  # PersistentTopicsBase.internalGetPartitionedMetadataAsync: metadata as stored
         if auto_create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config):
-            # facts §1.2 step 4 (fetchPartitionedTopicMetadataCheckAllowAutoCreationAsync)
+            # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync (fetchPartitionedTopicMetadataCheckAllowAutoCreationAsync)
             if self._non_partitioned_exists(topic):
                 return 0  # "Topic exists ... non-partitioned -> 0"
             if topic.is_partition or not autocreation.is_default_topic_type_partitioned(topic, policies, self.config):
@@ -140,14 +140,14 @@ class TopicOps:
             return self._create_default_partitioned_metadata(topic, policies)
         if self._non_partitioned_exists(topic):
             return 0  # "if the non-partitioned topic exists, return {"partitions":0}"
-        # REST: 404 "Topic <full> not found" (facts §1.2 step 3); binary: TopicNotFound, message "" (§1.3 step 5)
+        # REST: 404 "Topic <full> not found" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync); binary: TopicNotFound, message "" (Pulsar's ServerCnx.handlePartitionMetadataRequest)
         raise TopicNotFound(topic_not_found_reason(topic), binary_message="")
 
     def _create_default_partitioned_metadata(self, topic: TopicName, policies: Mapping[str, Any]) -> int:
-        """facts §1.2 step 4: "Before creating, it checks defaultNumPartitions > 0, <= maxNumPartitionsPerPartitionedTopic
+        """Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "Before creating, it checks defaultNumPartitions > 0, <= maxNumPartitionsPerPartitionedTopic
         (when that is > 0), and maxTopicsPerNamespace. If the znode already exists (a race), it re-reads."
 
-        Binary: these refusals are RestExceptions below 500, which §1.3 step 5 maps to MetadataError.
+        Binary: these refusals are RestExceptions below 500, which ServerCnx.handlePartitionMetadataRequest maps to MetadataError.
         """
         count = autocreation.default_num_partitions(topic, policies, self.config)
         if count <= 0:
@@ -165,7 +165,7 @@ class TopicOps:
         return count
 
     def _check_max_topics(self, topic: TopicName, adding: int, *, server_error: str | None = None) -> None:
-        """maxTopicsPerNamespace counts the children of /managed-ledgers/{ns}/{domain} (facts §4.2),
+        """maxTopicsPerNamespace counts the children of /managed-ledgers/{ns}/{domain} (Pulsar's TopicResources/NamespaceResources),
         leaving system topics out, and refuses with 412 "Exceed maximum number of topics in namespace."."""
         limit = self.config.maxTopicsPerNamespace
         if limit <= 0 or autocreation.is_system_topic(topic):
@@ -311,7 +311,7 @@ class TopicOps:
         for listener in list(self.topic_deleted_listeners):
             listener(topic)
 
-    # --- listing (facts §4.2, §2.5) -------------------------------------------------------------
+    # --- listing (Pulsar's TopicResources/NamespaceResources, Pulsar's NamespaceService.getListOfNonPersistentTopics) -------------------------------------------------------------
 
     def _domain(self, domain: str) -> str:
         if domain not in DOMAINS:
@@ -366,7 +366,7 @@ class TopicOps:
         partitioned topic are loaded either way.
         """
         topic = parse_topic(topic)
-        # BrokerService.getTopic: "Broker is unable to load persistent topic" (facts §2.6); the
+        # BrokerService.getTopic: "Broker is unable to load persistent topic" (Pulsar's BrokerService.getTopic); the
         # newest source uses the same text for a disabled non-persistent domain, so do we.
         enabled = self.config.enablePersistentTopics if topic.persistent else self.config.enableNonPersistentTopics
         if not enabled:
@@ -400,19 +400,19 @@ class TopicOps:
         """The lead's topics layer calls this when a non-persistent topic is unloaded."""
         self._active_non_persistent.discard(parse_topic(topic))
 
-    # --- lookup (facts §3.4, §3.5) --------------------------------------------------------------
+    # --- lookup (Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's TopicLookupBase.internalLookupTopicAsync) --------------------------------------------------------------
 
     def lookup(self, topic: TopicName | str, *, check_existence: bool = True) -> LookupResult:
         """This broker's URLs for ``topic``, or the refusal.
 
-        REST (facts §3.5): "persistent topic that does not exist and may not be auto-created -> 404
+        REST (Pulsar's TopicLookupBase.internalLookupTopicAsync): "persistent topic that does not exist and may not be auto-created -> 404
         "Topic not found <topic>". Non-persistent topics skip the existence check". The binary
-        lookup (facts §3.4) has no existence check: pass ``check_existence=False`` there.
+        lookup (Pulsar's TopicLookupBase.lookupTopicAsync) has no existence check: pass ``check_existence=False`` there.
         """
         topic = parse_topic(topic)
         # A disabled domain does not change the answer: a standalone's NoopLoadManager names the
         # local broker for every bundle; attaching is what is refused (BrokerService#getTopic).
-        # facts §3.4: a 404 during the cluster check -> TopicNotFound(message), message "Namespace not found".
+        # Pulsar's TopicLookupBase.lookupTopicAsync: a 404 during the cluster check -> TopicNotFound(message), message "Namespace not found".
         policies = self._namespace_for_topic(topic, binary_message="Namespace not found")
         if check_existence and topic.persistent and not self._exists_for_lookup(topic):
             if not autocreation.is_allow_auto_topic_creation(topic, policies, self.config):

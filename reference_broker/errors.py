@@ -3,13 +3,13 @@
 What this module owns: the *texts and codes* a refusal carries to each API. Pulsar answers the
 same refusal differently on its two APIs, so every error carries both answers:
 
-Rule 1: ``server_error`` is the binary ``ServerError`` enum NAME (pulsar-facts §3.3), e.g.
+Rule 1: ``server_error`` is the binary ``ServerError`` enum NAME (pulsar-Pulsar's PulsarApi.proto), e.g.
         ``"TopicNotFound"``; the binary layer looks the number up in the proto enum.
 Rule 2: ``http_status`` and ``reason`` are the admin REST answer; the body is
-        ``{"reason": reason}`` (facts §1.2, ``ErrorData.reason``).
+        ``{"reason": reason}`` (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, ``ErrorData.reason``).
 Rule 3: ``binary_message`` is the ``message`` field of the binary error reply. It is often NOT
         the REST reason: an absent topic is REST "Topic persistent://public/default/t not found"
-        but binary ``TopicNotFound`` with message "" (facts §1.2 step 3, §1.3 step 5).
+        but binary ``TopicNotFound`` with message "" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest).
 Rule 4: the texts depend on the operation (lookup vs partitioned metadata vs admin), so the core
         builds each error with the texts of the operation that failed; the constructors below
         only give the defaults. Each call site cites the fact it follows.
@@ -61,7 +61,7 @@ class TopicNotFound(BrokerError):
 
 
 class NamespaceNotFound(BrokerError):
-    """The namespace (or its tenant) is missing. Binary answers use TopicNotFound (facts §7)."""
+    """The namespace (or its tenant) is missing. Binary answers use TopicNotFound (Pulsar's PersistentTopicsBase/ServerCnx)."""
 
     server_error = "TopicNotFound"
     http_status = 404
@@ -78,7 +78,7 @@ class ClusterNotFound(BrokerError):
 
 
 class PartitionedTopicNotFound(BrokerError):
-    # Swagger of PersistentTopics: 404 "Partitioned topic does not exist" (facts §1.2).
+    # Swagger of PersistentTopics: 404 "Partitioned topic does not exist" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
     server_error = "TopicNotFound"
     http_status = 404
 
@@ -130,7 +130,7 @@ class InvalidOverride(BrokerError):
 
 
 class TooManyRequests(BrokerError):
-    """No lookup permit free (maxConcurrentLookupRequest); REST 503 (facts §3.5)."""
+    """No lookup permit free (maxConcurrentLookupRequest); REST 503 (Pulsar's TopicLookupBase.internalLookupTopicAsync)."""
 
     server_error = "TooManyRequests"
     http_status = 503
@@ -142,7 +142,7 @@ class ServiceNotReady(BrokerError):
 
 
 class MetadataStoreError(BrokerError):
-    """The metadata store failed or was used inconsistently (facts §1.3: MetadataError)."""
+    """The metadata store failed or was used inconsistently (Pulsar's ServerCnx.handlePartitionMetadataRequest: MetadataError)."""
 
     server_error = "MetadataError"
     http_status = 500
@@ -159,15 +159,15 @@ class ConfigError(BrokerError):
 
 
 def topic_not_found_reason(topic: object) -> str:
-    # facts §1.2 step 3: getTopicNotFoundErrorMessage is "Topic %s not found" with the full name.
+    # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: getTopicNotFoundErrorMessage is "Topic %s not found" with the full name.
     return f"Topic {topic} not found"
 
 
 def lookup_topic_not_found_reason(topic: object) -> str:
-    # facts §3.5: REST lookup of an absent persistent topic -> 404 "Topic not found <topic>".
+    # Pulsar's TopicLookupBase.internalLookupTopicAsync: REST lookup of an absent persistent topic -> 404 "Topic not found <topic>".
     return f"Topic not found {topic}"
 
 
 def tenant_or_namespace_missing_binary(namespace: object) -> str:
-    # facts §1.3 step 4 and §7: binary TopicNotFound "Tenant or namespace or topic does not exist: <t/ns>".
+    # Pulsar's ServerCnx.handlePartitionMetadataRequest and Pulsar's PersistentTopicsBase/ServerCnx: binary TopicNotFound "Tenant or namespace or topic does not exist: <t/ns>".
     return f"Tenant or namespace or topic does not exist: {namespace}"

@@ -6,11 +6,11 @@ the REST routes (admin/routes_topics.py, admin/routes_lookup.py) call the functi
 checks that do not depend on ownership stay in ``BrokerCore.lookup`` (core_topics.py).
 
 Rule 1 (LOOKUP, the issue: "LOOKUP answers Connect for an owned bundle and an authoritative
-        Redirect to the owner otherwise"): after ``core.lookup`` (facts §3.4: no existence check)
+        Redirect to the owner otherwise"): after ``core.lookup`` (Pulsar's TopicLookupBase.lookupTopicAsync: no existence check)
         the topic's bundle owner decides: this broker -> Connect(own URL, authoritative=true);
         another -> Redirect(owner's brokerServiceUrl, authoritative=true). Failures are Failed
         with the ServerError and the binary message, as before.
-Rule 2 (REST, facts §3.5): 200 LookupData from the owner; elsewhere 307 with
+Rule 2 (REST, Pulsar's TopicLookupBase.internalLookupTopicAsync): 200 LookupData from the owner; elsewhere 307 with
         ``Location: <owner httpUrl>/lookup/v2/topic/<domain>/<t>/<ns>/<encoded local>?authoritative=true``.
         The existence check (404) and the lookup permit (503) come first, as before.
 Rule 3 (batch, docs/pip35-decisions.md part C, TENTATIVE): one entry per DISTINCT topic in order
@@ -47,7 +47,7 @@ from pulsar_codec import events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
 
 LOOKUP = pb.CommandLookupTopicResponse
-LOOKUP_PERMITS_MESSAGE = "Failed due to too many pending lookup requests"  # facts §3.4 (ServerCnx)
+LOOKUP_PERMITS_MESSAGE = "Failed due to too many pending lookup requests"  # Pulsar's TopicLookupBase.lookupTopicAsync (ServerCnx)
 
 
 def _server_error(name: str) -> int:
@@ -67,8 +67,8 @@ def handle_lookup(cnx, event) -> None:
     """LOOKUP on a cluster (Rule 1). ``cnx`` is the ServerCnx; answers through ``cnx.send``."""
     core = cnx.core
     try:
-        topic = parse_topic(event.topic)  # Pulsar's own name check first (model/refused_names.py)
-        core.lookup(topic, check_existence=False)  # facts §3.4: ownership, not existence
+        topic = parse_topic(event.topic)  # Pulsar's own name check first (ServerCnx#validateTopicName)
+        core.lookup(topic, check_existence=False)  # Pulsar's TopicLookupBase.lookupTopicAsync: ownership, not existence
         owner, _ = resolve_owner(core, topic)
     except InvalidName as exc:
         return cnx.send(ev.LookupResponse(request_id=event.request_id, response=LOOKUP.Failed,
@@ -85,7 +85,7 @@ def handle_lookup(cnx, event) -> None:
 
 
 def lookup_data(owner: BrokerInfo) -> dict[str, Any]:
-    """Pulsar's LookupData JSON (facts §3.5): brokerUrl, brokerUrlTls, httpUrl, httpUrlTls, nativeUrl."""
+    """Pulsar's LookupData JSON (Pulsar's TopicLookupBase.internalLookupTopicAsync): brokerUrl, brokerUrlTls, httpUrl, httpUrlTls, nativeUrl."""
     return {"brokerUrl": owner.broker_url, "brokerUrlTls": owner.broker_url_tls, "httpUrl": owner.web_url,
             "httpUrlTls": owner.web_url_tls, "nativeUrl": owner.broker_url}
 
@@ -93,7 +93,7 @@ def lookup_data(owner: BrokerInfo) -> dict[str, Any]:
 def rest_lookup(core, name: str) -> tuple[dict[str, Any] | None, str | None]:
     """GET /lookup/v2/topic/{domain}/{t}/{ns}/{topic} on a cluster (Rule 2): ``(LookupData, None)``
     from the owner, or ``(None, Location)`` for the 307; BrokerErrors propagate to the REST layer."""
-    with core.lookup_permits.permit():  # none free -> 503 (facts §3.5)
+    with core.lookup_permits.permit():  # none free -> 503 (Pulsar's TopicLookupBase.internalLookupTopicAsync)
         core.lookup(name)
         topic = TopicName.parse(name)  # core.lookup parsed it already, so this cannot fail
         owner, _ = resolve_owner(core, topic)
@@ -220,7 +220,7 @@ def resolve_batch(core, names: list[str]) -> BatchAnswer:
 def _plan(core, cluster, group: tuple, topic: TopicName, rings: dict) -> tuple:
     """Once per (domain, tenant, namespace): core.lookup's refusal, else the namespace's ring."""
     try:
-        core.lookup(topic, check_existence=False)  # namespace and domain checks only (facts §3.4)
+        core.lookup(topic, check_existence=False)  # namespace and domain checks only (Pulsar's TopicLookupBase.lookupTopicAsync)
         ring = rings.get(group[1:])
         if ring is None:
             bundles = cluster.bundles_of(topic.namespace_name)
@@ -287,7 +287,7 @@ def rest_batch(core, names: list[str]) -> dict[str, Any]:
             raise answer.refusal
         for entry in answer.entries:
             if entry.error is None:
-                # Rule 3: what the single REST lookup answers, so its existence check too (facts §3.5).
+                # Rule 3: what the single REST lookup answers, so its existence check too (Pulsar's TopicLookupBase.internalLookupTopicAsync).
                 try:
                     core.lookup(entry.topic)
                 except BrokerError as exc:

@@ -1,16 +1,19 @@
-"""The Allure HTML report: one self-contained file, rendered by the npm package ``allure`` (Allure 3).
+"""The Allure HTML report: self-contained files, rendered by the npm package ``allure`` (Allure 3).
 
 allure-pytest writes ``<out>/allure-results`` during a conformance run (conformance/plugin.py); this module
 stages the latest run's results, writes the Allure 3 config, and runs ``allure generate`` with the awesome
-plugin's ``singleFile`` option, which inlines every script, style and result into ``index.html``.
+plugin's ``singleFile`` option, which inlines every script, style and result into each ``index.html``.
 
 Rule 1: only the latest run is rendered. allure-pytest appends to ``allure-results`` run after run, so the
-        results kept are those that started at or after the latest run's first case (the run id is in
-        ``environment.properties``; its start comes from its ``<run_id>.jsonl``). Without that file,
-        every result is rendered.
+        results kept are those labelled with the latest run's id (the id is in ``environment.properties``).
+        Results without that label (older runs) are kept when they started at or after the run's first
+        case (its start comes from its ``<run_id>.jsonl``); without either, every result is rendered.
 Rule 2: targets are Allure environments: each staged result gets a ``target`` label (its ``target``
         parameter, else its ``suite`` label) and a ``verdict`` label, and the config has one environment
-        per target, with the target's ``environment.properties`` values as its variables.
+        per target, with the target's ``environment.properties`` values as its variables. With several
+        targets each also gets a report of its own (``target-<name>/``), and the top page is Allure's
+        summary: one headline ring per target beside the report of all of them, never one ring alone
+        over all targets mixed. Every report groups by PIP, table and row (epic, feature, story).
 Rule 3: categories keep failed, unsupported, indefinite, broken and target-error apart (schema.ALLURE_STATUS); they are
         in the Allure 3 config and, for Allure 2 readers, in ``categories.json`` beside the results.
 Rule 4: history is carried across runs in ``<out>/allure-history.jsonl`` (Allure 3's ``historyPath``); a run
@@ -136,7 +139,14 @@ def _attachment_sources(node) -> Iterable[str]:
                 yield from _attachment_sources(fixture)
 
 
-def stage(allure_results: Path, staging: Path, since_ms: Optional[int]) -> dict:
+def _of_run(result: dict, run_id: str, since_ms: Optional[int]) -> bool:
+    labelled = [l.get("value") for l in result.get("labels") or [] if l.get("name") == "run_id"]
+    if labelled and run_id:
+        return labelled[0] == run_id
+    return since_ms is None or int(result.get("start") or 0) >= since_ms
+
+
+def stage(allure_results: Path, staging: Path, since_ms: Optional[int], run_id: str = "") -> dict:
     """Rule 1 and 2: copies the kept results (with labels added) and their attachments into ``staging``."""
     if staging.exists():
         shutil.rmtree(staging)
@@ -147,7 +157,7 @@ def stage(allure_results: Path, staging: Path, since_ms: Optional[int]) -> dict:
             result = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, OSError):
             continue
-        if since_ms is not None and int(result.get("start") or 0) < since_ms:
+        if not _of_run(result, run_id, since_ms):
             continue
         target, verdict = _target_of(result), verdict_of(result)
         labels = [l for l in result.get("labels") or [] if l.get("name") not in ("target", "verdict")]
@@ -189,6 +199,7 @@ def categories_json() -> list[dict]:
 def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[str],
                  variables: dict[str, dict[str, str]], report_name: str, append_history: bool) -> Path:
     """Rule 2, 3 and 4: the Allure 3 config (JavaScript: environment matchers are functions)."""
+    targets = sorted(targets)
     environments = ",\n".join(
         f"    {json.dumps(t)}: {{ name: {json.dumps(t)}, variables: {json.dumps(variables.get(t, {}))}, "
         f"matcher: byTarget({json.dumps(t)}) }}" for t in sorted(targets))
@@ -198,6 +209,12 @@ def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[s
             rules.append(f"    {{ name: {json.dumps(name)}, matchers: {{ statuses: [{json.dumps(status)}], "
                          f"labels: {{ verdict: {json.dumps(verdict)} }} }}, groupBy: [\"environment\"] }}")
     rules_text = ",\n".join(rules)
+    # One report per target as well, so each target's headline ring counts its own cases only; with
+    # several plugins Allure writes a summary page that shows every report's figures side by side.
+    per_target = "\n".join(
+        f"    {json.dumps(plugin_id(t))}: {{ import: \"@allurereport/plugin-awesome\", options: {{ singleFile: true, "
+        f"reportName: {json.dumps(f'{report_name}: {t}')}, groupBy: [\"epic\", \"feature\", \"story\"], "
+        f"filter: byTarget({json.dumps(t)}) }} }}," for t in targets) if len(targets) > 1 else ""
     text = f"""// Written by reports/allure.py for one rendering; do not edit.
 const byTarget = (name) => ({{ labels }}) => labels.some((l) => l.name === "target" && l.value === name);
 export default {{
@@ -212,12 +229,19 @@ export default {{
 {rules_text}
   ] }},
   plugins: {{
-    awesome: {{ options: {{ singleFile: true, reportName: {json.dumps(report_name)}, groupBy: ["target"] }} }},
+    awesome: {{ options: {{ singleFile: true, reportName: {json.dumps(report_name)},
+                          groupBy: ["target", "epic", "feature", "story"] }} }},
+{per_target}
   }},
 }};
 """
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def plugin_id(target: str) -> str:
+    """A target's report folder name: its name with every character outside [A-Za-z0-9.-] replaced."""
+    return "target-" + re.sub(r"[^A-Za-z0-9.-]", "_", target)
 
 
 def target_variables(properties: dict[str, str], targets: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -246,7 +270,7 @@ def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] 
     run_id = properties.get("run_id", "")
     since = run_start_ms(run_id, result_files) if run_id else None
     work = out_dir / ".allure-staging"
-    staged = stage(allure_results, work / "results", since)
+    staged = stage(allure_results, work / "results", since, run_id)
     if not staged["results"]:
         raise AllureError(f"no Allure result of run {run_id or '?'} in {allure_results}")
     history = out_dir / "allure-history.jsonl"
@@ -271,8 +295,9 @@ def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] 
     index = report_dir / "index.html"
     if done.returncode != 0 or not index.exists():
         raise AllureError(f"allure generate failed (exit {done.returncode}): {(done.stderr or done.stdout)[-2000:]}")
-    page = index.read_text(encoding="utf-8")
-    index.write_text(ANALYTICS.sub("", page), encoding="utf-8")
+    for page_path in report_dir.rglob("*.html"):
+        page = page_path.read_text(encoding="utf-8")
+        page_path.write_text(ANALYTICS.sub("", page), encoding="utf-8")
     if append and run_id:
         with open(ledger, "a", encoding="utf-8") as handle:
             handle.write(run_id + "\n")

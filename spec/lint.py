@@ -2,13 +2,18 @@
 
 Checks, each reported as "<file>:<line>: <row id>: <problem>":
   L1 ids are unique across files (well-formedness is the loader's job, spec/schema.py);
-  L2 every ``source`` resolves in sources.yaml;
+  L2 every ``source`` resolves in sources.yaml, and every anchor there resolves from a clone: its
+     ``where`` is one of the citable forms (spec/citations.py: an upstream file at a release tag, a
+     release's sources jar, a PR or issue, a PIP's wiki URL, a file of this project, an observation
+     of a named release), a file of this project exists, and an upstream file is recorded in
+     spec/upstream.yaml as verified at its tag (``python -m spec.upstream_check``);
   L3 every feature is in features.yaml, and rows of a tentative feature say so (``tentative: true``,
      or in their note); ``tentative: true`` only on rows of a tentative feature; rows of a feature
      whose status is ``ours`` (shipped upstream, but no seed states it) are graded SHOULD;
   L4 descriptions are at most 100 characters;
-  L5 MUST rows carry ``info``, and an ``info`` is found verbatim (whitespace collapsed) in one of
-     the row's sources that is a local file (the seed or the facts), so quotes stay quotes.
+  L5 MUST rows carry ``info``, and an ``info`` (and an anchor's ``quote``) is found verbatim
+     (whitespace collapsed) in one of the row's sources that has text: a file of this project, or an
+     upstream file whose recorded quote digests (spec/upstream.yaml) include it; so quotes stay quotes.
 
 These read the spec's data and nothing after it in the import order. Whether the model answers every
 row and agrees with what its source states, and the reviewer's listing of each row's quote beside the
@@ -19,27 +24,49 @@ runs these checks and those.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Optional
 
+from spec import citations
 from spec.schema import DESCRIPTION_MAX, SPEC_DIR, Row, SpecError, load_registry, load_rows
 
 
-def _collapse(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+class _Quotable:
+    """What a quote of an anchor can be checked against: a file of this project (its text), or an
+    upstream file (the digests of the quotes spec/upstream.yaml records as found in it). Observations,
+    PRs, issues and wiki pages have no text here; quotes of them are not checked."""
+
+    def __init__(self, text: Optional[str] = None, digests: Optional[set[str]] = None):
+        self.text, self.digests = text, digests
+
+    def holds(self, quote: str) -> bool:
+        if self.text is not None:
+            return citations.collapse(quote) in self.text
+        return citations.quote_digest(quote) in self.digests
 
 
-def _local_text(where: Optional[str], base: Path) -> Optional[str]:
-    """The text of a source that is a local file: ``../shared/...`` or a file of this project
-    (``docs/pip157-decisions.md``); None for upstream paths, which are not here, and for recorded
-    observations (``spec/observed/``), which are answers, not prose a row could quote."""
-    if not where or "://" in where or where.endswith(".jsonl"):
-        return None
-    path = (base / where.split("#", 1)[0]).resolve()
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+def _anchors(sources: dict[str, dict], root: Path, manifest: dict[str, dict],
+             registry: Path) -> tuple[dict[str, _Quotable], list[str]]:
+    """Each anchor's quotable text, and the anchors that do not resolve (L2) or misquote (L5)."""
+    quotable, problems = {}, []
+    for name, entry in sources.items():
+        where, why = citations.resolve(entry.get("where"), root)
+        if where is None:
+            problems.append(f"{registry}: {name}: where {entry.get('where')!r} {why}")  # L2
+            continue
+        if where.kind == "local":
+            quotable[name] = _Quotable(text=citations.collapse(where.path.read_text(encoding="utf-8")))
+        elif where.kind in ("upstream", "artifact"):
+            if where.text not in manifest:
+                problems.append(f"{registry}: {name}: {where.text} is not recorded in spec/{citations.MANIFEST} as "
+                                "verified at its tag (python -m spec.upstream_check --write)")  # L2
+                continue
+            quotable[name] = _Quotable(digests=set(manifest[where.text].get("quotes") or ()))
+        if entry.get("quote") and name in quotable and not quotable[name].holds(entry["quote"]):
+            problems.append(f"{registry}: {name}: quote is not a verbatim quote of {where.text}")  # L5
+    return quotable, problems
 
 
 def lint(directory: Path = SPEC_DIR) -> list[str]:
@@ -50,9 +77,8 @@ def lint(directory: Path = SPEC_DIR) -> list[str]:
         features = load_registry(directory / "features.yaml", "features")
     except SpecError as exc:
         return [str(exc)]
-    problems: list[str] = []
-    base = Path(directory).resolve().parent  # "where" paths are relative to the project folder
-    texts = {name: _local_text(entry.get("where"), base) for name, entry in sources.items()}
+    root = Path(directory).resolve().parent  # "where" paths are relative to the project folder
+    quotable, problems = _anchors(sources, root, citations.load_manifest(directory), Path(directory) / "sources.yaml")
 
     def report(row: Row, message: str):
         problems.append(f"{row.where}: {row.id}: {message}")
@@ -80,9 +106,10 @@ def lint(directory: Path = SPEC_DIR) -> list[str]:
             report(row, f"description longer than {DESCRIPTION_MAX} characters")  # L4
         if row.grade == "MUST" and not row.info:
             report(row, "MUST rows carry an info quote from their source")  # L5
-        quotable = [texts[a] for a in row.source if texts.get(a)]
-        if row.info and quotable and not any(_collapse(row.info) in _collapse(t) for t in quotable):
-            report(row, "info is not a verbatim quote of any of its local sources")
+        held = [quotable[a] for a in row.source if a in quotable]
+        if row.info and held and not any(q.holds(row.info) for q in held):
+            report(row, "info is not a verbatim quote of any of its sources (files of this project, or upstream "
+                        f"files as spec/{citations.MANIFEST} records them)")  # L5
     return problems
 
 

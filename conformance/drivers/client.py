@@ -3,9 +3,9 @@
 Rule 1: ``GetPartitionsForTopic`` is ``client.get_topic_partitions(topic)`` on a client built from
         the target's ``pulsar://`` URL (transport "binary": PARTITIONED_METADATA) or its
         ``http://`` URL (transport "http": GET .../partitions?checkAllowAutoCreation=true; the
-        C++ client has not implemented PIP-344, facts §1.1). The answer is
+        C++ client has not implemented PIP-344, apache/pulsar-client-cpp#496). The answer is
         ``PartitionList(names)``; a raised ``pulsar.<Exception>`` is ``ClientError(<class name>)``
-        (facts §1.4 for the Java names, pulsar/exceptions.py for the Python ones).
+        (Pulsar's BinaryProtoLookupService for the Java names, pulsar/exceptions.py for the Python ones).
 Rule 2: ``ProduceConsume`` subscribes first (a new Exclusive subscription), produces
         ``m0..m{count-1}``, then receives until ``count`` messages arrived or no message came for
         ``RECEIVE_IDLE_S``; the received payloads, in index order, are the outcome (ops.py:

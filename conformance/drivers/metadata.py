@@ -8,7 +8,7 @@ the broker (conformance may not import reference_broker, tests/test_import_order
 Rule 1: ``ReadTopicLayout(topic)`` lists ``/managed-ledgers/{tenant}/{ns}/{domain}`` and, for each
         child that is a bucket folder (``$k``; a topic child never starts with ``$`` because URL
         encoding turns it into ``%24``), that folder's children; every child whose URL-decoded
-        name (Pulsar's ``Codec.decode``, facts §4.2) is the topic's local name is reported, as its
+        name (Pulsar's ``Codec.decode``, Pulsar's TopicResources/NamespaceResources) is the topic's local name is reported, as its
         full path. The answer is ``LedgerPaths`` with every path found, so a ledger stored twice,
         or in the wrong bucket, or nowhere, shows as such. The bucket is never computed here: the
         model computes the expected path (model/buckets.py), the driver only reads.

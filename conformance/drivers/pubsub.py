@@ -5,7 +5,7 @@ send order, and per consumer the message indices it received, in arrival order โ
 normalises them. It applies no spec rule: it only says what was seen, in the outcome's terms.
 
 Rule 1: a receipt's kind comes from its message id: on a non-persistent topic (0, 0) is ACCEPTED
-        and (-1, -1) DROPPED (2^64-1 on the wire, -1 in the client; facts ยง2.2), any other id is
+        and (-1, -1) DROPPED (2^64-1 on the wire, -1 in the client; Pulsar's ServerCnx.handleSend), any other id is
         written "ledger:entry"; on a persistent topic (-1, -1) is DROPPED and any other id STORED.
         SEND_ERROR is "send-error:<ServerError>", a client exception "client-error:<class>".
 Rule 2: a payload ``m<i>`` is message i; anything else counts as index -1, which no model outcome

@@ -1,6 +1,6 @@
 """REST driver: Pulsar's admin v2 and lookup v2 HTTP APIs, turned into outcome values.
 
-Paths are Pulsar's, verbatim (STYLE R5; facts §1.2, §1.5, §2.5, §3.5):
+Paths are Pulsar's, verbatim (STYLE R5; Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's BrokerService/AutoTopicCreationOverrideImpl, Pulsar's NamespaceService.getListOfNonPersistentTopics, Pulsar's TopicLookupBase.internalLookupTopicAsync):
   PUT    /admin/v2/tenants/{tenant}
   PUT    /admin/v2/namespaces/{tenant}/{ns}                      DELETE the same
   POST   /admin/v2/namespaces/{tenant}/{ns}/autoTopicCreation    DELETE the same
@@ -11,13 +11,13 @@ Paths are Pulsar's, verbatim (STYLE R5; facts §1.2, §1.5, §2.5, §3.5):
   GET    /admin/v2/{domain}/{tenant}/{ns}                        GET .../partitioned
   GET    /lookup/v2/topic/{domain}/{tenant}/{ns}/{topic}
   POST   /admin/v2/brokers/configuration/{key}/{value}
-  GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/stats          (PIP-2, facts §2.5)
+  GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/stats          (PIP-2, Pulsar's NamespaceService.getListOfNonPersistentTopics)
   GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitioned-stats?perPartition=true
   GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/internalStats
 
 Rule 1: a 2xx answer becomes the op's success value (Partitions, TopicList, LookupAnswer, Done);
         anything else becomes ``RestError(status, reason)`` where reason is the ``{"reason": ...}``
-        of Pulsar's ErrorData body, or the raw body text when it is not that JSON (facts §1.2).
+        of Pulsar's ErrorData body, or the raw body text when it is not that JSON (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
 Rule 2: redirects are answers, not hops: a 307 lookup is ``LookupAnswer("Redirect", ...)`` and a
         307 on an admin call is a RestError; we never follow them, so what we compare is what
         this broker said.
@@ -238,7 +238,7 @@ class RestDriver:
         return self._done(self.request("DELETE", f"/admin/v2/{topic_path(op.topic)}/partitions"))
 
     def _do_GetPartitionedMetadata(self, op: ops.GetPartitionedMetadata):
-        # facts §1.2: checkAllowAutoCreation is a query boolean, default false; None = omit it.
+        # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: checkAllowAutoCreation is a query boolean, default false; None = omit it.
         params = None if op.auto_create is None else {"checkAllowAutoCreation": _bool(op.auto_create)}
         response = self.request("GET", f"/admin/v2/{topic_path(op.topic)}/partitions", params=params)
         if not 200 <= response.status_code < 300:

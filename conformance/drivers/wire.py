@@ -2,15 +2,15 @@
 
 Unlike the official client, this driver sends exactly the frame the case describes: field 6 of
 PARTITIONED_METADATA is present only when the op sets it, so "absent means default true"
-(pulsar-wire.md, CommandPartitionedTopicMetadata) is tested as such.
+(PulsarApi.proto's CommandPartitionedTopicMetadata) is tested as such.
 
 Rule 1: the handshake is CONNECT(protocol_version 21, client_version "pulsar-conformance-wire",
         feature_flags supports_get_partitioned_metadata_without_auto_creation = true), the flags
-        a PIP-344 Java client sends (facts §1.3), then we wait for CONNECTED.
+        a PIP-344 Java client sends (Pulsar's ServerCnx.handlePartitionMetadataRequest), then we wait for CONNECTED.
 Rule 2: a response is matched by request_id; PING is answered with PONG while waiting
-        (pulsar-wire.md §2.5 item 5); any other unsolicited frame is recorded and ignored.
+        (Pulsar's PulsarHandler); any other unsolicited frame is recorded and ignored.
 Rule 3: binary ``Failed``/ERROR answers become ``ServerError(<ServerError name>, message)``
-        (facts §1.3 step 5: "Failed, error = TopicNotFound (11), message = ''"), the message
+        (Pulsar's ServerCnx.handlePartitionMetadataRequest: "Failed, error = TopicNotFound (11), message = ''"), the message
         with the request id and addresses of a relayed client error replaced (outcomes.normalise_message).
 Rule 4: every frame, both ways, goes into the transcript with its exact bytes. Received bytes
         are cut into frames here by the 4-byte totalSize prefix, so the hex shown is exactly what
@@ -385,7 +385,7 @@ class WireDriver:
                             request_id, (events.ProducerSuccess,), "PRODUCER")
         if isinstance(got, events.Error):
             return _server_error(got)
-        # producer_ready=false means "wait for a later PRODUCER_SUCCESS" (pulsar-wire.md).
+        # producer_ready=false means "wait for a later PRODUCER_SUCCESS" (PulsarApi.proto).
         while got.has("producer_ready") and not got.producer_ready:
             got = self._request_followup(request_id)
             if isinstance(got, events.Error):

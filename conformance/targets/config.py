@@ -3,8 +3,8 @@
 This is the harness's own copy of Pulsar facts, not the reference broker's table: a target must
 not supply the defaults it is judged against (STYLE R1).
 
-Rule 1: keys and defaults are Pulsar's ``ServiceConfiguration`` names and values (facts §1.5,
-        §2.1; pulsar-wire.md §2.5 for maxMessageSize, keepAliveIntervalSeconds).
+Rule 1: keys and defaults are Pulsar's ``ServiceConfiguration`` names and values, maxMessageSize
+        and keepAliveIntervalSeconds included.
 Rule 2: ``dynamic`` is Pulsar's own: only those keys can be changed on a running broker through
         POST /admin/v2/brokers/configuration/{key}/{value}. The others need a restart (our own
         processes) or are unsupported (an already running broker whose value differs).
@@ -22,18 +22,18 @@ class Key:
 
 
 PULSAR_DEFAULTS: dict[str, Key] = {
-    # facts §1.5: "all three are dynamic, because the tests set them through updateDynamicConfiguration"
+    # Pulsar's BrokerService/AutoTopicCreationOverrideImpl: "all three are dynamic, because the tests set them through updateDynamicConfiguration"
     "allowAutoTopicCreation": Key("true", True),
     "allowAutoTopicCreationType": Key("non-partitioned", True),
     "defaultNumPartitions": Key("1", True),
     "maxNumPartitionsPerPartitionedTopic": Key("0", True),
     "maxTopicsPerNamespace": Key("0", True),
     "maxConcurrentLookupRequest": Key("50000", True),
-    # facts §2.1 (PIP-2): not dynamic
+    # Pulsar's ServiceConfiguration (PIP-2): not dynamic
     "enablePersistentTopics": Key("true", False),
     "enableNonPersistentTopics": Key("true", False),
     "maxConcurrentNonPersistentMessagePerConnection": Key("1000", False),
-    # pulsar-wire.md: maxMessageSize 5 MiB; keep-alive 30 s
+    # ServiceConfiguration: maxMessageSize 5 MiB; keep-alive 30 s
     "maxMessageSize": Key("5242880", False),
     "keepAliveIntervalSeconds": Key("30", False),
     # token authentication and authorization (conformance/security.py): ServiceConfiguration, static

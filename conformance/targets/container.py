@@ -3,12 +3,12 @@
 The launch is split in two: a pure ``LaunchPlan`` (what to run, unit-tested) and its execution
 through the ``testcontainers`` package (``DockerBackend``, the only part that needs an engine).
 
-Rule 1: the plan starts standalone the way testcontainers' own PulsarContainer does (facts
-        §6.2): ``/bin/bash -c "/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf
+Rule 1: the plan starts standalone the way testcontainers' own PulsarContainer does
+        (org.testcontainers.pulsar.PulsarContainer): ``/bin/bash -c "/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf
         && bin/pulsar standalone --no-functions-worker -nss"``, broker config as
         ``PULSAR_PREFIX_<key>=<value>`` environment (written into standalone.conf by
         apply-config-from-env.py), ``PULSAR_MEM`` bounding the JVM. The default tag is the 4.0
-        LTS line's latest, 4.0.13 (facts §6.1).
+        LTS line's latest, 4.0.13 (Pulsar's release policy).
 Rule 2: ready by standalone_conf's checks (GET /admin/v2/clusters answers exactly
         ``["standalone"]``, as PulsarContainer checks, and public/default exists), polled within
         ``start_timeout`` (120 s).
@@ -52,7 +52,7 @@ from conformance.targets.process import free_ports
 from conformance.targets.standalone_conf import READY_CHECKS, ReadyCheck
 
 IMAGE_REPOSITORY = "apachepulsar/pulsar"
-DEFAULT_TAG = "4.0.13"  # 4.0 LTS, latest patch (facts §6.1)
+DEFAULT_TAG = "4.0.13"  # 4.0 LTS, latest patch (Pulsar's release policy)
 BROKER_PORT = 6650
 HTTP_PORT = 8080
 STANDALONE = ("/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf && "

@@ -81,7 +81,7 @@ def map_config(broker_config: dict[str, str]) -> dict[str, int]:
     elif kind == "partitioned":
         default_partitions = _int("defaultNumPartitions", eff["defaultNumPartitions"])
         if default_partitions <= 0:
-            # Pulsar refuses to auto-create with defaultNumPartitions <= 0 (facts §1.2 step 4);
+            # Pulsar refuses to auto-create with defaultNumPartitions <= 0 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync);
             # pulsar-lite would read 0 as "non-partitioned", which is a different behaviour.
             raise Unsupported("config-no-equivalent", f"defaultNumPartitions={default_partitions} with partitioned auto-creation "
                               "has no pulsar-lite equivalent")

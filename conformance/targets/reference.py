@@ -6,7 +6,7 @@ Rule 1: it is started with ``python -m reference_broker --broker-port 0 --web-po
         a process that exits or stays silent for ``start_timeout`` is a TargetError with its
         last output.
 Rule 2: dynamic keys are set through the admin REST API (POST
-        /admin/v2/brokers/configuration/{key}/{value}); Pulsar's non-dynamic keys (facts §2.1)
+        /admin/v2/brokers/configuration/{key}/{value}); Pulsar's non-dynamic keys (Pulsar's ServiceConfiguration)
         cannot change on a running broker, so a change to them restarts the process with
         ``--set`` (its metadata store is in memory, and every case has its own namespace anyway).
 Rule 3: stop is SIGTERM then SIGKILL after a bound (targets/process.py), and is always called.

@@ -2,7 +2,7 @@
 
 What this module owns: the translation of exceptions to HTTP responses for the admin app.
 
-Rule 1: a ``BrokerError`` answers its own ``http_status`` and ``reason`` (facts §1.2: "every
+Rule 1: a ``BrokerError`` answers its own ``http_status`` and ``reason`` (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "every
         ``RestException(status, msg)`` body is JSON ``{"reason": "<msg>"}``").
 Rule 2: a request FastAPI cannot bind (bad JSON, wrong type, missing body) is 400 with a reason
         naming the field and the problem -- never a 422 and never a crash.

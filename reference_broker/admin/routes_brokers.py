@@ -2,7 +2,7 @@
 
 What this module owns: the HTTP shape of Pulsar's ``BrokersBase`` endpoints we need. The harness
 sets allowAutoTopicCreation, allowAutoTopicCreationType and defaultNumPartitions through
-``POST /admin/v2/brokers/configuration/{key}/{value}``, as Pulsar's own tests do (facts §1.5).
+``POST /admin/v2/brokers/configuration/{key}/{value}``, as Pulsar's own tests do (Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
 
 Rule 1: an update answers 204 (the newest Pulsar answers 200 with no body; both mean success).
 Rule 2: a non-dynamic or unknown key, or a bad value, is 412 (``ConfigError``): a key with

@@ -33,7 +33,7 @@ from reference_broker.core_namespaces import parse_namespace
 
 
 def response_for_lookup(core: BrokerCore, name: str) -> Response:
-    """The single REST lookup on a cluster: 200 LookupData from the owner, else 307 (facts §3.5)."""
+    """The single REST lookup on a cluster: 200 LookupData from the owner, else 307 (Pulsar's TopicLookupBase.internalLookupTopicAsync)."""
     data, location = lookup_service.rest_lookup(core, name)
     if location is not None:
         return Response(status_code=307, headers={"Location": location})

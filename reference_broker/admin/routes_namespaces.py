@@ -9,7 +9,7 @@ Rule 1: handlers are ``async def`` so they run in the event loop, never in a thr
 Rule 2: writes answer 204 No Content, as Pulsar's admin resources do.
 Rule 3: PIP-157's ``numberOfTopicBuckets`` is set only in the namespace-create Policies body; its own
         route answers GET, and refuses POST/DELETE with 412 whatever the body (core_namespaces
-        Rule 5). The route is ours: PIP-157 was never implemented in Pulsar (facts §4.1).
+        Rule 5). The route is ours: PIP-157 was never implemented in Pulsar (PIP-157's pip/pip-157.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ NO_CONTENT = 204
 
 
 class AutoTopicCreationOverride(BaseModel):
-    """Body of POST .../autoTopicCreation (facts §1.5); validated by the core, not here."""
+    """Body of POST .../autoTopicCreation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl); validated by the core, not here."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -91,7 +91,7 @@ def build_router(core: BrokerCore) -> APIRouter:
         core.delete_namespace(f"{tenant}/{namespace}")
         return Response(status_code=NO_CONTENT)
 
-    # --- autoTopicCreation override (facts §1.5) --------------------------------------------
+    # --- autoTopicCreation override (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) --------------------------------------------
 
     @router.post("/namespaces/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT,
                  summary="Set the namespace's autoTopicCreationOverride")

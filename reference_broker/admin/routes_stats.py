@@ -1,6 +1,6 @@
 """Admin v2 topic stats routes (PIP-2): ``/stats``, ``/partitioned-stats`` and ``/internalStats``.
 
-Paths verbatim from facts §2.5 (``NonPersistentTopics`` inherits them from ``PersistentTopics``):
+Paths verbatim from Pulsar's NamespaceService.getListOfNonPersistentTopics (``NonPersistentTopics`` inherits them from ``PersistentTopics``):
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitioned-stats?perPartition=true
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/internalStats
@@ -9,10 +9,10 @@ What this module owns: the HTTP shape of stats. The numbers come from the live t
 (``NonPersistentTopic.stats`` and its subscriptions'); existence comes from the core.
 
 Rule 1: the namespace must exist (the core's 404), then the topic must be loaded: a
-        non-persistent topic exists only while loaded (facts §2.5), so an unknown one is 404
-        "Topic <full name> not found" [I: the text of getTopicNotFoundErrorMessage, facts §1.2].
+        non-persistent topic exists only while loaded (Pulsar's NamespaceService.getListOfNonPersistentTopics), so an unknown one is 404
+        "Topic <full name> not found" [I: the text of getTopicNotFoundErrorMessage, Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync].
 Rule 2: partitioned-stats sums the loaded partitions' counters and rates (``add()`` "sums
-        msgDropRate", facts §2.4), concatenates publishers, merges subscriptions by name, and
+        msgDropRate", Pulsar's NonPersistentTopicStatsImpl), concatenates publishers, merges subscriptions by name, and
         carries ``metadata.partitions``; with ``perPartition`` (default true) also each
         partition's own stats under ``partitions``.
 Rule 3: a persistent topic's stats come from its live log (topics/persistent_stats.py), loaded

@@ -1,7 +1,7 @@
 """Admin v2 topic routes (``/admin/v2/{domain}/...``) and the REST lookup (``/lookup/v2/topic/...``).
 
-What this module owns: the HTTP shape of topic resources. Paths verbatim from facts §1.2, §2.5
-and §3.5; decisions are the core's.
+What this module owns: the HTTP shape of topic resources. Paths verbatim from Pulsar's PersistentTopics, NonPersistentTopics
+and TopicLookup; decisions are the core's.
 
 Rule 1: ``{domain}`` is ``persistent`` or ``non-persistent``; anything else is an unknown path,
         404 (Pulsar mounts exactly those two resource classes).
@@ -40,7 +40,7 @@ def _full_name(domain: str, tenant: str, namespace: str, topic: str) -> str:
 def build_router(core: BrokerCore) -> APIRouter:
     router = APIRouter()
 
-    # --- REST lookup (facts §3.5) -----------------------------------------------------------
+    # --- REST lookup (Pulsar's TopicLookupBase.internalLookupTopicAsync) -----------------------------------------------------------
 
     @router.get("/lookup/v2/topic/{domain}/{tenant}/{namespace}/{topic}", summary="Look up a topic's broker")
     async def lookup(
@@ -50,7 +50,7 @@ def build_router(core: BrokerCore) -> APIRouter:
         # PIP-35 cluster: 200 LookupData from the bundle owner, else 307 to it (routes_lookup.py).
         return response_for_lookup(core, _full_name(domain, tenant, namespace, topic))
 
-    # --- namespace-level listings (facts §2.5, §4.2) ----------------------------------------
+    # --- namespace-level listings (Pulsar's NamespaceService.getListOfNonPersistentTopics, Pulsar's TopicResources/NamespaceResources) ----------------------------------------
 
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}/partitioned", summary="List partitioned topics")
     async def list_partitioned(domain: str, tenant: str, namespace: str) -> list[str]:
@@ -61,7 +61,7 @@ def build_router(core: BrokerCore) -> APIRouter:
     async def list_topics(domain: str, tenant: str, namespace: str) -> list[str]:
         return core.list_topics(f"{tenant}/{namespace}", _domain(domain))
 
-    # --- partitioned topics (facts §1.2) ----------------------------------------------------
+    # --- partitioned topics (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync) ----------------------------------------------------
 
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitions",
                 summary="getPartitionedMetadata (PIP-344 semantics)")

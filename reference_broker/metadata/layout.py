@@ -1,7 +1,7 @@
-"""Where Pulsar keeps each kind of metadata (facts §4.2), and the JSON codec for node values.
+"""Where Pulsar keeps each kind of metadata (Pulsar's TopicResources/NamespaceResources), and the JSON codec for node values.
 
 What this module owns: the path of every node the broker writes, so no other module builds a
-path by hand. The table, quoted from facts §4.2:
+path by hand. The table, quoted from Pulsar's TopicResources/NamespaceResources:
 
 | data                                  | path                                                                |
 |---------------------------------------|---------------------------------------------------------------------|
@@ -13,13 +13,13 @@ path by hand. The table, quoted from facts §4.2:
 |   ... in a PIP-157 bucketed namespace | /managed-ledgers/{tenant}/{namespace}/persistent/$k/{encodedLocalName} |
 | non-persistent topics                 | not stored at all                                                   |
 
-Rule 1: topic local names are URL-encoded in paths and decoded when listed (facts §4.2,
+Rule 1: topic local names are URL-encoded in paths and decoded when listed (Pulsar's TopicResources/NamespaceResources,
         ``Codec.decode``); tenants and namespaces are stored as they are (NamedEntity names
         need no encoding).
 Rule 2: namespaces are the children of their tenant's node, so listing a tenant's namespaces is
         ``children(/admin/policies/{tenant})``.
 Rule 3: the managed-ledger path is built in one function, ``managed_ledger_path(topic, buckets)``.
-        PIP-157 (facts §4.1, docs/pip157-decisions.md): with ``numberOfTopicBuckets`` = 1 (the
+        PIP-157 (PIP-157's pip/pip-157.md, docs/pip157-decisions.md): with ``numberOfTopicBuckets`` = 1 (the
         default) the path is exactly today's; with n > 1 a bucket folder ``$k`` is inserted after
         the domain, ``k = model.hashing.bucket_of(decoded local name, n)``, so each partition lands
         by its own local name. ``topic_dirs`` gives the folders whose children are the topics
@@ -77,7 +77,7 @@ def managed_ledgers_dir(namespace: NamespaceName, domain: str = PERSISTENT) -> s
 
 
 NO_BUCKETS = 1  # PIP-157: "The default value, 1 means no bucketing, the current behaviour will be preserved"
-BUCKET_PREFIX = "$"  # facts §4.1: the PIP's example names the bucket folders $0, $1, $2
+BUCKET_PREFIX = "$"  # PIP-157's pip/pip-157.md: the PIP's example names the bucket folders $0, $1, $2
 
 
 def _check_buckets(buckets: int) -> int:
@@ -99,7 +99,7 @@ def topic_dirs(namespace: NamespaceName, domain: str = PERSISTENT, buckets: int 
 
 
 def managed_ledger_path(topic: TopicName, buckets: int = NO_BUCKETS) -> str:
-    """``/managed-ledgers/`` + Pulsar's persistence naming; persistent topics only (facts §4.2).
+    """``/managed-ledgers/`` + Pulsar's persistence naming; persistent topics only (Pulsar's TopicResources/NamespaceResources).
 
     ``buckets`` is the namespace's ``numberOfTopicBuckets`` (Rule 3); 1 keeps today's path.
     """

@@ -5,7 +5,7 @@ follows, the path rules, the store errors, and ``open_store(url)``.
 
 Rule 1: paths are absolute, ``/``-separated, with no empty segment and no trailing ``/``; the
         root ``/`` always exists and holds no value. Segments are stored as given (the layout
-        URL-encodes topic names, facts §4.2).
+        URL-encodes topic names, Pulsar's TopicResources/NamespaceResources).
 Rule 2: znode semantics. A node has a value (bytes, possibly empty) and a version: 0 when created,
         +1 on every write. ``create`` fails if the node exists; ``put`` creates or overwrites;
         both create missing parents with an empty value (Pulsar's metadata store does this).

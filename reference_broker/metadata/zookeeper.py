@@ -19,7 +19,7 @@ Rule 5: a session that ZooKeeper expired takes this store's ephemeral nodes with
         that happens (on kazoo's thread, which must not wait on ZooKeeper: hand the work off), so
         the owner of an ephemeral node can create it again (``ClusterNode`` registers again).
 Rule 4: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), so a listing a Java
-        client would refuse (facts §4.3 "Packet len<N> is out of range!") still works here.
+        client would refuse (ZooKeeper's ClientCnxnSocket.readLength "Packet len<N> is out of range!") still works here.
         ``get_children_reply_bytes`` computes what that Java client would measure (bench/bucketing.py
         reports it per folder).
 """
@@ -62,7 +62,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_REQUEST_TIMEOUT = 30.0
 ZK_SYSTEM_NODE = "zookeeper"
 
-# ZooKeeper's default jute.maxbuffer, server and (since 3.6.0) client: 0xfffff (facts §4.3).
+# ZooKeeper's default jute.maxbuffer, server and (since 3.6.0) client: 0xfffff (ZooKeeper's ClientCnxnSocket.readLength).
 JUTE_MAXBUFFER_DEFAULT = 0xFFFFF
 _REPLY_HEADER_BYTES = 16  # ReplyHeader: int xid, long zxid, int err
 _STAT_BYTES = 68  # Stat: 6 longs + 5 ints, sent by getChildren2 (Pulsar's ZKMetadataStore uses it)
@@ -70,7 +70,7 @@ _STAT_BYTES = 68  # Stat: 6 longs + 5 ints, sent by getChildren2 (Pulsar's ZKMet
 
 def get_children_reply_bytes(names: Iterable[str], *, with_stat: bool = False) -> int:
     """The ``len`` a Java ZooKeeper client reads for a getChildren reply and checks against
-    ``jute.maxbuffer`` (facts §4.3): ReplyHeader + vector<ustring> (+ Stat for getChildren2).
+    ``jute.maxbuffer`` (ZooKeeper's ClientCnxnSocket.readLength): ReplyHeader + vector<ustring> (+ Stat for getChildren2).
     The 4-byte length prefix itself is not counted, as in ``ClientCnxnSocket.readLength``."""
     body = 4 + sum(4 + len(name.encode("utf-8")) for name in names)
     return _REPLY_HEADER_BYTES + body + (_STAT_BYTES if with_stat else 0)

@@ -6,9 +6,9 @@ all connected subscribers without caching or persisting them into any storage."
 Rule 1: ``publish`` hands each message to every subscription at once and forgets it; receipts
         and message ids are (ledgerId 0, entryId 0): "the broker calls callback.completed(null,
         0L, 0L) before dispatching ... consumers see message ids (0,0) as well (plus the
-        partition index)" (facts §2.2). The per-connection in-flight limit lives in the
+        partition index)" (Pulsar's ServerCnx.handleSend). The per-connection in-flight limit lives in the
         connection (ServerCnx, commands.py), which calls ``record_publish_drop`` for what it refuses.
-Rule 2 (facts §2.3): Exclusive and Failover send to the active consumer (the first attached)
+Rule 2 (Pulsar's NonPersistentDispatcher*.sendMessages): Exclusive and Failover send to the active consumer (the first attached)
         only if "its availablePermits > 0, and its channel isWritable()"; Shared (and Key_Shared,
         which we dispatch the same way) sends while "the dispatcher's total available permits >
         0", round-robin among consumers that have permits. Otherwise the message is dropped and
@@ -17,7 +17,7 @@ Rule 2 (facts §2.3): Exclusive and Failover send to the active consumer (the fi
 Rule 3: "Unsubscribe when all the consumers disconnected" (NonPersistentSubscription
         #removeConsumer); the topic keeps the out counters of removed subscriptions and the in
         counters of removed producers (testAccumulativeStats).
-Rule 4 (stats, facts §2.4): field names are NonPersistentTopicStatsImpl's. Rates come from
+Rule 4 (stats, Pulsar's NonPersistentTopicStatsImpl): field names are NonPersistentTopicStatsImpl's. Rates come from
         rates.Rate (60 s sliding window). Topic msgRateIn/msgRateOut sum the current publishers
         and subscriptions, as NonPersistentTopic#getStats does. Topic-level msgDropRate, which
         Pulsar never assigns, is reported as the sum of the publishers' drop rates (our choice;
@@ -197,7 +197,7 @@ class NonPersistentTopic:
             self._out_removed[1] += removed.out.total_bytes
 
     def last_entry_id(self) -> int:
-        raise NotImplementedError("getLastMessageId is not supported on non-persistent topics (facts §2.2)")
+        raise NotImplementedError("getLastMessageId is not supported on non-persistent topics (Pulsar's ServerCnx.handleSend)")
 
     # Rule 4 --------------------------------------------------------------------------------------
 
@@ -221,6 +221,6 @@ class NonPersistentTopic:
         }
 
     def internal_stats(self) -> dict:
-        # facts §2.4: "only entriesAddedCounter and a cursors map with one empty entry per subscription"
+        # Pulsar's NonPersistentTopicStatsImpl: "only entriesAddedCounter and a cursors map with one empty entry per subscription"
         return {"entriesAddedCounter": self.entries_added_counter,
                 "cursors": {name: {} for name in sorted(self.subscriptions)}}

@@ -3,7 +3,7 @@
 Pulsar computes its rates (msgRateIn, msgRateOut, msgDropRate, ...) once per
 ``statsUpdateFrequencyInSecs`` (60 s by default) as "events since the last update / elapsed", so a
 reading shows the previous interval and a fresh broker shows 0 until the first update; its tests
-call ``updateRates()`` by hand before reading them (facts §2.7).
+call ``updateRates()`` by hand before reading them (Pulsar's NonPersistentTopicTest).
 
 Rule 1 (our window, documented decision): a rate is the number of events recorded in the last
         ``RATE_WINDOW_S`` seconds (60, Pulsar's default update interval) divided by that window,

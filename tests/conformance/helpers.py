@@ -38,7 +38,7 @@ class FakeCase:
     era: str = ERA_PIP344
     api: str = "binary"
     description: str = "a fake case"
-    source: tuple = ("facts-1.3",)
+    source: tuple = ("Pulsar's ServerCnx.handlePartitionMetadataRequest",)
     info: str = "quoted text"
     broker_config: dict = field(default_factory=dict)
 

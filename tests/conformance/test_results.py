@@ -17,7 +17,7 @@ def _record(**overrides):
         verdict="failed", reason="step 1 differs",
         expected=results.outcome_json(ServerError("TopicNotFound", "")),
         actual=results.outcome_json(TopicList(frozenset({"b", "a"}))), failing_step=1, duration_s=0.25,
-        source=["facts-1.3"])
+        source=["Pulsar's ServerCnx.handlePartitionMetadataRequest"])
     values.update(overrides)
     return results.ResultRecord(**values)
 

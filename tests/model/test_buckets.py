@@ -108,7 +108,7 @@ def test_other_policies_keep_the_count_and_deletion_forgets_it():
 # --- the layout (decisions (a)-(d)) -------------------------------------------------------------------
 
 PIP_EXAMPLE = {"nptopic1": 2, "nptopic2": 1, "ptopic-partition-0": 0, "ptopic-partition-1": 1,
-               "ptopic-partition-2": 2, "ptopic-partition-3": 0}  # facts §4.1
+               "ptopic-partition-2": 2, "ptopic-partition-3": 0}  # PIP-157's pip/pip-157.md
 
 
 def test_the_pips_example_layout():
@@ -152,7 +152,7 @@ def test_ledger_paths_normalise_order_and_json_lists():
 
 
 def test_max_topics_counts_every_topic_of_the_namespace():
-    """facts §4.2: the limit counts getExistingPartitions, i.e. every managed ledger of the namespace;
+    """Pulsar's TopicResources/NamespaceResources: the limit counts getExistingPartitions, i.e. every managed ledger of the namespace;
     t0..t3 lie in buckets 2, 0, 1, 2 of 3."""
     state = bucketed(3, {f"t{i}": 0 for i in range(4)}, config={"maxTopicsPerNamespace": "5"})
     assert answer(state, CreatePartitionedTopic(name("p"), 1)) == DONE

@@ -13,7 +13,7 @@ def test_defaults_are_pulsars():
         "defaultNumPartitions": "1",
         "maxNumPartitionsPerPartitionedTopic": "0",
         "maxTopicsPerNamespace": "0",
-        # facts §2.1 (PIP-2)
+        # Pulsar's ServiceConfiguration (PIP-2)
         "enablePersistentTopics": "true",
         "enableNonPersistentTopics": "true",
         "maxConcurrentNonPersistentMessagePerConnection": "1000",
@@ -21,7 +21,7 @@ def test_defaults_are_pulsars():
 
 
 def test_pip2_keys_are_not_dynamic():
-    # facts §2.1: "dynamic: no" for all three
+    # Pulsar's ServiceConfiguration: "dynamic: no" for all three
     assert not {"enablePersistentTopics", "enableNonPersistentTopics",
                 "maxConcurrentNonPersistentMessagePerConnection"} & DYNAMIC_KEYS
 
@@ -63,7 +63,7 @@ def test_dynamic_keys_are_known_keys():
      "[defaultNumPartitions] is not allowed to be set when the type is non-partition."),
     (AutoTopicCreationOverride(True, "partitioned", 2), None),
     (AutoTopicCreationOverride(True, "non-partitioned"), None),
-    # validated only when the override allows auto-creation (facts §1.5)
+    # validated only when the override allows auto-creation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl)
     (AutoTopicCreationOverride(False, "bogus", -1), None),
 ])
 def test_override_validation_texts(override, detail):

@@ -1,4 +1,4 @@
-"""model.hashing: Java String.hashCode (facts §5 table, Hypothesis against an independent reference, a real JVM)
+"""model.hashing: Java String.hashCode (Hypothesis against an independent reference, a real JVM)
 and the PIP-157 bucket decisions (docs/pip157-decisions.md)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from model.hashing import INT_MIN, bucket_of, java_string_hash
 
-# facts §5, "Checked with javac/java 17": string, hashCode, Math.abs, abs%3 (Java, literal), floorMod(h,3).
+# Java 17's String.hashCode: string, hashCode, Math.abs, abs%3 (Java, literal), floorMod(h,3).
 FACTS_TABLE = [
     ("Hello world!", -52966915, 52966915, 1, 2),
     ("my-topic", -1894580786, 1894580786, 2, 1),
@@ -48,7 +48,7 @@ def java_literal_bucket(h: int, n: int) -> int:
     return -remainder if magnitude < 0 else remainder
 
 
-# --- the facts §5 table, row by row -------------------------------------------------------------------
+# --- Java 17's String.hashCode values, row by row----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("text,hash_code,java_abs,java_abs_mod3,floor_mod3", FACTS_TABLE,
@@ -66,7 +66,7 @@ def test_facts_table_row(text, hash_code, java_abs, java_abs_mod3, floor_mod3):
 
 
 def test_non_bmp_character_counts_two_code_units():
-    assert java_string_hash("😀") == 0xD83D * 31 + 0xDE00 == 1772899  # facts §5
+    assert java_string_hash("😀") == 0xD83D * 31 + 0xDE00 == 1772899  # Java's String.hashCode
     assert java_string_hash("a😀") == (97 * 31 + 0xD83D) * 31 + 0xDE00
 
 
@@ -75,12 +75,12 @@ def test_lone_surrogate_is_one_code_unit():
 
 
 def test_pip157_example_layout_with_three_buckets():
-    """facts §4.1: hashing the plain local name, suffix included, reproduces the PIP's own example."""
+    """PIP-157's pip/pip-157.md: hashing the plain local name, suffix included, reproduces the PIP's own example."""
     layout = {name: bucket_of(name, 3) for name in
               ["nptopic1", "nptopic2", *(f"ptopic-partition-{i}" for i in range(4))]}
     assert layout == {"nptopic1": 2, "nptopic2": 1, "ptopic-partition-0": 0, "ptopic-partition-1": 1,
                       "ptopic-partition-2": 2, "ptopic-partition-3": 0}
-    # The full name does not match the example (facts §4.1: nptopic1 -> 1, nptopic2 -> 0).
+    # The full name does not match the example (PIP-157's pip/pip-157.md: nptopic1 -> 1, nptopic2 -> 0).
     assert [bucket_of(f"persistent://tenant/namespace/{n}", 3) for n in ("nptopic1", "nptopic2")] == [1, 0]
 
 
@@ -88,7 +88,7 @@ def test_pip157_example_layout_with_three_buckets():
 @pytest.mark.parametrize("n,ours,java_literal",
                          [(3, 2, -2), (7, 2, -2), (10, 8, -8), (16, 0, 0), (1024, 0, 0), (1, 0, 0)])
 def test_min_value_names_stay_in_range(name, n, ours, java_literal):
-    """Decision (c): the only deviation from a literal Java transcription (facts §5 "Edge case")."""
+    """Decision (c): the only deviation from a literal Java transcription (Java's String.hashCode)."""
     assert java_literal_bucket(java_string_hash(name), n) == java_literal
     assert bucket_of(name, n) == ours == 2**31 % n
 

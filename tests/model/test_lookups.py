@@ -16,7 +16,7 @@ def gpm(local, api, auto_create=None, domain="persistent"):
     return GetPartitionedMetadata(name(local, domain), api, auto_create)
 
 
-# -- PIP-344 era: facts §7 matrix ---------------------------------------------------------------------
+# -- PIP-344 era: Pulsar's PersistentTopicsBase/ServerCnx matrix ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("api", ["rest", "binary"])
 @pytest.mark.parametrize("auto_create", [True, False, None])
@@ -60,7 +60,7 @@ def test_absent_topic_not_creatable_is_not_found(config, auto_create):
 
 
 def test_param_defaults_differ_per_api():
-    # REST checkAllowAutoCreation defaults to false, binary field 6 to true (facts §1.2, §1.3)
+    # REST checkAllowAutoCreation defaults to false, binary field 6 to true (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest)
     state = broker()
     assert answer(state, gpm("t", "rest")) == NOT_FOUND_REST
     assert answer(state, gpm("t", "binary")) == Partitions(0)

@@ -157,7 +157,7 @@ def test_a_message_with_the_producers_valid_checksum_is_the_events_frame(metadat
 
 @given(metadata=st.binary(max_size=50), payload=st.binary(max_size=50), client_version=st.sampled_from([10, 11, 21]))
 def test_a_message_of_an_entry_sent_without_a_checksum_carries_none(metadata, payload, client_version):
-    """pulsar-wire.md: the broker sends the stored entry as the producer wrote it, so no checksum
+    """Pulsar's PulsarCommandSenderImpl.sendMessagesToConsumer: the broker sends the stored entry as the producer wrote it, so no checksum
     block for any client: the bytes a client below v11 gets, whatever this client's version."""
     expected = server_of(10).send(ev.Message(consumer_id=1, redelivery_count=0,
                                              message_id={"ledgerId": 2, "entryId": 3, "partition": -1},

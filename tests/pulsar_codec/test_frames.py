@@ -13,7 +13,7 @@ from pulsar_codec.frames import (
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "official_client.json").read_text())["frames"]
 
-# pulsar-wire.md §2.2 "Worked SEND example", checked there with crcmod's crc-32c.
+# A worked SEND frame, its CRC-32C checked with crcmod's crc-32c.
 FACT_SEND = bytes.fromhex("00000020" "00000008" "0806320408011000" "0e01" "16f2f2f7" "00000008" "0a0170100018e807" "6869")
 
 
@@ -63,7 +63,7 @@ def test_official_client_connect():
 
 
 def test_official_client_partitioned_metadata_omits_field_6():
-    # facts §1.1: the C++ client has not implemented PIP-344 and never sends field 6,
+    # apache/pulsar-client-cpp#496: the C++ client has not implemented PIP-344 and never sends field 6,
     # so the broker must read the proto default, true.
     frame = decode_one(bytes.fromhex(GOLDEN["PARTITIONED_METADATA"]))
     request = frame.command.partitionMetadata

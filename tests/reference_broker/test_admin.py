@@ -1,6 +1,6 @@
 """reference_broker.admin: every route's status codes and bodies, in process (httpx over ASGI, no sockets).
 
-Error bodies are always Pulsar's ``{"reason": ...}`` (facts §1.2), also for bad JSON and unknown paths.
+Error bodies are always Pulsar's ``{"reason": ...}`` (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync), also for bad JSON and unknown paths.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_namespace_created_with_override_in_policies(admin):
     assert reason(admin.put("/admin/v2/namespaces/public/ns2", json=bad), 412).endswith("Unknown topic type [x]")
 
 
-# --- autoTopicCreation override (facts §1.5) ------------------------------------------------------
+# --- autoTopicCreation override (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) ------------------------------------------------------
 
 OVERRIDE = "/admin/v2/namespaces/public/default/autoTopicCreation"
 
@@ -173,7 +173,7 @@ def test_override_on_missing_namespace(admin):
     assert reason(admin.delete(url), 404) == "Namespace does not exist"
 
 
-# --- partitioned metadata (facts §1.2, §7) --------------------------------------------------------
+# --- partitioned metadata (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's PersistentTopicsBase/ServerCnx) --------------------------------------------------------
 
 
 @pytest.mark.parametrize("base", [P, NP])
@@ -256,7 +256,7 @@ def test_listing_errors(admin):
     assert reason(admin.put("/admin/v2/volatile/public/default/t"), 404) == "HTTP 404 Not Found"
 
 
-# --- lookup (facts §3.5) --------------------------------------------------------------------------
+# --- lookup (Pulsar's TopicLookupBase.internalLookupTopicAsync) --------------------------------------------------------------------------
 
 
 def test_lookup(admin):

@@ -24,7 +24,7 @@ from .zookeeper_server import zookeeper_server  # noqa: F401
 NS = "public/b3"
 NS_NAME = NamespaceName("public", "b3")
 ML = "/managed-ledgers/public/b3/persistent"
-# PIP-157's own example (facts §4.1): 3 buckets.
+# PIP-157's own example (PIP-157's pip/pip-157.md): 3 buckets.
 PIP_EXAMPLE = {"nptopic1": 2, "nptopic2": 1, "ptopic-partition-0": 0, "ptopic-partition-1": 1,
                "ptopic-partition-2": 2, "ptopic-partition-3": 0}
 
@@ -91,7 +91,7 @@ def test_pip157_example_lands_in_the_example_buckets(core):
     core.create_partitioned_topic(f"persistent://{NS}/ptopic", 4)
     assert ledger_nodes(core) == {f"{ML}/$0", f"{ML}/$1", f"{ML}/$2"} | {
         f"{ML}/${bucket}/{name}" for name, bucket in PIP_EXAMPLE.items()}
-    # Partitioned-topic metadata is never bucketed (facts §4.2 path unchanged).
+    # Partitioned-topic metadata is never bucketed (Pulsar's TopicResources/NamespaceResources path unchanged).
     assert core.store.children("/admin/partitioned-topics/public/b3/persistent") == ["ptopic"]
 
 

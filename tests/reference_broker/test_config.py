@@ -45,7 +45,7 @@ def test_dynamic_keys_include_the_auto_creation_and_lookup_keys():
     for key in ("allowAutoTopicCreation", "allowAutoTopicCreationType", "defaultNumPartitions",
                 "maxNumPartitionsPerPartitionedTopic", "maxTopicsPerNamespace", "maxConcurrentLookupRequest"):
         assert key in DYNAMIC_KEYS
-    # PIP-2 keys are not dynamic (facts §2.1)
+    # PIP-2 keys are not dynamic (Pulsar's ServiceConfiguration)
     for key in ("enablePersistentTopics", "enableNonPersistentTopics", "maxConcurrentNonPersistentMessagePerConnection"):
         assert key not in DYNAMIC_KEYS
 

@@ -1,6 +1,6 @@
 """reference_broker.core: boot, namespaces, the auto-creation decision, partitioned metadata, attach, lookup.
 
-Rows of the facts' matrices are cited next to the tests that check them (facts §1.2, §1.5, §1.6, §7).
+Rows of the facts' matrices are cited next to the tests that check them (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's BrokerService/AutoTopicCreationOverrideImpl, Pulsar's GetPartitionMetadataTest, Pulsar's PersistentTopicsBase/ServerCnx).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def nothing_created(core: BrokerCore, name: str) -> bool:
     )
 
 
-# --- boot (facts §6.2) ---------------------------------------------------------------------------
+# --- boot (Testcontainers' PulsarContainer) ---------------------------------------------------------------------------
 
 
 def test_boot_creates_standalone_cluster_public_tenant_and_default_namespace(core):
@@ -169,7 +169,7 @@ def test_delete_namespace(core):
         core.delete_namespace("public/ns")
 
 
-# --- autoTopicCreationOverride validation (facts §1.5) --------------------------------------------
+# --- autoTopicCreationOverride validation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) --------------------------------------------
 
 DETAIL = "Invalid configuration for autoTopicCreationOverride. the detail is "
 
@@ -222,7 +222,7 @@ def test_override_in_namespace_create_body_is_validated(core):
     assert core.get_partitioned_metadata("persistent://public/ns/t", True) == 2
 
 
-# --- the auto-creation decision (facts §1.5 "How the broker decides") -----------------------------
+# --- the auto-creation decision (Pulsar's BrokerService/AutoTopicCreationOverrideImpl "How the broker decides") -----------------------------
 
 
 @pytest.mark.parametrize("broker_allow,override,expected", [
@@ -266,7 +266,7 @@ def test_dlq_and_retry_topics_are_never_auto_partitioned(core, name):
     assert core.list_partitioned_topics(NS, "persistent") == []
 
 
-# --- get_partitioned_metadata: facts §7 matrix ----------------------------------------------------
+# --- get_partitioned_metadata: Pulsar's PersistentTopicsBase/ServerCnx matrix ----------------------------------------------------
 
 DOMAINS = ["persistent", "non-persistent"]
 
@@ -334,7 +334,7 @@ def test_absent_and_not_creating_is_topic_not_found(core, domain, allow, auto_cr
 
 @pytest.mark.parametrize("missing", ["public/ns_x", "nosuchtenant/ns"])
 def test_missing_namespace_or_tenant(core, missing):
-    with pytest.raises(NamespaceNotFound) as info:  # facts §1.2 step 5, §7 last row
+    with pytest.raises(NamespaceNotFound) as info:  # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's PersistentTopicsBase/ServerCnx
         core.get_partitioned_metadata(f"persistent://{missing}/t", True)
     error = info.value
     assert (error.http_status, error.reason) == (404, "Namespace not found")
@@ -370,7 +370,7 @@ def test_auto_created_metadata_respects_limits(core, settings, reason):
     with pytest.raises(NotAllowed) as info:
         core.get_partitioned_metadata("t", True)
     assert info.value.reason == reason
-    assert info.value.server_error == "MetadataError"  # facts §1.3 step 5 mapping of a 4xx RestException
+    assert info.value.server_error == "MetadataError"  # Pulsar's ServerCnx.handlePartitionMetadataRequest mapping of a 4xx RestException
     assert nothing_created(core, "t")
 
 
@@ -385,7 +385,7 @@ def test_max_topics_counts_existing_managed_ledgers(core):
 
 
 class RacingStore(MemoryMetadataStore):
-    """Another broker writes the partitioned metadata first (facts §1.2 step 4: "it re-reads")."""
+    """Another broker writes the partitioned metadata first (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "it re-reads")."""
 
     def create(self, path, value=b""):
         if path.startswith("/admin/partitioned-topics/"):
@@ -512,7 +512,7 @@ def test_binary_listing_of_a_missing_namespace(core):
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_attach_loads_partitions_of_existing_partitioned_topic_even_without_auto_creation(domain):
-    core = make_core(allowAutoTopicCreation=False)  # facts §2.7 testAutoCreateNonPersistentPartitions...
+    core = make_core(allowAutoTopicCreation=False)  # Pulsar's NonPersistentTopicTest testAutoCreateNonPersistentPartitions...
     core.update_dynamic_config("allowAutoTopicCreationType", "partitioned")
     core.update_dynamic_config("allowAutoTopicCreation", "true")
     core.get_partitioned_metadata(f"{domain}://public/default/p", True)  # metadata only
@@ -536,7 +536,7 @@ def test_attach_auto_creates_non_partitioned_when_allowed(core, domain):
 
 @pytest.mark.parametrize("name", ["t", "non-persistent://public/default/issue-9173-partition-0"])
 def test_attach_refused_when_not_allowed(name):
-    core = make_core(allowAutoTopicCreation=False)  # facts §2.7 testNonPersistentPartitionsAreNotAutoCreated...
+    core = make_core(allowAutoTopicCreation=False)  # Pulsar's NonPersistentTopicTest testNonPersistentPartitionsAreNotAutoCreated...
     with pytest.raises(TopicNotFound) as info:
         core.ensure_topic_for_attach(name)
     topic = TopicName.parse(name)
@@ -556,7 +556,7 @@ def test_attach_without_force_topic_creation_does_not_create(core):
                                       ("enableNonPersistentTopics", "non-persistent://public/default/t")])
 def test_attach_to_disabled_domain(key, name):
     core = make_core(**{key: False})
-    with pytest.raises(NotAllowed) as info:  # facts §2.6
+    with pytest.raises(NotAllowed) as info:  # Pulsar's BrokerService.getTopic
         core.ensure_topic_for_attach(name)
     assert (info.value.server_error, info.value.reason) == ("NotAllowedError", "Broker is unable to load persistent topic")
     # a standalone's NoopLoadManager still names this broker (observed on 3.0.7, 4.0.7, 4.2.4)
@@ -581,7 +581,7 @@ def test_non_persistent_topic_exists_only_while_active(core):
     assert core.list_topics(NS, "non-persistent") == ["non-persistent://public/default/np"]
 
 
-# --- lookup (facts §3.4, §3.5) --------------------------------------------------------------------
+# --- lookup (Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's TopicLookupBase.internalLookupTopicAsync) --------------------------------------------------------------------
 
 
 def test_lookup_of_absent_persistent_topic():

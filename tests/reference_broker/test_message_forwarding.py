@@ -1,6 +1,6 @@
 """A MESSAGE carries the stored entry as the producer wrote it (connection.py Rule 3).
 
-pulsar-wire.md: "After the command, the broker sends the stored entry as the producer wrote it
+Pulsar's PulsarCommandSenderImpl.sendMessagesToConsumer: "After the command, the broker sends the stored entry as the producer wrote it
 (magic, checksum, metadata size, metadata, payload)", except that a client below v11 gets no
 checksum block. So the metadata bytes are not decoded and written again, the checksum is the
 producer's, and a SEND without one is delivered without one. Each test sends a SEND whose metadata

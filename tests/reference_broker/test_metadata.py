@@ -1,4 +1,4 @@
-"""reference_broker.metadata: both store backends pass the same contract tests; layout paths follow facts §4.2."""
+"""reference_broker.metadata: both store backends pass the same contract tests; layout paths follow Pulsar's TopicResources/NamespaceResources."""
 
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ def test_backends_agree(tmp_path_factory, ops):
         sqlite.close()
 
 
-# --- layout (facts §4.2) -------------------------------------------------------------------------
+# --- layout (Pulsar's TopicResources/NamespaceResources) -------------------------------------------------------------------------
 
 
 def test_layout_paths():

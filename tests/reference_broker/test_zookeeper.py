@@ -1,6 +1,6 @@
 """reference_broker.metadata.zookeeper against a REAL ZooKeeper: the store contract (the same tests as memory
 and sqlite), agreement with the memory store, URLs and bounded connects, and the getChildren reply size
-checked against the real Java client's jute.maxbuffer check (facts §4.3)."""
+checked against the real Java client's jute.maxbuffer check (ZooKeeper's ClientCnxnSocket.readLength)."""
 
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def test_create_many_in_transactions(store):
     assert store.get("/ml/t/ns/persistent/$0/new") is None  # the whole transaction rolled back
 
 
-# --- the reply size, checked against the real Java client (facts §4.3) -------------------------------
+# --- the reply size, checked against the real Java client (ZooKeeper's ClientCnxnSocket.readLength) -------------------------------
 
 
 def test_reply_size_formula():

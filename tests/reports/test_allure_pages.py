@@ -129,17 +129,22 @@ def test_cli_writes_every_output(e2e):
 
 def test_allure_report_is_one_file_of_the_latest_run_with_history(e2e):
     out = e2e["out"]
-    index = out / "allure-report" / "index.html"
-    page = index.read_text(encoding="utf-8")
-    assert "googletagmanager" not in page
-    assert not re.search(r"<script[^>]+src=\"(?!data:)", page), "scripts must be inlined (single file)"
-    assert not re.search(r"<link[^>]+href=\"(?!data:)[^\"]+\.css", page), "styles must be inlined (single file)"
+    top = out / "allure-report"
+    index = top / "awesome" / "index.html"  # every target; the top page is the summary of the reports
+    for page_path in (top / "index.html", index, top / "target-reference" / "index.html"):
+        page = page_path.read_text(encoding="utf-8")
+        assert "googletagmanager" not in page
+        assert not re.search(r"<script[^>]+src=\"(?!data:)", page), "scripts must be inlined (single file)"
+        assert not re.search(r"<link[^>]+href=\"(?!data:)[^\"]+\.css", page), "styles must be inlined (single file)"
     assert len(e2e["first_results"]["byId"]) == 8
-    results = json.loads((index.parent / "test-results.json").read_text(encoding="utf-8"))["byId"]
+    results = json.loads((top / "test-results.json").read_text(encoding="utf-8"))["byId"]
     assert len(results) == 8, "only the latest run's 8 results, not both runs' 16"
     assert {r["environment"] for r in results.values()} == {"reference", "lite"}, "targets are environments"
-    summary = json.loads((index.parent / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads((index.parent / "summary.json").read_text(encoding="utf-8"))  # the all-targets report
     assert summary["stats"]["total"] == 8 and not summary["stats"].get("new"), "the first run is in the history"
+    for target in ("reference", "lite"):  # a headline per target, each counting its own cases only
+        own = json.loads((top / f"target-{target}" / "summary.json").read_text(encoding="utf-8"))
+        assert own["stats"]["total"] == len(VERDICTS[1][target]), target
     history = (out / "allure-history.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(history) == 2, "one history entry per run"
     assert (out / "allure-history.runs").read_text(encoding="utf-8").split() == list(RUN_IDS)
@@ -181,7 +186,12 @@ def test_summary_page_shows_the_matrix_in_chromium(e2e):
 
 
 def test_allure_report_opens_in_chromium(e2e):
-    index = e2e["out"] / "allure-report" / "index.html"
+    top = e2e["out"] / "allure-report" / "index.html"
+    dom = browser.dump_dom(top, budget_ms=15000)
+    for text in ("Pulsar conformance: reference", "Pulsar conformance: lite"):
+        assert text in dom, text
+    browser.screenshot(top, SHOTS / "allure-summary.png", budget_ms=15000)
+    index = e2e["out"] / "allure-report" / "awesome" / "index.html"
     dom = browser.dump_dom(index, budget_ms=15000)
     assert 'id="app"' in dom
     for text in ("reference", "lite", "test_case"):

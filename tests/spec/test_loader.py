@@ -1,17 +1,16 @@
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 
 from model import ops as model_ops
 from spec.schema import APIS, CREDENTIAL_OPERATIONS, OPERATIONS, ROW_FORBIDDEN_OPERATIONS, SpecError, load_file, load_rows
+from tests.spec.helpers import upstream_text
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 GOOD_ROW = """\
       - id: pip344-test-001
         description: A row that loads
-        source: [facts-7]
+        source: [seed-344/metadata-table/case-3]
         info: "quoted"
         grade: MUST
         era: pip344
@@ -124,9 +123,9 @@ def test_operation_vocabulary_matches_model_ops():
         assert op_fields - shape.fields <= {"api", "transport", "namespace", "domain", "policies"}, name
 
 
-def test_the_seed_numbers_case_5_twice_and_both_rows_exist():
-    seed = (SHARED / "seeds" / "001_09b6096d7f3f22b5.txt").read_text()
-    table = seed.split("PulsarClient.getPartitionsForTopic(String, boolean)`.", 1)[1]
+def test_the_pip_numbers_case_5_twice_and_both_rows_exist():
+    pip = upstream_text("apache/pulsar@v4.0.7:pip/pip-344.md")
+    table = pip.split("PulsarClient.getPartitionsForTopic(String, boolean)`.", 1)[1]
     assert [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| 5 ")] == ["5", "5"]
     ids = {r.id for r in load_rows()}
     assert {"pip344-seed-list-005", "pip344-seed-list-006"} <= ids

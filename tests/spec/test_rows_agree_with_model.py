@@ -112,7 +112,7 @@ def test_model_answers_unnamed_states_by_the_shared_rules(combo):
         # every table: an existing topic answers its partitions, whatever else is set
         assert set(answers.values()) == {Partitions(2)}
     elif topic_state in ("non-partitioned", "partition-name"):
-        # a partition name is never given metadata of its own (facts §1.2 step 4)
+        # a partition name is never given metadata of its own (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync)
         assert all(a == Partitions(0) or error_kind(a) == "not-found" for a in answers.values())
     if era == "pre-pip344":
         # old brokers ignore field 6 (binary always answers), and REST answers not found only without

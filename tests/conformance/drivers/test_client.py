@@ -37,7 +37,7 @@ def test_partitions_and_exceptions_become_values(server):
     assert driver.perform(ops.GetPartitionsForTopic(topic)) == PartitionList((f"{topic}-partition-0", f"{topic}-partition-1"))
     assert driver.perform(ops.GetPartitionsForTopic("persistent://public/c1/missing")) == ClientError("TopicNotFound")
     sent = [e for e in server.received if isinstance(e, events.PartitionedMetadata)]
-    # The C++ client has not implemented PIP-344 (facts §1.1): it never sends field 6.
+    # The C++ client has not implemented PIP-344 (apache/pulsar-client-cpp#496): it never sends field 6.
     assert not any(e.has("metadata_auto_creation_enabled") for e in sent)
 
 

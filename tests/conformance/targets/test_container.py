@@ -85,7 +85,7 @@ def test_readiness_needs_the_standalone_cluster_and_public_default():
     assert "answered 500" in readiness_problem(plan, {**ready, clusters: (500, "")})
     assert "not [\"standalone\"]" in readiness_problem(plan, {**ready, clusters: (200, "[]")})
     assert "not [\"standalone\"]" in readiness_problem(plan, {**ready, clusters: (200, '["standalone","x"]')})
-    # facts §6.2: /clusters can answer before public/default exists.
+    # Testcontainers' PulsarContainer: /clusters can answer before public/default exists.
     assert "public/default" in readiness_problem(plan, {**ready, namespaces: (200, "[]")})
     assert "answered 404" in readiness_problem(plan, {**ready, namespaces: (404, '{"reason":"Tenant does not exist"}')})
 
