@@ -3,7 +3,8 @@
   python -m conformance run --target reference --target pulsar-lite \\
       [--target pulsar-standalone[:VERSION]] [--pulsar-versions 3.0.2,4.0.7,4.2.4] \\
       [--target pulsar-container[:TAG]] \\
-      [--target url:pulsar://H:P,http://H:Q] [--pip 344] [-k EXPR] [--out reports/out] \\
+      [--target url:pulsar://H:P,http://H:Q] [--broker-config FILE|KEY=VALUE ...] \\
+      [--pip 344] [-k EXPR] [--out reports/out] \\
       [--secure] [--tls] [--auth-token-file FILE | --auth-token JWT] [--tls-trust-certs PEM]
   python -m conformance cases [--pip 344]
   python -m conformance prepare 4.0.7 3.0.2     # resolve Apache Pulsar releases' jars into the cache
@@ -39,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--pulsar-versions", metavar="V1,V2,...",
                          help="comma-separated Apache Pulsar releases; adds one pulsar-standalone:<version> "
                               "target per release (its Maven jars, run in a JVM)")
+    run_cmd.add_argument("--broker-config", action="append", default=[], metavar="FILE|KEY=VALUE",
+                         help="repeatable; what the broker of a url: target runs with: a broker.conf-style file of "
+                              "key=value lines, or one key=value; keys not given run with Pulsar's defaults. "
+                              "Without an admin API, cases needing another config are unsupported "
+                              "(docs/testing-your-broker.md)")
     run_cmd.add_argument("--pip", action="append", default=[], metavar="N", help="only this PIP (repeatable), e.g. 344")
     run_cmd.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression over item names")
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
@@ -159,10 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"conformance: error: {exc}", file=sys.stderr)
         return v.EXIT_HARNESS
+    try:
+        from conformance.targets.url import parse_broker_config
+        declared = parse_broker_config(args.broker_config)
+    except UsageError as exc:
+        print(f"conformance: error: {exc}", file=sys.stderr)
+        return v.EXIT_HARNESS
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
                java_admin_version=args.java_admin_version, jobs=args.jobs,
-               security=security)
+               security=security, broker_config=declared)
 
 
 def run_security(args: argparse.Namespace):

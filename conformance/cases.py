@@ -33,13 +33,15 @@ from model.ops import (
 from model.outcomes import (
     DROPPED, POSITIVE, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView, LookupAnswer,
     PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView)
+from model.refused_names import REST_REFUSAL
 from model.state import FrozenMap
 from spec.schema import OPERATIONS, Row, load_rows
 from spec.versions import parse_range, release_text
 
 UNSET = object()  # bind() without a release: the era's representative one
 from conformance.cases_pip157 import PIP157_NAMESPACE_OPS, PIP157_STATED, pip157_stated_value
-from conformance.cases_pip35 import PIP35_STATED, PIP35_TOPICS_OPS, bind_topics, pip35_error_kind, pip35_stated_value
+from conformance.cases_pip35 import (
+    NS, PIP35_STATED, PIP35_TOPICS_OPS, bind_topics, pip35_error_kind, pip35_stated_value)
 
 ROLES = ("setup", "action", "observe")
 
@@ -157,6 +159,14 @@ class Case:
         return BoundCase(self, bound_ns, tuple(steps))
 
 
+def _topic(text: str, namespace: str, full) -> str:
+    """A row's ``topic``: a local name in the case's namespace, or, for names Pulsar refuses, the name
+    as sent, verbatim when it has a domain and with ``{ns}`` standing for the case's namespace."""
+    if NS in text:
+        return text.replace(NS, namespace)
+    return text if "://" in text else full(text)
+
+
 def _operation(template: dict, api: Optional[str], namespace: str, domain: str, full) -> Any:
     """A model operation from a row's JSON: full names, the per-case namespace, the api filled."""
     data = dict(template)
@@ -167,7 +177,7 @@ def _operation(template: dict, api: Optional[str], namespace: str, domain: str, 
         return WithCredentials(inner, who.get("role"), who.get("token", "valid"))
     shape = OPERATIONS[data["op"]]
     if "topic" in data:
-        data["topic"] = full(data["topic"])
+        data["topic"] = _topic(data["topic"], namespace, full)
     if data["op"] in PIP35_TOPICS_OPS:
         data["topics"] = bind_topics(data.get("topics", ()), namespace, full)
     if data["op"] in ("ListTopics", "ListPartitionedTopics", "CreateNamespace", "DeleteNamespace",
@@ -226,6 +236,9 @@ def error_kind(outcome) -> Optional[str]:
         return "not-authenticated" if outcome.reason == "Authentication required" else "not-authorized"
     if isinstance(outcome, ServerError) and outcome.error in ("AuthenticationError", "AuthorizationError"):
         return {"AuthenticationError": "not-authenticated", "AuthorizationError": "not-authorized"}[outcome.error]
+    if outcome == RestError(412, REST_REFUSAL) or (isinstance(outcome, ServerError)
+                                                   and outcome.error == "InvalidTopicName"):
+        return "invalid-name"  # model/refused_names.py
     if isinstance(outcome, RestError) and outcome.status in (409, 412):  # PIP-157 rows
         return {409: "conflict", 412: "precondition-failed"}[outcome.status]
     if isinstance(outcome, RestError) and outcome.status == 503:
@@ -253,7 +266,10 @@ def stated_disagreements(bound: BoundCase) -> list[str]:
     catch a model that drifts from the source tables.
     """
     row, action = bound.case.row, bound.action
-    topic = TopicName.parse(action.op.topic) if hasattr(action.op, "topic") else None
+    try:
+        topic = TopicName.parse(action.op.topic) if hasattr(action.op, "topic") else None
+    except InvalidName:  # a name Pulsar refuses (model/refused_names.py)
+        topic = None
     problems = []
     for key, value in row.stated_json().items():
         got = _stated_value(key, value, bound, topic)

@@ -3,8 +3,9 @@
 Rule 1: a *target's answer* is never an exception here; drivers turn answers into
         ``model.outcomes`` values. These exceptions say that no answer could be compared.
 Rule 2: ``Unsupported`` means the step could not be attempted on this target (no admin API, a
-        broker config the target cannot take, an error it cannot be made to produce). It gives the
-        verdict "unsupported" and never counts as passed.
+        broker config the target cannot take, a feature it was detected to lack), never that its
+        answer is unwelcome. It names one of conformance/reasons.py's ids, gives the verdict
+        "unsupported" and never counts as passed.
 Rule 3: ``Indefinite`` means we attempted it and waited, but got no answer within the bound (a
         timeout, a closed connection, an unreachable target). It is never a spec failure.
 Rule 4: ``ProtocolViolation`` means the target answered with something that is not a Pulsar
@@ -25,8 +26,11 @@ class ConformanceError(Exception):
 class Unsupported(ConformanceError):
     """The target cannot perform this step or take this configuration (verdict: unsupported)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, kind: str, reason: str):
+        from conformance.reasons import check
+        check(kind)  # Rule 2: only reasons docs/unsupported.md justifies
         super().__init__(reason)
+        self.kind = kind
         self.reason = reason
 
 

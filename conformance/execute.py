@@ -15,7 +15,9 @@ Rule 2: before any step: a case needing a feature the target was detected to lac
 Rule 3: steps run in order and stop at the first one that does not give its expected outcome
         (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
         case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
-        ProtocolViolation -> failed, TargetError -> indefinite, anything else -> broken.
+        ProtocolViolation -> failed, TargetError -> indefinite, anything else -> broken. A setup
+        step a binary-protocol stand-in performs for the admin API (routing.py Rule 2) is judged
+        like the others: the stand-in is chosen only where Pulsar would succeed through it.
 Rule 4: drivers are rebuilt when the target's ``generation`` changes (a restarted process has
         new sockets) and reset before every case (fresh transcripts, fresh connections).
 """
@@ -138,8 +140,8 @@ class TargetSession:
         try:
             driver_name = action_driver_name(case.api)
         except Unsupported as exc:
-            return CaseRun(case, self.target.name, "?", v.unsupported(exc.reason), 0.0)
-        run = CaseRun(case, self.target.name, driver_name, v.unsupported("not run"), 0.0)
+            return CaseRun(case, self.target.name, "?", v.unsupported(exc.reason, kind=exc.kind), 0.0)
+        run = CaseRun(case, self.target.name, driver_name, v.unsupported("not run", kind="not-run"), 0.0)
         try:
             run.verdict = self._judge(case, run)
         except Exception as exc:  # noqa: BLE001 - Rule 3: a harness bug is a verdict, not a crash
@@ -182,19 +184,19 @@ def applicability(case, target: Target) -> Optional[v.Verdict]:
         return v.target_error(f"target could not start: {target.start_error}")
     reason = missing_flag(case, target)  # PIP-35: FeatureFlags the row needs (feature_flags.py)
     if reason:
-        return v.unsupported(reason)
+        return v.unsupported(reason, kind="feature-not-advertised")
     try:
         reason = unsupported_reason(case, target)  # PIP-157: numberOfTopicBuckets probed (capabilities.py)
     except Indefinite as exc:
         return v.indefinite(f"detecting numberOfTopicBuckets support: {exc.reason}")
     if reason:
-        return v.unsupported(reason)
+        return v.unsupported(reason, kind="feature-not-detected")
     reason = era_mismatch(getattr(case, "era", None), target.era)
     if reason:
-        return v.unsupported(reason)
+        return v.unsupported(reason, kind="era-mismatch")
     reason = case.applies_to(target.release) if hasattr(case, "applies_to") else None
     if reason:
-        return v.unsupported(reason)
+        return v.unsupported(reason, kind="release-range")
     return None
 
 
@@ -205,7 +207,7 @@ def configure(target: Target, case) -> Optional[v.Verdict]:
     except Unsupported as exc:
         if target.start_error:  # it stopped serving, or could not start, before this case
             return v.target_error(exc.reason)
-        return v.unsupported(exc.reason)
+        return v.unsupported(exc.reason, kind=exc.kind)
     except Indefinite as exc:
         return v.indefinite(f"configuring the target: {exc.reason}")
     except Exception as exc:  # noqa: BLE001 - a restart that failed leaves start_error set
@@ -217,17 +219,26 @@ def configure(target: Target, case) -> Optional[v.Verdict]:
     return None
 
 
+def _stand_in_note(router: Router, step, driver, index: int) -> str:
+    """Names a setup step a binary-protocol stand-in performed for the admin API (routing.py Rule 2):
+    it is used only where Pulsar would succeed through it, so its failure is the target's."""
+    if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
+        return (f"setup step {index} ({type(step.op).__name__}) through the {driver.name} driver, standing in "
+                f"for the admin API where Pulsar with this config would succeed: ")
+    return ""
+
+
 def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
     """Rules 1 and 3: the case's steps on a configured ``target`` through ``drivers``, judged."""
     for driver in drivers.values():
         if driver is not None:
             driver.reset()
-    router = Router(drivers, has_admin=target.has_admin)
-    ledger = NamespaceLedger() if target.implicit_namespaces else None
+    router = Router(drivers, has_admin=target.has_admin, broker_config=getattr(case, "broker_config", None))
+    ledger = NamespaceLedger() if NamespaceLedger.applies(target) else None
     run.namespace = new_namespace()
     steps = tuple(case.bind(run.namespace, release=target.release).steps)
     if not steps:
-        return v.unsupported("case has no steps after binding; nothing to compare")
+        return v.unsupported("case has no steps after binding; nothing to compare", kind="no-steps")
     last = None
     for index, step in enumerate(steps):
         try:
@@ -237,18 +248,12 @@ def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
                 driver = router.driver_for(step, case.api)
                 actual = driver.perform(step.op)
         except Unsupported as exc:
-            return v.unsupported(exc.reason, index, step)
+            return v.unsupported(exc.reason, index, step, kind=exc.kind)
         except Indefinite as exc:
             stopped = down(target)
             if stopped:
                 return v.target_error(stopped, index, step)
-            if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
-                # A stand-in for the admin API that the target hangs up on cannot set the case up;
-                # that is a limit of the stand-in, not a timeout of the behaviour under test.
-                return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
-                                     f"{driver.name} driver, standing in for the admin API: {exc.reason}; "
-                                     f"the target cannot be set up for this case", index, step)
-            return v.indefinite(exc.reason, index, step)
+            return v.indefinite(_stand_in_note(router, step, driver, index) + exc.reason, index, step)
         except ProtocolViolation as exc:
             stopped = down(target)
             if stopped:
@@ -262,12 +267,7 @@ def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
         if isinstance(step.op, ops.SetBrokerConfig) and actual == Done():
             target.note_config_change(step.op.key, step.op.value)
         if not v.compare(step.expected, actual):
-            if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
-                # The model's setup outcome is the admin API's; a stand-in (a PRODUCER for
-                # "create topic") may legitimately differ, e.g. with auto-creation off.
-                return v.unsupported(f"setup step {index} ({type(step.op).__name__}) through the "
-                                     f"{driver.name} driver, standing in for the admin API, gave "
-                                     f"{actual!r}; the target cannot be set up for this case", index, step)
-            return v.failed(index, step, actual)
+            note = _stand_in_note(router, step, driver, index)
+            return v.failed(index, step, actual, note and f"{note}expected {step.expected!r}, got {actual!r}")
         last = (index, step, actual)
     return v.passed(*last)

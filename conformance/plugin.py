@@ -38,6 +38,7 @@ from conformance.execute import CaseRun, TargetSession
 from conformance.scheduler import DEFAULT_JOBS, Schedule
 
 STOP_JOIN_S = 60.0  # a stopped schedule ends after its running cases, each bounded by its waits
+from conformance.reasons import tagged
 from conformance.routing import action_driver_name
 from conformance.security import redact
 from conformance.errors import Unsupported
@@ -230,7 +231,8 @@ class ConformancePlugin:
             schema_version=results.SCHEMA_VERSION, run_id=self.run_id, timestamp=results.utc_now(),
             case_id=case.id, row_id=case.row_id, pip=str(case.pip), table=case.table, grade=case.grade,
             era=case.era or "", api=case.api, target=target.name, target_version=target.version,
-            driver=run.driver, verdict=verdict.verdict, reason=verdict.reason,
+            driver=run.driver, verdict=verdict.verdict,
+            reason=tagged(verdict.kind, verdict.reason) if verdict.verdict == v.UNSUPPORTED else verdict.reason,
             expected=results.outcome_json(verdict.expected), actual=results.outcome_json(verdict.actual),
             failing_step=verdict.failing_step, duration_s=round(run.duration_s, 4),
             source=list(case.source or ()), namespace=run.namespace, known_divergence=known.id if known else "")

@@ -6,20 +6,27 @@ Rule 1: action steps go to the driver of the case's api: rest -> rest, binary ->
         goes where that api says, since the model computed its outcome for that api.
 Rule 2: setup and observe steps go by the op's own api if it has one; otherwise to REST when
         the target has an admin API, else to the wire driver when it can do that op (e.g.
-        CreateNonPartitionedTopic by PRODUCER + CLOSE_PRODUCER), else Unsupported.
-Rule 3: on targets with implicit namespaces (any tenant/namespace exists), CreateTenant and
-        CreateNamespace are Done without I/O. A case that needs a tenant or namespace to be
-        *missing*, deletes one, or expects creating one to fail, cannot be reproduced there:
-        Unsupported, because the step expects an answer the target cannot be made to give.
+        CreateNonPartitionedTopic by PRODUCER + CLOSE_PRODUCER), else Unsupported. A stand-in is
+        used only where Pulsar, configured as the case's broker config says, would give the
+        admin call's result through it: a PRODUCER creates a non-partitioned topic only while
+        auto-creation is on and of type non-partitioned. So a stand-in that then fails is a
+        divergence of the target, judged like any answer (execute.py).
+Rule 3: on targets detected to serve namespaces nobody created (``implicit_namespaces``,
+        targets/base.py Rule 8) and without an admin API, a CreateTenant or CreateNamespace
+        *setup* step the model answers Done is Done without I/O: what it makes is already
+        there. Every other step is routed as usual: a case whose tenant or namespace must be
+        missing simply never creates it and runs, so the target's answer is judged (answering as
+        if it existed is a finding); a step that creates or deletes a namespace as the action,
+        or expects creating one to fail, needs the admin API like anywhere else (Rule 2).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Mapping, Optional
 
 from conformance.errors import Unsupported
+from conformance.targets import config as pulsar_config
 from model import ops
-from model.names import InvalidName, NamespaceName, TopicName
 from model.outcomes import Done
 
 API_DRIVERS = {"rest": "rest", "binary": "wire", "client": "client",
@@ -28,77 +35,57 @@ API_DRIVERS["metadata"] = "metadata"  # white-box reads of the target's store (R
 API_DRIVERS.update({"java-client-binary": "java-client", "java-client-http": "java-client",  # drivers/java.py
                     "java-admin": "java-admin"})
 
-# What exists on a fresh Pulsar standalone before any case runs.
-BUILTIN_TENANTS = frozenset({"public", "pulsar"})
-BUILTIN_NAMESPACES = frozenset({"public/default", "pulsar/system"})
-
-
 def action_driver_name(case_api: str) -> str:
     """The driver that performs a case's action steps; it also names the test item."""
     try:
         return API_DRIVERS[case_api]
     except KeyError:
-        raise Unsupported(f"unknown case api {case_api!r}; expected one of {', '.join(API_DRIVERS)}") from None
-
-
-def _namespace_of(op) -> Optional[str]:
-    text = getattr(op, "namespace", None)
-    if text is None and isinstance(getattr(op, "topic", None), str):
-        try:
-            return str(TopicName.parse(op.topic).namespace_name)
-        except InvalidName:
-            return None
-    return text
+        raise Unsupported("no-driver", f"unknown case api {case_api!r}; expected one of {', '.join(API_DRIVERS)}") \
+            from None
 
 
 class NamespaceLedger:
-    """Tracks which tenants/namespaces a case created, for implicit-namespace targets (Rule 3)."""
-
-    def __init__(self):
-        self.tenants = set(BUILTIN_TENANTS)
-        self.namespaces = set(BUILTIN_NAMESPACES)
+    """Setup steps an implicit-namespace target needs no I/O for (Rule 3)."""
 
     def check(self, step) -> Optional[object]:
-        """Done for implicit creations, None to perform the step, or raise Unsupported."""
-        op = step.op
-        if isinstance(op, (ops.CreateTenant, ops.CreateNamespace)):
-            if step.expected != Done():
-                raise Unsupported(f"target has implicit tenants/namespaces: {type(op).__name__} cannot give "
-                                  f"{step.expected!r} there")
-            if isinstance(op, ops.CreateTenant):
-                self.tenants.add(op.tenant)
-            else:
-                self.namespaces.add(op.namespace)
-                self.tenants.add(op.namespace.split("/", 1)[0])
+        """Done for a setup creation the target needs none of, else None: perform the step."""
+        if step.role == "setup" and isinstance(step.op, (ops.CreateTenant, ops.CreateNamespace)) \
+                and step.expected == Done():
             return Done()
-        if isinstance(op, ops.DeleteNamespace):
-            raise Unsupported("target has implicit namespaces: a namespace cannot be deleted there")
-        namespace = _namespace_of(op)
-        if namespace is None:
-            return None
-        try:
-            name = NamespaceName.parse(namespace)
-        except InvalidName:
-            return None  # an invalid name is the target's to refuse
-        if name.tenant not in self.tenants:
-            raise Unsupported("case needs its tenant to be missing; the target has implicit tenants")
-        if str(name) not in self.namespaces:
-            raise Unsupported("case needs its namespace to be missing; the target has implicit namespaces")
         return None
+
+    @staticmethod
+    def applies(target) -> bool:
+        return bool(getattr(target, "implicit_namespaces", False)) and not getattr(target, "has_admin", False)
 
 
 class Router:
     """Picks the driver for each step (Rules 1, 2) from the drivers a target offers."""
 
-    def __init__(self, drivers: dict, *, has_admin: bool):
+    def __init__(self, drivers: dict, *, has_admin: bool, broker_config: Optional[Mapping[str, str]] = None):
         self.drivers = drivers  # name -> driver, or None when the target cannot have it
         self.has_admin = has_admin
+        # what the broker runs with (Pulsar's defaults for keys not given): decides stand-ins
+        self.broker_config = pulsar_config.effective(
+            {k: pulsar_config.normalise(v) for k, v in (broker_config or {}).items()})
+
+    def _stand_in_refusal(self, op) -> Optional[str]:
+        """Why no stand-in can give the admin call's result under this config (Rule 2), or None."""
+        if isinstance(op, ops.CreateNonPartitionedTopic):
+            allow = self.broker_config["allowAutoTopicCreation"]
+            kind = self.broker_config["allowAutoTopicCreationType"]
+            if allow != "true" or kind != "non-partitioned":
+                return (f"CreateNonPartitionedTopic needs the admin REST API: with allowAutoTopicCreation={allow} "
+                        f"and allowAutoTopicCreationType={kind} a PRODUCER does not create a non-partitioned topic")
+        return None
 
     def _get(self, name: str, op):
         driver = self.drivers.get(name)
         if driver is None:
-            why = "has no admin REST API" if name == "rest" else f"offers no {name} driver"
-            raise Unsupported(f"{type(op).__name__} needs the {name} driver and the target {why}")
+            admin = name in ("rest", "java-admin")  # both exist only with an admin URL
+            why = "has no admin REST API" if admin else f"offers no {name} driver"
+            raise Unsupported("no-admin-api" if admin else "no-driver",
+                              f"{type(op).__name__} needs the {name} driver and the target {why}")
         return driver
 
     def is_substitute(self, step, driver) -> bool:
@@ -111,18 +98,21 @@ class Router:
         if step.role == "action" or own_api is not None:
             name = API_DRIVERS.get(own_api) if own_api is not None else action_driver_name(case_api)
             if name is None:
-                raise Unsupported(f"{type(op).__name__} names api {own_api!r}, which no driver speaks")
+                raise Unsupported("no-driver", f"{type(op).__name__} names api {own_api!r}, which no driver speaks")
             driver = self._get(name, op)
         elif self.has_admin and self.drivers.get("rest") is not None and self.drivers["rest"].can_perform(op):
             driver = self.drivers["rest"]
+        elif self._stand_in_refusal(op):
+            raise Unsupported("no-admin-api", self._stand_in_refusal(op))
         elif self.drivers.get("wire") is not None and self.drivers["wire"].can_perform(op):
             driver = self.drivers["wire"]
         elif self.drivers.get("client") is not None and self.drivers["client"].can_perform(op):
             driver = self.drivers["client"]
         else:
-            raise Unsupported(f"no driver can perform {type(op).__name__} on this target "
+            raise Unsupported("no-driver" if self.has_admin else "no-admin-api",
+                              f"no driver can perform {type(op).__name__} on this target "
                               f"({'admin API present' if self.has_admin else 'no admin REST API'})")
         if not driver.can_perform(op):
-            raise Unsupported(f"the {driver.name} driver cannot perform {type(op).__name__} "
+            raise Unsupported("no-driver", f"the {driver.name} driver cannot perform {type(op).__name__} "
                               f"(api={own_api!r})")
         return driver

@@ -14,6 +14,9 @@ Rule 4: the exit code is computed from the verdicts (verdicts.exit_code), not fr
 Rule 5: a target that could not start (no Docker engine, a binary missing) or stopped serving has
         its cases recorded ``target-error`` with the reason; the console summary names such
         targets first, before the per-target counts, and the run exits 2 (verdicts.exit_code).
+Rule 6: a target's unsupported count is split by why (conformance/reasons.py groups), so a broker
+        the harness cannot configure shows how many cases its config excluded and how many need
+        an admin API it lacks.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from conformance.drivers import java
 from conformance.errors import UsageError
 from conformance.execute import TargetSession, default_drivers
 from conformance.plugin import ConformancePlugin
+from conformance.reasons import group_counts, kind_of
 from conformance.results import new_run_id
 from conformance.scheduler import DEFAULT_JOBS
 from conformance.security import RunSecurity
@@ -87,11 +91,12 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
         java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS,
-        security: Optional[RunSecurity] = None) -> int:
+        security: Optional[RunSecurity] = None, broker_config: Optional[dict[str, str]] = None) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
-    conformance.cases and the target registry.
+    conformance.cases and the target registry.  ``broker_config`` is what the url: targets' brokers run with
+    (``--broker-config``, targets/url.py Rule 4).
     """
     def say(text: str) -> None:
         print(text, file=stream or sys.stdout, flush=True)
@@ -105,7 +110,11 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
                                  "--target pulsar-container[:TAG], --pulsar-versions V1,V2 or "
                                  "--target url:pulsar://HOST:PORT[,http://HOST:PORT]")
             security = security or RunSecurity()
-            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs", security=security)
+            if broker_config and not any(spec.startswith("url:") for spec in target_specs):
+                raise UsageError("--broker-config says what an already running broker runs with; give it with "
+                                 "--target url:pulsar://HOST:PORT (the harness configures the brokers it starts)")
+            targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs", security=security,
+                                   **({"declared": broker_config} if spec.startswith("url:") and broker_config else {}))
                        for spec in target_specs]
         names = [t.name for t in targets]
         if len(set(names)) != len(names):
@@ -177,9 +186,10 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         state = f"could not start: {target.start_error.splitlines()[0]}" if target.start_error else \
             f"{info['version']}, era {info['era']}, admin API {info['admin_api']}"
         shown = [n for n in v.VERDICTS if n != v.TARGET_ERROR or counts[n]]
-        say(f"  {target.name} ({state}): " + ", ".join(
-            f"{n} {counts[n]}" + (f" ({known} known divergences)" if n == v.FAILED and known else "")
-            for n in shown))
+        groups = group_counts(kind_of(r.reason) for r in mine if r.verdict == v.UNSUPPORTED)
+        detail = {v.FAILED: f" ({known} known divergences)" if known else "",
+                  v.UNSUPPORTED: " (" + ", ".join(f"{g}: {n}" for g, n in groups.items()) + ")" if groups else ""}
+        say(f"  {target.name} ({state}): " + ", ".join(f"{n} {counts[n]}{detail.get(n, '')}" for n in shown))
     say(f"  results: {plugin.writer.path if plugin.writer else '-'}")
     if status in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         say(f"conformance: error: pytest ended with {status.name}; results are incomplete")

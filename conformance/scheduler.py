@@ -224,9 +224,9 @@ class Lane:
     def _perform(self, case) -> None:
         with self.schedule.slots:
             started = time.monotonic()
-            run = CaseRun(case, self.schedule.name, _driver_name(case), v.unsupported("not run"), 0.0)
+            run = CaseRun(case, self.schedule.name, _driver_name(case), v.unsupported("not run", kind="not-run"), 0.0)
             if self.schedule.stopping.is_set():
-                run.verdict = v.unsupported("the run was stopped before this case")
+                run.verdict = v.unsupported("the run was stopped before this case", kind="not-run")
             else:
                 try:
                     drivers = self._drivers()
@@ -288,7 +288,7 @@ class Schedule:
 
     def cancel(self, cases, reason: str) -> None:
         for case in cases:
-            self.finish(case, CaseRun(case, self.name, _driver_name(case), v.unsupported(reason), 0.0))
+            self.finish(case, CaseRun(case, self.name, _driver_name(case), v.unsupported(reason, kind="not-run"), 0.0))
 
     def fail_remaining(self, groups: list[Group], exc: BaseException) -> None:
         for group in groups:
@@ -306,7 +306,7 @@ class Schedule:
                 try:
                     action_driver_name(case.api)
                 except Unsupported as exc:
-                    self.finish(case, CaseRun(case, self.name, "?", v.unsupported(exc.reason), 0.0))
+                    self.finish(case, CaseRun(case, self.name, "?", v.unsupported(exc.reason, kind=exc.kind), 0.0))
                     continue
                 verdict = applicability(case, target)
                 if verdict is not None:

@@ -226,7 +226,8 @@ class Credentials:
             return Credentials(None, self.trust_certs, self.mint)
         if self.mint is None:
             from conformance.errors import Unsupported
-            raise Unsupported("the harness does not hold this target's token signing key, so it cannot make a "
+            raise Unsupported("cannot-mint-token",
+                              "the harness does not hold this target's token signing key, so it cannot make a "
                               f"token for role {role!r}; run the case on a target the harness starts")
         return Credentials(self.mint(role, kind), self.trust_certs, self.mint)
 

@@ -5,7 +5,7 @@ Generated sequences (conformance/fuzz/) and differential runs (diff.py) need the
 at a time, with the answer handed back instead of judged; that is ``Stepper``.
 
 Rule 1: routing is the runner's (routing.py): the NamespaceLedger first on targets with implicit
-        namespaces, then ``Router.driver_for(step, case_api)``. ``natural_route(op)`` gives the
+        namespaces and no admin API, then ``Router.driver_for(step, case_api)``. ``natural_route(op)`` gives the
         role and case api a step is routed with when it stands alone: an op naming its own api
         (or client transport) is an "action" of that api; an admin op without one is "setup", so
         REST performs it where there is an admin API and a stand-in (the wire driver's PRODUCER
@@ -51,6 +51,7 @@ class StepResult:
     reason: str = ""
     driver: str = ""
     substitute: bool = False    # Rule 3
+    kind: str = ""              # UNSUPPORTED: the conformance/reasons.py id
 
     @property
     def answered(self) -> bool:
@@ -81,19 +82,19 @@ class Stepper:
         self.session.start()
         target = self.target
         if target.start_error:
-            raise Unsupported(f"target could not start: {target.start_error}")
+            raise Unsupported("not-run", f"target could not start: {target.start_error}")
         target.configure(dict(broker_config))
         drivers = self.session.drivers()
         for driver in drivers.values():
             if driver is not None:
                 driver.reset()
-        self.router = Router(drivers, has_admin=target.has_admin)
-        self.ledger = NamespaceLedger() if target.implicit_namespaces else None
+        self.router = Router(drivers, has_admin=target.has_admin, broker_config=broker_config)
+        self.ledger = NamespaceLedger() if NamespaceLedger.applies(target) else None
 
     def route(self, op, role: str, case_api: str, expected=None):
         """(driver or None for the ledger, substitute?) without performing; raises Unsupported."""
         step = StepView(op, role, expected)
-        if self.ledger is not None and isinstance(op, (ops.CreateTenant, ops.CreateNamespace, ops.DeleteNamespace)):
+        if self.ledger is not None and self.ledger.check(step) is not None:
             return None, False
         driver = self.router.driver_for(step, case_api)
         return driver, self.router.is_substitute(step, driver)
@@ -112,7 +113,8 @@ class Stepper:
             substitute = self.router.is_substitute(step, driver)
             actual = driver.perform(op)
         except Unsupported as exc:
-            return StepResult(UNSUPPORTED, reason=exc.reason, driver=getattr(driver, "name", ""), substitute=substitute)
+            return StepResult(UNSUPPORTED, reason=exc.reason, driver=getattr(driver, "name", ""), substitute=substitute,
+                              kind=exc.kind)
         except Indefinite as exc:
             return StepResult(INDEFINITE, reason=exc.reason, driver=getattr(driver, "name", ""), substitute=substitute)
         except ProtocolViolation as exc:

@@ -5,7 +5,8 @@ Rule 1: ``passed`` means every step's actual outcome == its expected outcome (mo
 Rule 2: ``failed`` is the first mismatch; it records the step index, the op, expected and actual.
         Later steps are not run: they would start from a state the model did not predict.
 Rule 3: ``unsupported`` means one thing: the target was asked and lacks the capability (a step
-        it cannot perform, a broker_config it cannot take, a feature or era it does not have).
+        it cannot perform, a broker_config it cannot take, a feature or era it does not have),
+        named by a conformance/reasons.py id (``kind``).
         ``indefinite`` means a bounded wait ended without an answer. Neither is ever counted as
         passed, nor as failed.
 Rule 4: ``broken`` is a harness error (an exception in our code), reported with its traceback;
@@ -51,6 +52,7 @@ class Verdict:
     expected: object = None  # that step's expected outcome
     actual: object = None  # the outcome observed, or a ProtocolViolation; None when none
     traceback: str = ""  # broken only
+    kind: str = ""  # unsupported only: the conformance/reasons.py id
 
 
 def compare(expected, actual) -> bool:
@@ -68,8 +70,11 @@ def failed(index: int, step, actual, reason: str = "") -> Verdict:
     return Verdict(FAILED, reason, index, step.op, step.expected, actual)
 
 
-def unsupported(reason: str, index: Optional[int] = None, step=None) -> Verdict:
-    return Verdict(UNSUPPORTED, reason, index, getattr(step, "op", None), getattr(step, "expected", None))
+def unsupported(reason: str, index: Optional[int] = None, step=None, *, kind: str) -> Verdict:
+    from conformance.reasons import check
+    check(kind)
+    return Verdict(UNSUPPORTED, reason, index, getattr(step, "op", None), getattr(step, "expected", None),
+                   kind=kind)
 
 
 def indefinite(reason: str, index: Optional[int] = None, step=None) -> Verdict:

@@ -27,11 +27,13 @@ Rule 6: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace polic
 
 from __future__ import annotations
 
+import re
+
 from model import buckets, texts
 from model.autocreation import exceeds_max_topics
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
-from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, check_named_entity
+from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, check_named_entity
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
     DeletePartitionedTopic, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation, SetAutoTopicCreation,
@@ -183,12 +185,16 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
 def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
     """PUT /admin/v2/{domain}/{tenant}/{ns}/{topic}."""
     topic = parse_topic(op.topic)
-    if topic.is_partition:
-        raise ModelUsageError(
-            f"CreateNonPartitionedTopic({topic}): Pulsar's validateNonPartitionTopicName answers for "
-            "'-partition-K' names are not in the sources; the model refuses to guess — pick another name")
     if not state.namespace_exists(topic.namespace_name):
         return state, texts.namespace_missing(state.era, topic.namespace_name)
+    refused = _partition_suffix_refusal(state, topic)
+    if refused is not None:
+        return state, refused
+    if topic.is_partition:
+        raise ModelUsageError(
+            f"CreateNonPartitionedTopic({topic}): creating partition K of a partitioned topic with more than K "
+            "partitions goes on to the topic checks, which the model does not follow for a partition name; "
+            "pick another name")
     if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
         return state, RestError(409, "This topic already exists")
     # Then BrokerService#getTopic(topic, createIfMissing=true): createPersistentTopic0 checks the
@@ -196,6 +202,32 @@ def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
     if exceeds_max_topics(state, topic, 1):
         return state, RestError(409, texts.TOO_MANY_TOPICS)
     return state.with_topics(topic), DONE
+
+
+def _partition_suffix_refusal(state: State, topic: TopicName):
+    """PersistentTopicsBase#validateNonPartitionTopicNameAsync: a local name with "-partition-" and a
+    number after its first occurrence names a partition, which must be one of an existing partitioned
+    topic's (rows pip344-name-012/013); None when the check lets the name through."""
+    local = topic.local_name
+    if PARTITION_SUFFIX not in local:
+        return None
+    index = local.index(PARTITION_SUFFIX)
+    text = local[index + len(PARTITION_SUFFIX):]
+    if not _JAVA_LONG.match(text) or not -2**63 <= int(text) < 2**63:
+        return None  # Long.parseLong fails: an ordinary name
+    suffix, base = int(text), local[:index]
+    partitions = state.partition_count(TopicName(topic.domain, topic.tenant, topic.namespace, base))
+    if partitions > 0 and suffix >= partitions:
+        than = "than" if state.has("partition-suffix-refusal-says-than") else "then"
+        return RestError(412, f"Can't create topic {local} with \"-partition-\" followed by a number smaller {than} "
+                              f"number of partition of partitioned topic {base}")
+    if partitions == 0:
+        return RestError(412, f"Can't create topic {local} with \"-partition-\" followed by numeric value if there "
+                              f"isn't a partitioned topic {base} created.")
+    return None
+
+
+_JAVA_LONG = re.compile(r"^[+-]?[0-9]+$")
 
 
 def delete_partitioned_topic(state: State, op: DeletePartitionedTopic):

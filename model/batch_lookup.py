@@ -15,7 +15,8 @@ Rule 2 (C2, C4, C7): an empty batch answers no entries; otherwise one entry per 
         in index order; a partition name is looked up as itself; ``requested`` is the client's
         spelling when it is not the canonical name of the topic or of its partitioned base.
 Rule 3 (C5): a name that does not parse is a Failed ``InvalidTopicName`` entry under the name as
-        written, with the parser's message.
+        written, with the parser's message: for a name Pulsar's TopicName refuses, a single LOOKUP's
+        "Invalid topic name: <its message>" (model/refused_names.py).
 Rule 4 (C6): every other entry answers what a single lookup of it through the same API answers
         (model/nonpersistent.py then model/lookups.py). Binary: LOOKUP's answer, Connect and
         authoritative with no existence check (Pulsar's TopicLookupBase.lookupTopicAsync), TopicNotFound for a missing namespace.
@@ -38,6 +39,7 @@ from model.errors import ModelUsageError
 from model.names import InvalidName, TopicName
 from model.ops import BatchEqualsSingles, BatchLookup, Lookup, SameOwnerEverywhere
 from model.outcomes import Agreement, BatchLookupResult, LookupAnswer, RestError, ServerError
+from model.refused_names import refusal
 from model.state import State
 
 FLAG = "supports_batch_lookup"   # FeatureFlags field 10 in CONNECTED (C1, C12)
@@ -79,6 +81,11 @@ def resolve(state: State, names, api: str) -> tuple[Optional[str], list[Entry]]:
     invalid: dict[str, str] = {}           # raw name -> parser message
     for raw in names:
         if raw in order:
+            continue
+        why = refusal(raw, state.release)
+        if why is not None:  # Pulsar's TopicName, with a single LOOKUP's words (model/refused_names.py)
+            order[raw] = None
+            invalid[raw] = f"Invalid topic name: {why}"
             continue
         try:
             topic = TopicName.parse(raw)

@@ -47,6 +47,7 @@ from model.errors import ModelUsageError
 from model.names import TopicName
 from model.ops import GetPartitionedMetadata, Handshake, Lookup
 from model.outcomes import FeatureFlag, LookupAnswer, Partitions, RestError, ServerError
+from model.refused_names import refused_answer
 from model.state import State, parse_topic
 
 CONNECT = LookupAnswer("Connect", True)
@@ -70,6 +71,9 @@ def handshake(state: State, op: Handshake):
 
 
 def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):
+    refused = refused_answer(op.topic, op.api, state.release)  # both APIs parse the name first
+    if refused is not None:
+        return state, refused
     topic = parse_topic(op.topic)
     if op.api == "rest":
         # Rule 1: "checkAllowAutoCreation | query, boolean, default false" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
@@ -125,6 +129,9 @@ def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_cr
 
 
 def lookup(state: State, op: Lookup):
+    refused = refused_answer(op.topic, op.api, state.release)
+    if refused is not None:
+        return state, refused
     topic = parse_topic(op.topic)
     if not state.namespace_exists(topic.namespace_name):
         if op.api == "rest":

@@ -7,9 +7,17 @@ Rule 1: a short name ``t`` means ``persistent://public/default/t``; ``tenant/ns/
         ``persistent://tenant/ns/t``; a full name carries its domain.
 Rule 2: only v2 names (three parts after the domain) are accepted. Pulsar would read a fourth
         part as the legacy v1 ``tenant/cluster/ns/t`` form; we refuse it as invalid, and say so.
-Rule 3: a local name ending in ``-partition-K`` (K a non-negative decimal int) is partition K of
-        the base name; anything else has partition index -1, as in Pulsar.
+Rule 3: a local name ending in ``-partition-K`` is partition K of the base name when K is a Java
+        int written the way Java writes it (TopicName#getPartitionIndex: Integer.parseInt, then the
+        length of String.valueOf must match): ``-partition-01`` and ``-partition-99999999999`` are
+        ordinary names. Anything else has partition index -1, as in Pulsar.
 Rule 4: tenant and namespace names follow NamedEntity's pattern ``[-=:.\\w]*`` and are non-empty.
+Rule 5: ``pulsar_refusal`` is Pulsar's own TopicName parser, for the names it refuses and its words:
+        the one of 3.x and 4.0 (``Splitter.on("/").limit(4)``: 4 parts are a legacy v1 name, the
+        namespace is checked before the local name) or the one of 4.2 (``splitBySlash``: an empty
+        segment and a v1 name are refused, the namespace checked last); Java's ``\\w`` is ASCII
+        only; the domain is read case-insensitively (TopicDomain#getEnum). Which release has which
+        is model/refused_names.py's to say.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from dataclasses import dataclass
+from typing import Optional
 
 
 PERSISTENT = "persistent"
@@ -27,7 +36,8 @@ DEFAULT_TENANT = "public"
 DEFAULT_NAMESPACE = "default"
 
 _NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
-_PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>\d+)$")
+_PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>[0-9]+)$")
+_JAVA_INT_MAX = 2**31 - 1
 
 
 class InvalidName(ValueError):
@@ -99,7 +109,11 @@ class TopicName:
     @property
     def partition_index(self) -> int:
         match = _PARTITION.match(self.local_name)
-        return int(match.group("index")) if match else -1
+        if match is None:
+            return -1
+        text = match.group("index")
+        index = int(text)
+        return index if str(index) == text and index <= _JAVA_INT_MAX else -1  # Rule 3
 
     @property
     def is_partition(self) -> bool:
@@ -123,3 +137,129 @@ class TopicName:
 
     def __str__(self) -> str:
         return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"
+
+
+# -- Pulsar's own parser (Rule 5) -----------------------------------------------------------------
+
+_JAVA_NAMED_ENTITY = re.compile(r"^[-=:.\w]*$", re.ASCII)
+SHORT_NAME = "Invalid short topic name '{}', it should be in the format of <tenant>/<namespace>/<topic> or <topic>"
+BLANK_LOCAL = "Invalid topic name: {}. Topic local name must not be blank."
+V1_REFUSED = ("V1 topic names (with cluster component) are no longer supported. Please use the V2 format: "
+              "'<domain>://tenant/namespace/topic'. Got: {}")
+
+
+class PulsarRefused(ValueError):
+    """Pulsar's TopicName refuses the name; ``str()`` is its message."""
+
+
+def _blank(text: str) -> bool:
+    return not text.strip(" \t\n\x0b\f\r\x1c\x1d\x1e\x1f")  # Character.isWhitespace
+
+
+def _check_entity(name: str) -> None:
+    if not _JAVA_NAMED_ENTITY.match(name):
+        raise PulsarRefused(f"Invalid named entity: {name}")
+
+
+def _check_namespace(*parts: str) -> None:
+    """NamespaceName#validateNamespaceName."""
+    if any(not part for part in parts):
+        raise PulsarRefused("Invalid namespace format. namespace: " + "/".join(parts))
+    for part in parts:
+        _check_entity(part)
+
+
+def _domain(text: str) -> str:
+    for domain in DOMAINS:
+        if text.lower() == domain:
+            return domain
+    raise PulsarRefused(f"Invalid topic domain: '{text}'")
+
+
+def _local_name(local: str, complete: str, blank_refused: bool) -> None:
+    if blank_refused:
+        if _blank(local):
+            raise PulsarRefused(BLANK_LOCAL.format(complete))
+    elif not local:
+        raise PulsarRefused(f"Invalid topic name: {complete}")
+
+
+def _classic(name: str, blank_refused: bool) -> None:
+    """TopicName(String) of 3.x and 4.0 (Rule 5)."""
+    complete = name
+    if "://" not in name:
+        parts = [part for part in name.split("/") if part]  # StringUtils.split drops empty tokens
+        if len(parts) == 3:
+            complete = "persistent://" + name
+        elif len(parts) == 1:
+            complete = "persistent://public/default/" + parts[0]
+        else:
+            raise PulsarRefused(SHORT_NAME.format(name))
+    domain_text, _, rest = complete.partition("://")
+    _domain(domain_text)
+    parts = rest.split("/", 3)
+    if len(parts) == 3:
+        _check_namespace(parts[0], parts[1])
+    elif len(parts) == 4:
+        _check_namespace(parts[0], parts[1], parts[2])
+    else:
+        raise PulsarRefused(f"Invalid topic name: {complete}")
+    _local_name(parts[-1], complete, blank_refused)
+
+
+def _split_by_slash(text: str, limit: int) -> list[str]:
+    """TopicName#splitBySlash of 4.2: an empty segment, or nothing after the last one, is refused."""
+    tokens: list[str] = []
+    begin = 0
+    for _ in range(limit - 1 if limit > 0 else len(text) + 1):
+        end = text.find("/", begin)
+        if end < 0:
+            tokens.append(text[begin:])
+            return tokens
+        if end == begin:
+            raise PulsarRefused(f"Invalid topic name {text}")
+        tokens.append(text[begin:end])
+        begin = end + 1
+    if begin >= len(text):
+        raise PulsarRefused(f"Invalid topic name {text}")
+    tokens.append(text[begin:])
+    return tokens
+
+
+def _v2_only(name: str, blank_refused: bool) -> None:
+    """TopicName(String) of 4.2 (Rule 5)."""
+    index = name.find("://")
+    if index < 0:
+        parts = _split_by_slash(name, 0)
+        if len(parts) == 3:
+            tenant, namespace, local = parts
+        elif len(parts) == 1:
+            tenant, namespace, local = "public", "default", parts[0]
+        else:
+            raise PulsarRefused(SHORT_NAME.format(name))
+        complete = f"persistent://{tenant}/{namespace}/{local}"
+    else:
+        parts = _split_by_slash(name[index + 3:], 4)
+        if len(parts) == 4:
+            raise PulsarRefused(V1_REFUSED.format(name))
+        if len(parts) != 3:
+            raise PulsarRefused(f"Invalid topic name {name}")
+        tenant, namespace, local = parts
+        complete = name
+        _domain(name[:index])
+    _local_name(local, complete, blank_refused)
+    _check_namespace(tenant, namespace)
+
+
+def pulsar_refusal(name: str, *, blank_refused: bool = True, v1_refused: bool = True) -> Optional[str]:
+    """Rule 5: the message Pulsar's ``TopicName.get(name)`` throws, or None when it accepts the name.
+    ``v1_refused`` picks the parser of 4.2 (splitBySlash) over the one of 3.x and 4.0; ``blank_refused``
+    refuses a whitespace-only local name as 3.0.9, 3.3.4, 4.0.2 and later do. The defaults are the newest release's."""
+    try:
+        if v1_refused:
+            _v2_only(name, blank_refused)
+        else:
+            _classic(name, blank_refused)
+    except PulsarRefused as exc:
+        return str(exc)
+    return None

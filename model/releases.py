@@ -80,6 +80,28 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "NonPersistentSubscription#removeConsumer: 'Unsubscribe when all the consumers disconnected' at v3.1.0, "
         "v3.2.3, v4.0.7, 'if (!isDurable)' at v3.0.2 and v3.0.7 (PIP-245, apache/pulsar issue #19448); observed: "
         "3.0.2 and 3.0.7 keep the subscription, 3.2.3, 4.0.7 and 4.2.4 remove it"),
+    # Topic names (model/refused_names.py). The sources of 4.1.x were not read, so the V1 range starts at
+    # the first release read that has it.
+    "topic-local-name-blank-refused": _behaviour(
+        ">=3.0.9 <3.1 | >=3.3.4 <4 | >=4.0.2",
+        "TopicName refuses a blank (whitespace only) local name, 'Invalid topic name: <name>. Topic local name "
+        "must not be blank.'; before, only an empty one, 'Invalid topic name: <name>', and ' ' is a name",
+        "apache/pulsar PR #23691 (issue #23690), labelled release/3.0.9, release/3.3.4 and release/4.0.2; "
+        "TopicName(String): 'StringUtils.isBlank(localName)' at v4.0.7 and v4.2.4, 'localName.isEmpty()' at "
+        "v3.0.2, v3.0.7 and v3.2.3; observed: 3.0.7 serves ' ', 4.0.7 and 4.2.4 refuse it"),
+    "partition-suffix-refusal-says-than": _behaviour(
+        ">=4.0.7",
+        "PUT of a non-partitioned topic named '<t>-partition-<K>' with K at or past <t>'s partitions is refused "
+        "with 'a number smaller than number of partition'; before, 'smaller then'",
+        "PersistentTopicsBase#validateNonPartitionTopicNameAsync: 'smaller then' at v3.0.2, v3.0.7, v3.1.2, v3.2.3, "
+        "v3.3.2; 'smaller than' at v4.0.7 and v4.2.4"),
+    "v1-topic-names-refused": _behaviour(
+        ">=4.2",
+        "TopicName parses with splitBySlash: a 4-part (tenant/cluster/namespace/topic) name is refused ('V1 topic "
+        "names (with cluster component) are no longer supported. ...'), and so is an empty segment ('Invalid "
+        "topic name <rest>'), before the domain, the local name and then the namespace are checked; before, "
+        "Splitter.on(\"/\").limit(4), the namespace checked first and a 4-part name a legacy v1 name",
+        "TopicName(String) and splitBySlash at v4.2.4 against v3.0.7 and v4.0.7"),
 }
 
 ERAS = ("pip344", "pre-pip344", "any")

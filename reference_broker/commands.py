@@ -154,7 +154,7 @@ class ServerCnx:
         if refused:
             return self._partitioned_metadata_failed(event.request_id, *refused)
         try:
-            partitions = self.core.get_partitioned_metadata(TopicName.parse(event.topic), auto_create=auto_create)
+            partitions = self.core.get_partitioned_metadata(event.topic, auto_create=auto_create)
         except InvalidName as exc:
             return self._partitioned_metadata_failed(event.request_id, "InvalidTopicName", str(exc))
         except BrokerError as exc:

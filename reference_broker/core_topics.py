@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from model.names import DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName
+from model.names import DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, pulsar_refusal
 from reference_broker import autocreation
 from reference_broker.core_namespaces import parse_namespace
 from reference_broker.errors import (
@@ -57,6 +57,9 @@ def parse_topic(value: TopicName | str) -> TopicName:
     """A TopicName from any accepted spelling; invalid names -> 412 / InvalidTopicName."""
     if isinstance(value, TopicName):
         return value
+    why = pulsar_refusal(value)  # Pulsar's TopicName first, with its words (AdminResource, ServerCnx)
+    if why is not None:
+        raise InvalidTopicName("Topic name is not valid", binary_message=f"Invalid topic name: {why}")
     try:
         return TopicName.parse(value)
     except InvalidName as exc:
@@ -258,17 +261,35 @@ class TopicOps:
         """PUT /admin/v2/{domain}/{t}/{ns}/{topic}: 409 "This topic already exists" when either kind exists."""
         topic = parse_topic(topic)
         self._namespace_for_topic(topic)
+        self._check_partition_suffix(topic)
         if self.topic_exists(topic):
             raise AlreadyExists("This topic already exists")
         base_partitions = self._partitions_of(topic.partitioned_base) if topic.is_partition else 0
-        if base_partitions > 0 and topic.partition_index >= base_partitions:
-            raise NotAllowed(
-                f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
-            )  # [I] BrokerService's text for the same refusal
         if base_partitions == 0 and topic.persistent:
             # BrokerService#createPersistentTopic0; non-persistent topics are never counted
             self._check_max_topics(topic, 1, http_status=409)
         self._load(topic)
+
+    def _check_partition_suffix(self, topic: TopicName) -> None:
+        """PersistentTopicsBase#validateNonPartitionTopicNameAsync (v4.0.7): a number after the first
+        "-partition-" of the local name must name a partition of an existing partitioned topic."""
+        local = topic.local_name
+        if PARTITION_SUFFIX not in local:
+            return
+        head, _, tail = local.partition(PARTITION_SUFFIX)
+        try:
+            suffix = int(tail) if tail.lstrip("+-").isdigit() and tail.isascii() else None
+        except ValueError:
+            suffix = None
+        if suffix is None or not -2**63 <= suffix < 2**63:
+            return  # Long.parseLong refuses it: an ordinary name
+        partitions = self._partitions_of(TopicName(topic.domain, topic.tenant, topic.namespace, head))
+        if partitions > 0 and suffix >= partitions:
+            raise InvalidTopicName(f"Can't create topic {local} with \"-partition-\" followed by a number smaller than "
+                                   f"number of partition of partitioned topic {head}")
+        if partitions == 0:
+            raise InvalidTopicName(f"Can't create topic {local} with \"-partition-\" followed by numeric value if "
+                                   f"there isn't a partitioned topic {head} created.")
 
     def delete_topic(self, topic: TopicName | str) -> None:
         """DELETE /admin/v2/{domain}/{t}/{ns}/{topic}: a non-partitioned topic or one partition."""

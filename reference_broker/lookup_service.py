@@ -39,8 +39,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from model.names import InvalidName, TopicName
+from model.names import InvalidName, TopicName, pulsar_refusal
 from reference_broker.cluster import BrokerInfo
+from reference_broker.core_topics import parse_topic
 from reference_broker.errors import BrokerError, InvalidTopicName, TooManyRequests
 from pulsar_codec import events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
@@ -66,7 +67,7 @@ def handle_lookup(cnx, event) -> None:
     """LOOKUP on a cluster (Rule 1). ``cnx`` is the ServerCnx; answers through ``cnx.send``."""
     core = cnx.core
     try:
-        topic = TopicName.parse(event.topic)
+        topic = parse_topic(event.topic)  # Pulsar's own name check first (ServerCnx#validateTopicName)
         core.lookup(topic, check_existence=False)  # Pulsar's TopicLookupBase.lookupTopicAsync: ownership, not existence
         owner, _ = resolve_owner(core, topic)
     except InvalidName as exc:
@@ -145,6 +146,10 @@ def expand(core, names: Iterable[str]) -> tuple[list[Entry], dict[tuple, TopicNa
     groups: dict[tuple, TopicName] = {}
     for raw in names:
         if raw in entries:
+            continue
+        why = pulsar_refusal(raw)  # as a single LOOKUP answers it (ServerCnx#validateTopicName)
+        if why is not None:
+            entries[raw] = Entry(raw, None, error=InvalidTopicName(f"Invalid topic name: {why}"))
             continue
         try:
             topic, name, is_partition, group = _canonical(raw)

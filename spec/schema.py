@@ -42,7 +42,13 @@ ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready"
                "precondition-failed", "conflict",  # PIP-157: REST 412, REST 409
                "too-many-requests",  # PIP-35: binary TooManyRequests, REST 413 (batch too big)
                "not-supported",  # the Java client refuses a call the broker cannot honour
-               "not-authenticated", "not-authorized")  # token auth (model/auth.py): spec/README.md
+               "not-authenticated", "not-authorized",  # token auth (model/auth.py): spec/README.md
+               "invalid-name")  # a name Pulsar's TopicName refuses (model/refused_names.py)
+# A topic that is not a local name: a name Pulsar refuses, sent as written (an empty or blank local
+# name, a name with its own domain, or one with {ns} for the case's namespace); only the action of a
+# GetPartitionedMetadata or Lookup row may carry one, and the row states error invalid-name.
+REFUSED_TOPIC = re.compile(r"^\s*$|://|\{ns\}")
+REFUSED_TOPIC_OPERATIONS = ("GetPartitionedMetadata", "Lookup")
 RECEIPT_KINDS = ("0:0", "-1:-1", "stored")  # model/outcomes.py ACCEPTED, DROPPED, STORED
 
 
@@ -351,6 +357,10 @@ def _load_row(path: str, node: _Node, table: str, feature: str, pip: str) -> Row
             check.fail(obs, "observe must be a non-empty list of operations")
         observe = tuple(_load_operation(check, obs.child(i), observe=True) for i in range(len(obs.value)))
     stated = _load_stated(check, node.child("stated"), observe) if "stated" in value else ()
+    topic = dict(operation).get("topic")
+    if isinstance(topic, str) and not LOCAL_NAME.match(topic) and dict(stated).get("error") != "invalid-name":
+        check.fail(node.child("operation"), f"topic {topic!r} is not a local name, so it is a name Pulsar refuses: "
+                                            "the row states error: invalid-name")
     note = check.string(node.child("note"), "note") if "note" in value else None
     features = check.strings(node.child("features"), "features") if "features" in value else (feature,)
     tentative = value.get("tentative", False)
@@ -433,7 +443,9 @@ def _credentials(check: _Checker, node: _Node):
     return (("role", role), ("token", token))
 
 
-def _local_name(check: _Checker, node: _Node) -> str:
+def _local_name(check: _Checker, node: _Node, refusable: bool = False) -> str:
+    if refusable and isinstance(node.value, str) and REFUSED_TOPIC.search(node.value):
+        return node.value
     name = check.string(node, "topic")
     if "/" in name or not LOCAL_NAME.match(name):
         check.fail(node, f"topic {name!r} must be a local name such as t or t-partition-1; the case binds its namespace")
@@ -463,7 +475,7 @@ def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[
         if key == "credentials":
             continue
         if key == "topic":
-            _local_name(check, node.child(key))
+            _local_name(check, node.child(key), refusable=not observe and name in REFUSED_TOPIC_OPERATIONS)
         elif key == "topics":
             _batch_topics(check, node.child(key))
         elif key != "op":

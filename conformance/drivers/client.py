@@ -98,10 +98,10 @@ class ClientDriver:
 
     def perform(self, op):
         if not self.can_perform(op):
-            raise Unsupported(f"the client driver cannot perform {type(op).__name__}; use the REST or wire driver")
+            raise Unsupported("no-driver", f"the client driver cannot perform {type(op).__name__}; use the REST or wire driver")
         url = self.urls.get(op.transport)
         if not url:
-            raise Unsupported(f"target has no {op.transport} service URL for the official client "
+            raise Unsupported("no-http-service", f"target has no {op.transport} service URL for the official client "
                               f"(transport={op.transport!r})")
         keep = False
         if isinstance(op, ops.GetPartitionsForTopic):

@@ -283,7 +283,7 @@ class DriverProcess:
                 raise DriverProtocolError(f"{self.name}: \"raised\" of {cmd} needs a \"class\" string, got {value!r}")
             return Raised(value["class"], value.get("message"), tuple(value.get("causes") or ()))
         if kind == "unsupported":
-            raise Unsupported(f"{self.name} ({self.info.get('library')} {self.info.get('library_version')}): {value}")
+            raise Unsupported("driver-declined", f"{self.name} ({self.info.get('library')} {self.info.get('library_version')}): {value}")
         raise DriverRequestError(f"{self.name} refused the request {cmd}: {value}")
 
     def _parse(self, raw: bytes, cmd: str) -> dict:

@@ -118,7 +118,7 @@ class _JavaDriver:
             offered = self.process.start().get("options") or []
             lacking = [name for name in wanted if name not in offered]
             if lacking:
-                raise Unsupported(f"{self.process.name} does not take the protocol option(s) {', '.join(lacking)} "
+                raise Unsupported("client-lacks-option", f"{self.process.name} does not take the protocol option(s) {', '.join(lacking)} "
                                   "(clients/README.md, Options) that this secured target needs")
         return wanted
 
@@ -174,10 +174,10 @@ class JavaClientDriver(_JavaDriver):
 
     def perform(self, op):
         if not self.can_perform(op):
-            raise Unsupported(f"the java-client driver cannot perform {type(op).__name__}")
+            raise Unsupported("no-driver", f"the java-client driver cannot perform {type(op).__name__}")
         url = self.urls.get(op.transport)
         if not url:
-            raise Unsupported(f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
+            raise Unsupported("no-http-service", f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
         created = self._call("client.create", service_url=url, operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
                              connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, **self._options(url))
         if isinstance(created, Raised):
@@ -247,9 +247,9 @@ class JavaAdminDriver(_JavaDriver):
 
     def perform(self, op):
         if not self.can_perform(op):
-            raise Unsupported(f"the java-admin driver cannot perform {type(op).__name__}")
+            raise Unsupported("no-driver", f"the java-admin driver cannot perform {type(op).__name__}")
         if not self.admin_url:
-            raise Unsupported("target has no admin URL for the Java admin client")
+            raise Unsupported("no-admin-api", "target has no admin URL for the Java admin client")
         created = self._call("admin.create", admin_url=self.admin_url, **self._options(self.admin_url))
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} admin.create")

@@ -40,7 +40,7 @@ def zk_hosts(store_url: str) -> str:
     """``zk:HOST:PORT[,HOST:PORT][/chroot]`` (or ``zk://...``) -> kazoo's hosts string with chroot."""
     scheme, sep, rest = store_url.partition(":")
     if scheme != "zk" or not sep or not rest.strip("/"):
-        raise Unsupported(f"metadata store {store_url!r} is not a ZooKeeper URL (zk:HOST:PORT[/chroot]); "
+        raise Unsupported("no-metadata-store", f"metadata store {store_url!r} is not a ZooKeeper URL (zk:HOST:PORT[/chroot]); "
                           "the metadata driver reads ZooKeeper only")
     return rest[2:] if rest.startswith("//") else rest
 
@@ -78,9 +78,9 @@ class MetadataDriver:
 
     def perform(self, op):
         if not self.can_perform(op):
-            raise Unsupported(f"the metadata driver cannot perform {type(op).__name__}; it reads the store only")
+            raise Unsupported("no-driver", f"the metadata driver cannot perform {type(op).__name__}; it reads the store only")
         if self.store_url is None:
-            raise Unsupported(NO_STORE)  # Rule 2
+            raise Unsupported("no-metadata-store", NO_STORE)  # Rule 2
         topic = TopicName.parse(op.topic)
         base = f"{MANAGED_LEDGERS_ROOT}/{topic.tenant}/{topic.namespace}/{topic.domain}"
         found = []

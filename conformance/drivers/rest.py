@@ -122,7 +122,7 @@ class RestDriver:
 
     def perform(self, op):
         if not self.can_perform(op):
-            raise Unsupported(f"the REST driver cannot perform {type(op).__name__} "
+            raise Unsupported("no-driver", f"the REST driver cannot perform {type(op).__name__} "
                               f"with api={getattr(op, 'api', None)!r}; use the wire or client driver")
         if isinstance(op, ops.WithCredentials):
             return self._as_other(op)

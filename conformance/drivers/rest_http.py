@@ -19,7 +19,7 @@ import urllib.parse
 import httpx
 
 from conformance.errors import ProtocolViolation
-from model.names import NamespaceName, TopicName
+from model.names import InvalidName, NamespaceName, TopicName
 from model.outcomes import Done, RestError
 
 
@@ -29,8 +29,16 @@ def path_segment(text: str) -> str:
 
 
 def topic_path(topic: str) -> str:
-    """``{domain}/{tenant}/{ns}/{encoded local name}`` as Pulsar's v2 REST paths want it."""
-    name = TopicName.parse(topic)
+    """``{domain}/{tenant}/{ns}/{encoded local name}`` as Pulsar's v2 REST paths want it. A name the
+    parser refuses (a row sending what Pulsar refuses) is split as written, each part one segment."""
+    try:
+        name = TopicName.parse(topic)
+    except InvalidName:
+        domain, _, rest = topic.partition("://")
+        parts = rest.split("/", 2)
+        if not domain or len(parts) != 3:
+            raise
+        return "/".join([domain, *(path_segment(part) for part in parts)])
     return f"{name.domain}/{path_segment(name.tenant)}/{path_segment(name.namespace)}/{name.encoded_local_name}"
 
 

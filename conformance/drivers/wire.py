@@ -242,7 +242,7 @@ class WireDriver:
 
     def perform(self, op):
         if not self.can_perform(op):
-            raise Unsupported(f"the wire driver cannot perform {type(op).__name__} "
+            raise Unsupported("no-driver", f"the wire driver cannot perform {type(op).__name__} "
                               f"with api={getattr(op, 'api', None)!r}; use the REST or client driver")
         if isinstance(op, ops.WithCredentials):
             return self._as_other(op)
@@ -363,7 +363,7 @@ class WireDriver:
 
     def _do_ListTopics(self, op: ops.ListTopics):
         if op.domain not in _MODES:
-            raise Unsupported(f"GET_TOPICS_OF_NAMESPACE has no mode for domain {op.domain!r}")
+            raise Unsupported("no-driver", f"GET_TOPICS_OF_NAMESPACE has no mode for domain {op.domain!r}")
         request_id = next(self._ids)
         got = self._request(events.GetTopicsOfNamespace(request_id=request_id, namespace=op.namespace,
                                                         mode=_MODES[op.domain]),

@@ -76,7 +76,7 @@ class WireBatch:
             link = self._open_peer(url)
         links[url] = link
         if not advertises(link.connected):
-            raise Unsupported(f"{REASON} ({url})")
+            raise Unsupported("feature-not-advertised", f"{REASON} ({url})")
         return link
 
     def _open_peer(self, url: str) -> _Link:

@@ -27,6 +27,11 @@ Rule 5: ``generation`` increases whenever the broker process is replaced, so dri
 Rule 7: a target that started and then stops answering a fresh CONNECT, or answers it with what
         no Pulsar broker sends (``unresponsive``), is down from then on: the case that found it
         and every later one are target-error, not indefinite or failed.
+Rule 8: ``implicit_namespaces`` is detected, never declared: a target without an admin API (so
+        no way to create a namespace) serves namespaces nobody created when a binary LOOKUP of a
+        topic in a fresh tenant and namespace answers with a broker to connect to. Such a target
+        needs no I/O for a setup step that creates a namespace (routing.py Rule 3); a case whose
+        namespace must be missing still runs, and the target's answer is judged.
 Rule 6: security (conformance/security.py): a target presents, to its own detection and config
         calls and to every driver, the credentials ``credentials()`` gives for the configuration
         it runs with; a target the harness starts (``launches``) runs a secure run's keys under
@@ -35,6 +40,7 @@ Rule 6: security (conformance/security.py): a target presents, to its own detect
 
 from __future__ import annotations
 
+import secrets
 import time
 from pathlib import Path
 from typing import Optional
@@ -45,8 +51,8 @@ from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite, ProtocolViolation, TargetError, Unsupported
 from conformance.security import Credentials, RunSecurity
 from conformance.targets import config as pulsar_config
-from model import releases
-from model.outcomes import ServerError
+from model import ops, releases
+from model.outcomes import LookupAnswer, ServerError
 
 ERA_PIP344 = "pip344"
 ERA_PRE_PIP344 = "pre-pip344"
@@ -75,8 +81,7 @@ class Target:
     """Base class: detection, config bookkeeping and the lifecycle contract."""
 
     kind = "target"  # registry name
-    # True when any tenant/namespace implicitly exists (pulsar-lite): CreateTenant and
-    # CreateNamespace are then Done without I/O, and a case needing a missing one is unsupported.
+    # Rule 8: detected at start; read by routing.NamespaceLedger.
     implicit_namespaces = False
     # True for real Pulsar brokers: wait until a dynamic key shows in the runtime config (Rule 3).
     confirms_dynamic_config = False
@@ -224,13 +229,26 @@ class Target:
 
         self.release = releases.parse_release(self.version)
         self.era = releases.era_of(self.release)
+        self.implicit_namespaces = not self.has_admin and self._serves_uncreated_namespaces()
+
+    def _serves_uncreated_namespaces(self) -> bool:
+        """Rule 8: a LOOKUP in a tenant and namespace nobody created answers Connect or Redirect."""
+        probe = f"persistent://probe-{secrets.token_hex(4)}/ns/t"
+        wire = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials())
+        try:
+            return isinstance(wire.perform(ops.Lookup(probe, "binary")), LookupAnswer)
+        except (Indefinite, ProtocolViolation, Unsupported):
+            return False
+        finally:
+            wire.close()
 
     def describe(self) -> dict[str, str]:
         """What environment.properties and the run summary show for this target."""
         info = {"kind": self.kind, "service_url": self.service_url or "", "admin_url": self.admin_url or "",
                 "version": self.version or "unknown", "era": self.era or "unknown",
                 "admin_api": "yes" if self.has_admin else "no",
-                "flag5": "yes" if self.advertises_flag5 else "no"}
+                "flag5": "yes" if self.advertises_flag5 else "no",
+                "implicit_namespaces": "yes" if self.implicit_namespaces else "no"}
         if self.start_error:
             info["start_error"] = self.start_error.splitlines()[0]
         return info
@@ -240,7 +258,7 @@ class Target:
     def configure(self, broker_config: dict[str, str]) -> None:
         """Make the broker have ``broker_config`` (Pulsar key names) or raise Unsupported."""
         if self.start_error:
-            raise Unsupported(f"target could not start: {self.start_error}")
+            raise Unsupported("not-run", f"target could not start: {self.start_error}")
         if self.launches:  # Rule 6
             broker_config = self.security.overlay(broker_config)
         wanted = {key: pulsar_config.normalise(value) for key, value in broker_config.items()}
@@ -292,7 +310,7 @@ class Target:
         if not wanted and not self._dirty:
             return
         if not self.has_admin:
-            raise Unsupported(f"{self.name} has no admin REST API to set broker config {wanted}")
+            raise Unsupported("config-differs", f"{self.name} has no admin REST API to set broker config {wanted}")
         rest = RestDriver(self.admin_url, timeout=self.timeout, credentials=self.credentials())
         posted: dict[str, str] = {}  # key -> the value the runtime config must come to show
         try:
@@ -313,7 +331,7 @@ class Target:
                 # to start with Pulsar's defaults.
                 response = rest.request("POST", f"/admin/v2/brokers/configuration/{key}/{value}")
                 if not 200 <= response.status_code < 300:
-                    raise Unsupported(f"{self.name} refused broker config {key}={value}: "
+                    raise Unsupported("config-refused", f"{self.name} refused broker config {key}={value}: "
                                       f"{response.status_code} {error_reason(response)}")
                 self._dirty[key] = value
                 posted[key] = value

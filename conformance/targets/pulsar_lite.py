@@ -9,9 +9,9 @@ Rule 2: its TOML has ``[metrics] enabled = false``. Otherwise it binds a Prometh
 Rule 3: broker.conf keys map to its TOML where there is an equivalent (``map_config``); any key
         without one raises Unsupported with the reason. A different mapping restarts the process
         (same port and data directory when possible).
-Rule 4: it has no admin REST API and any tenant/namespace implicitly exists (it answered
-        PARTITIONED_METADATA for ``persistent://nosuch/ns/x`` with Success), so
-        ``implicit_namespaces`` is set. Its CONNECTED carries no feature flags: era pre-pip344.
+Rule 4: it has no admin REST API; that it serves namespaces nobody created is detected at start
+        like on any target (base.py Rule 8), and a case whose namespace must be missing runs and
+        is judged on what it answers.
 """
 
 from __future__ import annotations
@@ -63,18 +63,18 @@ def _int(key: str, value: str) -> int:
     try:
         return int(value, 10)
     except ValueError:
-        raise Unsupported(f"{key}={value!r} is not an integer; pulsar-lite's TOML needs one") from None
+        raise Unsupported("config-no-equivalent", f"{key}={value!r} is not an integer; pulsar-lite's TOML needs one") from None
 
 
 def map_config(broker_config: dict[str, str]) -> dict[str, int]:
     """broker.conf keys -> pulsar-lite TOML values (top level), or Unsupported with the reason."""
     for key in broker_config:
         if key not in _INT_KEYS and key not in _AUTO_CREATION_KEYS and key not in FIXED:
-            raise Unsupported(f"pulsar-lite has no equivalent of broker.conf key {key}")
+            raise Unsupported("config-no-equivalent", f"pulsar-lite has no equivalent of broker.conf key {key}")
     eff = pulsar_config.effective({k: pulsar_config.normalise(v) for k, v in broker_config.items()})
     for key, (value, why) in FIXED.items():
         if key in eff and eff[key] != value:
-            raise Unsupported(f"{why}: {key}={eff[key]} has no equivalent")
+            raise Unsupported("config-no-equivalent", f"{why}: {key}={eff[key]} has no equivalent")
     kind = eff["allowAutoTopicCreationType"]
     if kind == "non-partitioned":
         default_partitions = 0  # 0 = auto-create non-partitioned topics
@@ -83,10 +83,10 @@ def map_config(broker_config: dict[str, str]) -> dict[str, int]:
         if default_partitions <= 0:
             # Pulsar refuses to auto-create with defaultNumPartitions <= 0 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync);
             # pulsar-lite would read 0 as "non-partitioned", which is a different behaviour.
-            raise Unsupported(f"defaultNumPartitions={default_partitions} with partitioned auto-creation "
+            raise Unsupported("config-no-equivalent", f"defaultNumPartitions={default_partitions} with partitioned auto-creation "
                               "has no pulsar-lite equivalent")
     else:
-        raise Unsupported(f"allowAutoTopicCreationType={kind!r} is not a Pulsar topic type")
+        raise Unsupported("config-no-equivalent", f"allowAutoTopicCreationType={kind!r} is not a Pulsar topic type")
     toml = {"default_partitions": default_partitions}
     for key, toml_key in _INT_KEYS.items():
         toml[toml_key] = _int(key, eff[key])
@@ -101,7 +101,6 @@ def render_toml(values: dict[str, int]) -> str:
 
 class PulsarLiteTarget(Target):
     kind = "pulsar-lite"
-    implicit_namespaces = True
     divergence_profile = "pulsar-lite"  # spec/divergences/pulsar-lite.yaml
     max_instances = 2
 

@@ -104,7 +104,7 @@ class FakeTarget(Target):
     def _configure(self, wanted: dict) -> None:
         from conformance.errors import Unsupported
         if wanted and self.unsupported_config:
-            raise Unsupported(f"fake target cannot take {wanted}")
+            raise Unsupported("config-no-equivalent", f"fake target cannot take {wanted}")
         self.configured.append(wanted)
 
 

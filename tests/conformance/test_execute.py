@@ -57,7 +57,7 @@ def test_exceptions_map_to_verdicts():
             raise exc
         return answer
 
-    cases = {Unsupported("no"): v.UNSUPPORTED, Indefinite("slow"): v.INDEFINITE,
+    cases = {Unsupported("no-driver", "no"): v.UNSUPPORTED, Indefinite("slow"): v.INDEFINITE,
              ProtocolViolation("junk"): v.FAILED, ZeroDivisionError("bug"): v.BROKEN}
     for exc, expected in cases.items():
         run = _session(raising(exc))[0].run_case(_case())
@@ -105,7 +105,7 @@ def test_drivers_are_rebuilt_when_the_target_restarts():
     assert drivers["wire"] is not before and before.closed
 
 
-def test_a_stand_in_setup_that_cannot_create_is_unsupported_not_failed():
+def test_a_stand_in_setup_is_judged_where_pulsar_would_succeed_and_unsupported_where_it_would_not():
     def answer(op):
         if isinstance(op, ops.CreateNonPartitionedTopic):
             return ServerError("TopicNotFound", "auto-creation is off")
@@ -115,12 +115,16 @@ def test_a_stand_in_setup_that_cannot_create_is_unsupported_not_failed():
         return (Step(ops.CreateNonPartitionedTopic(f"persistent://{ns}/t"), "setup", Done()),
                 Step(ops.GetPartitionedMetadata(f"persistent://{ns}/t", "binary", False), "action", Partitions(0)))
 
+    wire = FakeDriver("wire", answer)
     session, target, _ = _session(answer, has_admin=False)
-    session.driver_factory = lambda t: {"rest": None, "wire": FakeDriver("wire", answer), "client": None}
+    session.driver_factory = lambda t: {"rest": None, "wire": wire, "client": None}
+    # Pulsar with auto-creation on would create the topic for a PRODUCER: the refusal is the target's
     run = session.run_case(FakeCase("c-002[binary]", steps))
-    assert run.verdict.verdict == v.UNSUPPORTED and "standing in for the admin API" in run.verdict.reason
-    session, target, _ = _session(answer)  # with an admin API the same answer is a real failure
-    assert session.run_case(FakeCase("c-002[binary]", steps)).verdict.verdict == v.FAILED
+    assert run.verdict.verdict == v.FAILED and "standing in for the admin API" in run.verdict.reason
+    # with auto-creation off a PRODUCER cannot create it: the setup needs the admin API, nothing is sent
+    wire.performed.clear()
+    run = session.run_case(FakeCase("c-002[binary]", steps, broker_config={"allowAutoTopicCreation": "false"}))
+    assert (run.verdict.verdict, run.verdict.kind) == (v.UNSUPPORTED, "no-admin-api") and not wire.performed
 
 
 class _Silent:

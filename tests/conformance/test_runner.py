@@ -104,7 +104,7 @@ def test_unsupported_only_is_never_a_green_run(tmp_path):
     code, records, text = _run(tmp_path, [_case("a-001[binary]", era=ERA_PRE_PIP344)])
     assert code == v.EXIT_HARNESS
     assert records[0].verdict == "unsupported"
-    assert records[0].reason.startswith("row judges pre-PIP-344 Apache Pulsar releases")
+    assert records[0].reason.startswith("[era-mismatch] row judges pre-PIP-344 Apache Pulsar releases")
     assert "no case was executed" in text
 
 

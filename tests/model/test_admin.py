@@ -213,6 +213,17 @@ def test_lists_per_api_and_domain():
         apply(state, ListTopics(NS, "client"))
 
 
-def test_partition_names_as_non_partitioned_topics_are_refused_not_guessed():
-    with pytest.raises(ModelUsageError, match="validateNonPartitionTopicName"):
-        apply(broker(), CreateNonPartitionedTopic(name("x-partition-0")))
+def test_partition_names_as_non_partitioned_topics_are_refused_unless_a_partition_of_that_number_exists():
+    state = broker()
+    assert answer(state, CreateNonPartitionedTopic(name("x-partition-0"))) == RestError(
+        412, 'Can\'t create topic x-partition-0 with "-partition-" followed by numeric value if there isn\'t a '
+             'partitioned topic x created.')
+    state, _ = apply(state, CreatePartitionedTopic(name("x"), 2))
+    assert answer(state, CreateNonPartitionedTopic(name("x-partition-2"))) == RestError(
+        412, 'Can\'t create topic x-partition-2 with "-partition-" followed by a number smaller than number of '
+             'partition of partitioned topic x')
+    old, _ = run(initial_state(release=(3, 0, 7)), [CreateNamespace(NS), CreatePartitionedTopic(name("x"), 2)])
+    assert "smaller then number" in answer(old, CreateNonPartitionedTopic(name("x-partition-5"))).reason
+    assert answer(state, CreateNonPartitionedTopic(name("x-partition-z"))) == Done()  # not a number: a name
+    with pytest.raises(ModelUsageError, match="does not follow for a partition name"):
+        apply(state, CreateNonPartitionedTopic(name("x-partition-1")))

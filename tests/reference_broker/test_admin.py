@@ -195,7 +195,7 @@ def test_get_partitions_matrix(admin, base):
 def test_get_partitions_errors(admin):
     assert reason(admin.get("/admin/v2/persistent/public/nosuch/t/partitions"), 404) == "Namespace not found"
     assert reason(admin.get("/admin/v2/persistent/nosuch/ns/t/partitions"), 404) == "Namespace not found"
-    assert "Invalid tenant name" in reason(admin.get("/admin/v2/persistent/bad!t/ns/t/partitions"), 412)
+    assert reason(admin.get("/admin/v2/persistent/bad!t/ns/t/partitions"), 412) == "Topic name is not valid"  # AdminResource
     assert reason(admin.get(f"{P}/t/partitions?checkAllowAutoCreation=maybe"), 400).startswith("Invalid request")
     assert reason(admin.get("/admin/v2/volatile/public/default/t/partitions"), 404) == "HTTP 404 Not Found"
 
