@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "key=value lines, or one key=value; keys not given run with Pulsar's defaults. "
                               "Without an admin API, cases needing another config are unsupported "
                               "(docs/testing-your-broker.md)")
+    run_cmd.add_argument("--known-divergences", type=Path, metavar="FILE",
+                         help="your broker's known divergences (spec/divergences/'s format; its target: is the "
+                              "file's name), applied to the url: targets: listed failures are counted apart")
     run_cmd.add_argument("--pip", action="append", default=[], metavar="N", help="only this PIP (repeatable), e.g. 344")
     run_cmd.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression over item names")
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
@@ -174,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
                java_admin_version=args.java_admin_version, jobs=args.jobs,
-               security=security, broker_config=declared)
+               security=security, broker_config=declared, known_divergences=args.known_divergences)
 
 
 def run_security(args: argparse.Namespace):

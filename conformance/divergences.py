@@ -37,6 +37,9 @@ class KnownDivergences:
 
     @classmethod
     def for_target(cls, target) -> "KnownDivergences":
+        given = getattr(target, "known_divergences", None)  # the user's own file (--known-divergences)
+        if given is not None:
+            return cls(given)
         profile = profile_of(target)
         return cls(load_divergences(profile) if profile else ())
 

@@ -42,6 +42,8 @@ from conformance.results import new_run_id
 from conformance.scheduler import DEFAULT_JOBS
 from conformance.security import RunSecurity
 from conformance.targets.base import Target
+from conformance.targets.url import UrlTarget
+from spec.schema import SpecError, load_divergences
 from conformance.targets.registry import make_target
 
 DEFAULT_OUT = Path("reports/out")
@@ -91,12 +93,13 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
         java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS,
-        security: Optional[RunSecurity] = None, broker_config: Optional[dict[str, str]] = None) -> int:
+        security: Optional[RunSecurity] = None, broker_config: Optional[dict[str, str]] = None,
+        known_divergences: Optional[Path] = None) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
     conformance.cases and the target registry.  ``broker_config`` is what the url: targets' brokers run with
-    (``--broker-config``, targets/url.py Rule 4).
+    (``--broker-config``, targets/url.py Rule 4); ``known_divergences`` is their divergence file.
     """
     def say(text: str) -> None:
         print(text, file=stream or sys.stdout, flush=True)
@@ -113,9 +116,22 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
             if broker_config and not any(spec.startswith("url:") for spec in target_specs):
                 raise UsageError("--broker-config says what an already running broker runs with; give it with "
                                  "--target url:pulsar://HOST:PORT (the harness configures the brokers it starts)")
+            if known_divergences is not None and not any(spec.startswith("url:") for spec in target_specs):
+                raise UsageError("--known-divergences is for a broker given by --target url:...; the targets the "
+                                 "harness starts keep theirs in spec/divergences/")
             targets = [make_target(spec, timeout=timeout, log_dir=out_dir / "logs", security=security,
                                    **({"declared": broker_config} if spec.startswith("url:") and broker_config else {}))
                        for spec in target_specs]
+            if known_divergences is not None:
+                if not known_divergences.is_file():
+                    raise UsageError(f"--known-divergences {known_divergences}: no such file")
+                try:
+                    entries = load_divergences(known_divergences.stem, known_divergences.parent)
+                except (OSError, SpecError) as exc:
+                    raise UsageError(f"--known-divergences {known_divergences}: {exc}") from None
+                for target in targets:
+                    if isinstance(target, UrlTarget):
+                        target.known_divergences = entries
         names = [t.name for t in targets]
         if len(set(names)) != len(names):
             raise UsageError(f"targets named twice: {names}; give each target once")

@@ -103,3 +103,34 @@ def test_serving_namespaces_nobody_created_is_detected_not_declared():
             assert len(lookups) == 1 and lookups[0].startswith("persistent://probe-")
         finally:
             server.close()
+
+
+def test_an_implementers_known_divergences_are_counted_apart(tmp_path):
+    known = tmp_path / "my-broker.yaml"
+    known.write_text(
+        "schema: 1\ntarget: my-broker\ntitle: \"a broker under development\"\ndivergences:\n"
+        "  - id: missing-namespace-served\n    cases: [pip344-matrix-008-param-true]\n    releases: \"*\"\n"
+        "    kind: unimplemented\n    summary: \"namespaces are not checked yet\"\n    evidence: [\"seen in CI\"]\n",
+        encoding="utf-8")
+    broker = PulsarLiteTarget(log_dir=tmp_path / "broker", start_timeout=20, timeout=5)
+    broker.start()
+    try:
+        out = io.StringIO()
+        code = run([f"url:{broker.service_url}"], keyword="pip344-matrix-008-param-true", out_dir=tmp_path / "run",
+                   timeout=5, stream=out, known_divergences=known)
+    finally:
+        broker.stop()
+    records = [json.loads(line) for path in (tmp_path / "run" / "results").glob("*.jsonl")
+               for line in path.read_text().splitlines()]
+    failed = [r for r in records if r["verdict"] == "failed"]
+    assert failed and all(r["known_divergence"] == "missing-namespace-served" for r in failed)
+    assert code == 0, out.getvalue()  # the only failures are listed ones
+
+
+def test_known_divergences_need_a_url_target_and_an_existing_file(tmp_path, capsys):
+    assert main(["run", "--target", "reference", "--known-divergences", str(tmp_path / "x.yaml"),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "--known-divergences is for a broker given by --target url:" in capsys.readouterr().out
+    assert main(["run", "--target", "url:pulsar://127.0.0.1:1", "--known-divergences", str(tmp_path / "x.yaml"),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().out
