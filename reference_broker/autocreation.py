@@ -38,7 +38,7 @@ DLQ_SUFFIX = "-DLQ"
 RETRY_SUFFIX = "-RETRY"
 
 # System topics (Rule 3). Only the namespace-events topic is recognised here; it is the one system
-# topic a client can name in an ordinary namespace. [I] the full list is not in the facts.
+# topic a client can name in an ordinary namespace. [I] the full list is inferred.
 SYSTEM_TOPIC_LOCAL_NAMES = ("__change_events",)
 
 OVERRIDE_KEY = "autoTopicCreationOverride"

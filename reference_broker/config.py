@@ -139,7 +139,7 @@ _KEYS = (
     ConfigKey("enableNonPersistentTopics", "bool", True),
     ConfigKey("maxConcurrentNonPersistentMessagePerConnection", "int", 1000, minimum=0),
     ConfigKey("keepAliveIntervalSeconds", "int", 30, minimum=0),
-    # Pulsar's keys and defaults (ServiceConfiguration) [I: not in the facts]. Only non-persistent
+    # Pulsar's keys and defaults (ServiceConfiguration) [I: inferred, not observed]. Only non-persistent
     # topics are collected here (``TopicRegistry.collect_inactive``): they exist only while loaded.
     ConfigKey("brokerDeleteInactiveTopicsEnabled", "bool", True, dynamic=True),
     ConfigKey("brokerDeleteInactiveTopicsFrequencySeconds", "int", 60, minimum=1),

@@ -23,7 +23,7 @@ Rule 5 (PIP-157, docs/pip157-decisions.md (e), (f)): ``numberOfTopicBuckets`` is
         can only be set when the namespace is created" and changes nothing; PUT on an existing
         namespace is the usual 409 "Namespace already exists". PIP-157: "Users will not be able to
         change the number of buckets after the namespace is created."
-Texts marked [I] are not in the facts: they are our best reading of Pulsar and may differ in wording.
+Texts marked [I] are inferred (no release was observed saying them): our best reading of Pulsar, wording may differ.
 """
 
 from __future__ import annotations
