@@ -49,6 +49,10 @@ def test_implicit_namespaces_need_no_setup_and_a_missing_one_is_simply_never_cre
     ledger = NamespaceLedger()
     assert ledger.check(Step(ops.CreateNamespace("public/c1"), "setup", Done())) == Done()
     assert ledger.check(Step(ops.CreateTenant("t9"), "setup", Done())) == Done()
+    # policies or admin roles are more than a served name: only an admin API can give them
+    assert ledger.check(Step(ops.CreateNamespace("public/c1", (("max_topics_per_namespace", 1),)), "setup",
+                             Done())) is None
+    assert ledger.check(Step(ops.CreateTenant("t9", ("admin",)), "setup", Done())) is None
     # a case whose namespace or tenant is missing runs: the target's answer is judged
     assert ledger.check(Step(ops.GetPartitionedMetadata("persistent://public/c2/t", "binary", False), "action",
                              ServerError("TopicNotFound", ""))) is None
