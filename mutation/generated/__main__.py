@@ -98,6 +98,28 @@ def main(argv: Optional[list[str]] = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+def killer_rows(mutant: Mutant, by_id: dict[str, Mutant], results: dict[str, dict]) -> dict[str, tuple[str, ...]]:
+    """run label -> the rows that killed other mutants of ``mutant``'s function, most often first,
+    then of its module (run Rule 2a)."""
+    same_function: dict[str, dict[str, int]] = {}
+    same_module: dict[str, dict[str, int]] = {}
+    for other_id, result in list(results.items()):
+        other = by_id.get(other_id)
+        if other is None or other.module != mutant.module or not result.get("killer_row") \
+                or result.get("status") != "killed":
+            continue
+        bucket = same_function if other.function == mutant.function else same_module
+        counts = bucket.setdefault(result.get("run", ""), {})
+        counts[result["killer_row"]] = counts.get(result["killer_row"], 0) + 1
+    hints: dict[str, tuple[str, ...]] = {}
+    for label in set(same_function) | set(same_module):
+        ranked = [row for row, _n in sorted(same_function.get(label, {}).items(), key=lambda kv: -kv[1])]
+        ranked += [row for row, _n in sorted(same_module.get(label, {}).items(), key=lambda kv: -kv[1])
+                   if row not in ranked]
+        hints[label] = tuple(ranked)
+    return hints
+
+
 def _main(args: argparse.Namespace) -> int:
     root: Path = args.root.resolve()
 
@@ -130,6 +152,7 @@ def _main(args: argparse.Namespace) -> int:
     stored = cache.load(results_path)
     rows = cache.RowIndex(root)
     results = {m.id: stored[m.id] for m in mutants if m.id in stored and cache.still_holds(stored[m.id], keys[m.id], rows)}
+    by_id = {m.id: m for m in mutants}
     todo = [m for m in mutants if m.id not in results]
     say(f"generated mutants: {len(mutants)} in {len(modules)} module(s); {len(results)} results still hold, "
         f"{len(todo)} to test (budget {args.budget:.0f} s, {args.jobs} worker(s))")
@@ -146,11 +169,18 @@ def _main(args: argparse.Namespace) -> int:
             say(f"  not compiled, left out: {mutant.describe()}: {problem}")
         todo = [m for m in todo if not compiles(m)]
         needed = list(dict.fromkeys(run for m in todo for run in plans[m.module]))
+        broker = cache.broker_key(root)
+        baseline_keys = {run: cache.baseline_key(root, run, harness, broker) for run in needed}
+        known = {run: stored[cache.baseline_id(run)]["duration_s"] for run in needed
+                 if stored.get(cache.baseline_id(run), {}).get("key") == baseline_keys[run]}
         try:
-            limits = baseline(root, needed, say)
+            limits = baseline(root, needed, say, known)
         except RuntimeError as exc:
             say(f"mutation.generated: error: {exc}")
             return 2
+        for run, took in running.BASELINE_TIMES.items():
+            cache.append(results_path, {"id": cache.baseline_id(run), "key": baseline_keys[run],
+                                        "duration_s": round(took, 2)})
         done = [0]
 
         def record(mutant: Mutant, outcome: Outcome) -> None:
@@ -167,11 +197,15 @@ def _main(args: argparse.Namespace) -> int:
             say(f"  [{done[0]}/{len(todo)}] {mark:8} {mutant.describe()}"
                 + (f" <- {outcome.killer}" if outcome.killer else "") + f" ({outcome.duration_s} s)")
 
-        remaining = max(0.0, args.budget - (time.monotonic() - started))
-        untested = Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record).run(todo, plans)
-    cache.compact(results_path, {m.id for m in mutants} if not args.module else set(stored) | {m.id for m in mutants})
+        def hints(mutant: Mutant) -> dict[str, tuple[str, ...]]:
+            return killer_rows(mutant, by_id, results)
 
-    by_id = {m.id: m for m in mutants}
+        remaining = max(0.0, args.budget - (time.monotonic() - started))
+        untested = Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record,
+                          hints=hints).run(todo, plans)
+    kept = {m.id for m in mutants} | {cache.baseline_id(run) for entry in modules for run in entry.runs}
+    cache.compact(results_path, kept if not args.module else kept | set(stored))
+
     statuses = {i: r["status"] for i, r in results.items() if i in by_id}
     figures = score(statuses, entries)
     scoped_entries = {i: e for i, e in entries.items() if not args.module or i.split(":")[0] in plans}

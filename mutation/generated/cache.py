@@ -83,6 +83,20 @@ def cases_key(root: Path, pips: Iterable[str]) -> str:
     return _sha([p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() for p in spec_files_of(root, pips)])
 
 
+def broker_key(root: Path) -> str:
+    """The whole unmutated broker: what a baseline run depends on besides the harness and the spec."""
+    files = sorted(p for p in (root / "reference_broker").rglob("*.py") if "__pycache__" not in p.parts)
+    return _sha([p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() for p in files])
+
+
+def baseline_id(run: scope.Run) -> str:
+    return f"baseline:{plan_key([run])}"
+
+
+def baseline_key(root: Path, run: scope.Run, harness: str, broker: str) -> str:
+    return _sha([harness.encode(), broker.encode(), cases_key(root, run.pips).encode(), plan_key([run]).encode()])
+
+
 def plan_key(runs: Iterable[scope.Run]) -> str:
     return ";".join(f"{run.target}:{','.join(run.pips)}" for run in runs)
 

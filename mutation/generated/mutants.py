@@ -10,7 +10,9 @@ Rule 3: ExceptionReplacer writes a handler for ``CosmicRayTestingException``, a 
         not have; the mutated source defines it at its end, so the handler is one that never matches,
         as the operator intends, instead of a NameError when an exception reaches it.
 Rule 4: a mutant outside the scope's functions (scope.Module.functions) is not made; nor is one
-        whose source no longer compiles (reported by ``enumerate_module``'s caller as an error).
+        whose source no longer compiles (reported by ``enumerate_module``'s caller as an error); nor
+        one inside an annotation: every broker module has ``from __future__ import annotations``,
+        so ``X | None`` made ``X & None`` is never evaluated and could change nothing.
 Rule 5: the module is parsed once: each mutation is applied to a copy of its one node, put in the
         node's place while the module's code is read back, and taken out again. This gives exactly
         cosmic-ray's ``mutate_code`` (which parses the module again for every mutant, far slower);
@@ -62,6 +64,20 @@ def qualname(node) -> str:
             parts.append(current.name.value)
         current = current.parent
     return ".".join(reversed(parts)) or "<module>"
+
+
+def in_annotation(node) -> bool:
+    """Rule 4: ``node`` is inside a parameter's, a function's return or a variable's annotation."""
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type == "funcdef" and getattr(parent, "annotation", None) is child:
+            return True
+        if parent.type == "tfpdef" and parent.children and child is not parent.children[0]:
+            return True
+        if parent.type == "annassign" and parent.children and parent.children[1] is child:
+            return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _in_scope(name: str, functions: Optional[tuple[str, ...]]) -> bool:
@@ -118,7 +134,7 @@ def enumerate_module(root: Path, entry: scope.Module, operators: Iterable[str] =
                 if only is not None and index != only:
                     continue
                 function = qualname(node)
-                if not _in_scope(function, entry.functions):
+                if not _in_scope(function, entry.functions) or in_annotation(node):
                     continue
                 mutated = _mutated_code(tree, node, operator, index)
                 if mutated == source:

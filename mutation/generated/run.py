@@ -12,9 +12,16 @@ Rule 2: a mutant is KILLED by the first of its module's runs (scope Rule 2) that
         case could not be judged) and a run past its time limit are tried once more and, if they
         happen again, kill the mutant with status ``error`` or ``timeout``: a broker that does not
         start or hangs is as visible as a wrong answer. A mutant all of whose runs exit 0 SURVIVED.
+Rule 2a: before a run, the rows that killed other mutants of the same function (else of the same
+        module) in that run are tried alone (``-k``, at most ``PROBE_ROWS``): a failure there is a
+        kill by that case, the same answer the whole run gives sooner; otherwise the whole run
+        decides. The probe changes how long a mutant takes, never whether it is killed: a probe
+        that passes, selects nothing or has trouble leaves the verdict to the whole run.
 Rule 3: before any mutant, each run the untested mutants need is made on the unmutated copy and
         must exit 0; otherwise nothing is tested (exit 2): a case that fails anyway would kill
-        every mutant. Its duration sets that run's time limit.
+        every mutant. Its duration sets that run's time limit. A baseline that passed is kept in
+        the results file under ``known`` (a key of the whole broker, the harness and the run's
+        spec files) and not made again while that key holds.
 Rule 4: ``budget`` bounds the wall time: no mutant is started once it is spent; mutants already
         running finish. Mutants whose result still holds (cache Rule 2) are not run at all. The
         untested rest is reported as such, never as killed or survived.
@@ -45,6 +52,7 @@ MIN_RUN_LIMIT_S = 120.0
 RUN_LIMIT_FACTOR = 4.0
 PROBLEM_EXITS = (2, 3)
 
+BASELINE_TIMES: dict[scope.Run, float] = {}  # the baselines made by this process, for the results file
 _RUNNING: set[subprocess.Popen] = set()
 _RUNNING_LOCK = threading.Lock()
 STOPPING = threading.Event()
@@ -91,11 +99,22 @@ class Scratch:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def run_command(run: scope.Run, out: Path) -> list[str]:
+PROBE_ROWS = 3
+
+
+def run_label(run: scope.Run) -> str:
+    return f"{run.target}:{','.join(run.pips)}"
+
+
+def run_command(run: scope.Run, out: Path, rows: tuple[str, ...] = ()) -> list[str]:
     argv = [sys.executable, "-m", "conformance", "run", "--target", run.target]
     for pip in run.pips:
         argv += ["--pip", pip]
-    return argv + ["-x", "--out", str(out)]
+    if rows:
+        argv += ["-k", " or ".join(rows)]
+    # One broker instance, its cases one at a time: a mutant's run is one of several at once on a
+    # shared machine, where the CPU of the brokers a wider run starts costs more than its waits.
+    return argv + ["-x", "--jobs", "1", "--out", str(out)]
 
 
 def _environment() -> dict[str, str]:
@@ -160,11 +179,27 @@ def first_problem(out: Path) -> tuple[str, str, str]:
     return "", "", ""
 
 
-def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float]) -> Outcome:
-    """Rule 2 for whatever is in ``cwd`` now."""
+def probe(run: scope.Run, rows: tuple[str, ...], cwd: Path, limit: float) -> Optional[tuple[str, str, str]]:
+    """Rule 2a: (case, row, reason) when one of ``rows`` fails on what is in ``cwd``, else None."""
+    out = cwd / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    code, _tail = execute(run_command(run, out, rows), cwd, limit)
+    found = first_problem(out) if code == 1 else None
+    shutil.rmtree(out, ignore_errors=True)
+    return found if found and found[0] else None
+
+
+def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float],
+          hints: Optional[dict[str, tuple[str, ...]]] = None) -> Outcome:
+    """Rule 2 for whatever is in ``cwd`` now; ``hints``: run label -> rows to try first (Rule 2a)."""
     started = time.monotonic()
     for run in runs:
-        label = f"{run.target}:{','.join(run.pips)}"
+        label = run_label(run)
+        rows = tuple((hints or {}).get(label, ()))[:PROBE_ROWS]
+        if rows:
+            found = probe(run, rows, cwd, limits.get(run, MIN_RUN_LIMIT_S))
+            if found:
+                return Outcome("killed", *found, label, round(time.monotonic() - started, 2))
         code, tail, out = None, "", cwd / "out"
         for _attempt in range(2):
             shutil.rmtree(out, ignore_errors=True)
@@ -187,10 +222,16 @@ def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float]
     return Outcome("survived", duration_s=round(time.monotonic() - started, 2))
 
 
-def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None]) -> dict[scope.Run, float]:
-    """Rule 3: each run on the unmutated copy; its time limit, or RuntimeError naming the run that fails."""
+def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
+             known: Optional[dict[scope.Run, float]] = None) -> dict[scope.Run, float]:
+    """Rule 3: each run on the unmutated copy; its time limit, or RuntimeError naming the run that fails.
+    ``known``: runs whose baseline still holds, with its duration."""
+    known = known or {}
+    limits = {run: max(MIN_RUN_LIMIT_S, RUN_LIMIT_FACTOR * known[run]) for run in runs if run in known}
+    runs = [run for run in runs if run not in known]
+    if not runs:
+        return limits
     scratch = Scratch(root)
-    limits = {}
     try:
         for run in runs:
             started = time.monotonic()
@@ -201,6 +242,7 @@ def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None]) -> d
                 raise RuntimeError(f"the unmutated broker does not pass run {run.target} --pip {' --pip '.join(run.pips)}"
                                    f" (exit {code}): {case} {reason or tail.strip()[-300:]}")
             limits[run] = max(MIN_RUN_LIMIT_S, RUN_LIMIT_FACTOR * took)
+            BASELINE_TIMES[run] = took
             say(f"  baseline {run.target} PIP {','.join(run.pips)}: passes in {took:.1f} s")
     finally:
         scratch.remove()
@@ -211,13 +253,15 @@ class Tester:
     """Runs mutants on ``jobs`` workers, each with its own scratch copy (Rule 1), within a budget (Rule 4)."""
 
     def __init__(self, root: Path, limits: dict[scope.Run, float], *, jobs: int, budget_s: float,
-                 on_result: Callable[[Mutant, Outcome], None], clock: Callable[[], float] = time.monotonic):
+                 on_result: Callable[[Mutant, Outcome], None], clock: Callable[[], float] = time.monotonic,
+                 hints: Optional[Callable[[Mutant], dict[str, tuple[str, ...]]]] = None):
         self.root = root
         self.limits = limits
         self.jobs = max(1, jobs)
         self.budget_s = budget_s
         self.on_result = on_result
         self.clock = clock
+        self.hints = hints or (lambda mutant: {})
         self._lock = threading.Lock()
         self._free: list[Scratch] = []
 
@@ -242,7 +286,7 @@ class Tester:
             original = target.read_text(encoding="utf-8")
             try:
                 target.write_text(mutant.source, encoding="utf-8")
-                outcome = judge(plans[mutant.module], scratch.folder, self.limits)
+                outcome = judge(plans[mutant.module], scratch.folder, self.limits, self.hints(mutant))
             except Stopped:
                 return
             finally:

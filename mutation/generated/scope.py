@@ -48,6 +48,29 @@ def _runs(*runs: tuple[str, tuple[str, ...]]) -> tuple[Run, ...]:
 MODULES: tuple[Module, ...] = (
     # Auto-creation and partitioned metadata (PIP-344, whose rows cover both domains).
     Module("reference_broker/autocreation.py", _runs((REFERENCE, ("344",)))),
+    # Buckets (PIP-157) and the bundle owner a lookup redirects to (PIP-35).
+    Module("reference_broker/bundles.py", _runs((REFERENCE, ("157",)), (CLUSTER, ("35",)))),
+    # Lookups, redirects and batch lookup.
+    Module("reference_broker/lookup_service.py", _runs((CLUSTER, ("35",)), (REFERENCE, ("344",)))),
+    # Non-persistent dispatch, drops and their receipts, and the stats that count them (PIP-2).
+    Module("reference_broker/topics/non_persistent.py", _runs((REFERENCE, ("2",)))),
+    Module("reference_broker/topics/persistent_stats.py", _runs((REFERENCE, ("2",)))),
+    # The binary protocol's decisions: feature flags, field 6, lookups, listing, non-persistent sends.
+    Module("reference_broker/commands.py", _runs((REFERENCE, ("344", "2")), (CLUSTER, ("35",))),
+           functions=("ServerCnx.handle_Connect", "ServerCnx.handle_PartitionedMetadata",
+                      "ServerCnx._partitioned_metadata_failed", "ServerCnx.handle_Lookup",
+                      "ServerCnx.handle_BatchLookup", "ServerCnx.handle_GetTopicsOfNamespace",
+                      "ServerCnx._topics_of_namespace_answer", "ServerCnx._send_non_persistent",
+                      "ServerCnx._complete_non_persistent")),
+    # Namespaces and their policies: the override, bucket counts (PIP-157).
+    Module("reference_broker/core_namespaces.py", _runs((REFERENCE, ("344", "157"))),
+           functions=("_validate_topic_buckets", "parse_namespace", "NamespaceOps.namespace_exists",
+                      "NamespaceOps.get_policies", "NamespaceOps._policies_or_none", "NamespaceOps.create_namespace",
+                      "NamespaceOps._normalize_policies", "NamespaceOps.delete_namespace", "NamespaceOps._buckets_of",
+                      "NamespaceOps.get_number_of_topic_buckets", "NamespaceOps.set_number_of_topic_buckets",
+                      "NamespaceOps.set_auto_topic_creation_override", "NamespaceOps.get_auto_topic_creation_override",
+                      "NamespaceOps.remove_auto_topic_creation_override", "NamespaceOps._namespace_for_topic")),
+    # Topics: existence, partitioned metadata and its auto-creation, listing, lookups' existence checks.
     Module("reference_broker/core_topics.py", _runs((REFERENCE, ("344", "157"))),
            functions=("parse_topic", "TopicOps._partitions_of", "TopicOps._non_partitioned_exists",
                       "TopicOps.topic_existence", "TopicOps.topic_exists", "TopicOps.is_allow_auto_topic_creation",
@@ -58,28 +81,6 @@ MODULES: tuple[Module, ...] = (
                       "TopicOps.delete_topic", "TopicOps.list_topics", "TopicOps.topics_of_namespace",
                       "TopicOps.list_partitioned_topics", "TopicOps.ensure_topic_for_attach", "TopicOps.lookup",
                       "TopicOps._exists_for_lookup")),
-    # Namespaces and their policies: the override, bucket counts (PIP-157).
-    Module("reference_broker/core_namespaces.py", _runs((REFERENCE, ("344", "157"))),
-           functions=("_validate_topic_buckets", "parse_namespace", "NamespaceOps.namespace_exists",
-                      "NamespaceOps.get_policies", "NamespaceOps._policies_or_none", "NamespaceOps.create_namespace",
-                      "NamespaceOps._normalize_policies", "NamespaceOps.delete_namespace", "NamespaceOps._buckets_of",
-                      "NamespaceOps.get_number_of_topic_buckets", "NamespaceOps.set_number_of_topic_buckets",
-                      "NamespaceOps.set_auto_topic_creation_override", "NamespaceOps.get_auto_topic_creation_override",
-                      "NamespaceOps.remove_auto_topic_creation_override", "NamespaceOps._namespace_for_topic")),
-    # Buckets (PIP-157) and the bundle owner a lookup redirects to (PIP-35).
-    Module("reference_broker/bundles.py", _runs((REFERENCE, ("157",)), (CLUSTER, ("35",)))),
-    # Lookups, redirects and batch lookup.
-    Module("reference_broker/lookup_service.py", _runs((CLUSTER, ("35",)), (REFERENCE, ("344",)))),
-    # The binary protocol's decisions: feature flags, field 6, lookups, listing, non-persistent sends.
-    Module("reference_broker/commands.py", _runs((REFERENCE, ("344", "2")), (CLUSTER, ("35",))),
-           functions=("ServerCnx.handle_Connect", "ServerCnx.handle_PartitionedMetadata",
-                      "ServerCnx._partitioned_metadata_failed", "ServerCnx.handle_Lookup",
-                      "ServerCnx.handle_BatchLookup", "ServerCnx.handle_GetTopicsOfNamespace",
-                      "ServerCnx._topics_of_namespace_answer", "ServerCnx._send_non_persistent",
-                      "ServerCnx._complete_non_persistent")),
-    # Non-persistent dispatch, drops and their receipts, and the stats that count them (PIP-2).
-    Module("reference_broker/topics/non_persistent.py", _runs((REFERENCE, ("2",)))),
-    Module("reference_broker/topics/persistent_stats.py", _runs((REFERENCE, ("2",)))),
 )
 
 _COMPARISONS = ("Eq_NotEq", "NotEq_Eq", "Lt_LtE", "Lt_GtE", "LtE_Lt", "LtE_Gt", "Gt_GtE", "Gt_LtE", "GtE_Gt",

@@ -211,7 +211,7 @@ def test_the_budget_leaves_the_rest_untested(tmp_path, monkeypatch):
     clock = _Clock()
     seen = []
 
-    def judge(runs, cwd, limits):
+    def judge(runs, cwd, limits, hints=None):
         seen.append((cwd / "reference_broker" / "m.py").read_text())
         clock.now += 10.0
         return run.Outcome("killed", killer="case")
@@ -249,7 +249,7 @@ def test_scratch_copies_hold_no_bytecode(tmp_path):
 def test_the_run_command_stops_at_the_first_failure():
     argv = run.run_command(scope.Run("reference-cluster", ("35", "2")), Path("/tmp/o"))
     assert argv[1:] == ["-m", "conformance", "run", "--target", "reference-cluster", "--pip", "35", "--pip", "2",
-                        "-x", "--out", "/tmp/o"]
+                        "-x", "--jobs", "1", "--out", "/tmp/o"]
 
 
 # -- triage ----------------------------------------------------------------------------------
@@ -349,3 +349,49 @@ def test_quality_generated_hands_its_options_to_the_tool():
     argv = generated_argv(args)
     assert argv[1:] == ["-m", "mutation.generated", "--out", "o", "--budget", "60.0", "--module",
                         "reference_broker/bundles.py"]
+
+
+def test_annotations_are_not_mutated():
+    made = enumerate_module(ROOT, SMALL)
+    assert not [m for m in made if m.before.startswith("def ")]  # every def line here has annotations only
+
+
+def test_a_probe_runs_only_the_hinted_rows():
+    argv = run.run_command(scope.Run("reference", ("344",)), Path("/tmp/o"), ("pip344-a", "pip344-b"))
+    assert argv[argv.index("-k") + 1] == "pip344-a or pip344-b"
+
+
+def test_probes_try_the_rows_that_killed_the_same_function_first():
+    from mutation.generated.__main__ import killer_rows
+
+    def mutant(name, function):
+        return Mutant(name, "reference_broker/m.py", function, "AddNot", 0, 1, "a", "b", "")
+
+    by_id = {m.id: m for m in (mutant("f1", "f"), mutant("f2", "f"), mutant("g1", "g"), mutant("g2", "g"),
+                                mutant("x", "f"))}
+    results = {"f1": {"status": "killed", "killer_row": "row-f", "run": "reference:344"},
+               "f2": {"status": "survived", "killer_row": "", "run": ""},
+               "g1": {"status": "killed", "killer_row": "row-g", "run": "reference:344"},
+               "g2": {"status": "killed", "killer_row": "row-g", "run": "reference:344"}}
+    assert killer_rows(by_id["x"], by_id, results) == {"reference:344": ("row-f", "row-g")}
+
+
+def test_a_probe_that_kills_decides_and_one_that_passes_leaves_it_to_the_whole_run(tmp_path, monkeypatch):
+    calls = []
+
+    def execute(argv, cwd, limit):
+        calls.append("-k" in argv)
+        (cwd / "out" / "results").mkdir(parents=True, exist_ok=True)
+        failed = "-k" in argv and "row-kills" in argv[argv.index("-k") + 1]
+        record = {"case_id": "row-kills[rest]", "row_id": "row-kills", "verdict": "failed", "reason": "differs"}
+        if failed:
+            (cwd / "out" / "results" / "r.jsonl").write_text(__import__("json").dumps(record) + "\n")
+        return (1 if failed else 0), ""
+
+    monkeypatch.setattr(run, "execute", execute)
+    runs = (scope.Run("reference", ("344",)),)
+    killed = run.judge(runs, tmp_path, {}, {"reference:344": ("row-kills",)})
+    assert (killed.status, killed.killer, calls) == ("killed", "row-kills[rest]", [True])
+    calls.clear()
+    survived = run.judge(runs, tmp_path, {}, {"reference:344": ("row-passes",)})
+    assert (survived.status, calls) == ("survived", [True, False])
