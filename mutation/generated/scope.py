@@ -2,7 +2,10 @@
 
 Rule 1: only decision code is mutated: the modules below, and in the three large modules that also
         hold plumbing (the binary connection's command handlers, topic and namespace operations),
-        only the functions that decide a PIP's answers. Left out on purpose: ``limits.py``
+        only the functions that decide a PIP's answers. Left out on purpose: ``bundles.py`` (the
+        ranges and the topic hash behind PIP-35's owners are our decisions B1-B3 in
+        docs/pip35-decisions.md, which no row states: PIP-35's rows check relations that hold for any
+        assignment every broker agrees on, and the model has no bundles), ``limits.py``
         (connection limits: no PIP states them, so every mutant would be out of scope), the metadata
         stores (storage, not a PIP's decision), ``server.py``/``binary_connection.py`` (framing and
         sockets: the codec's own tests cover them), ``security.py`` (token auth, the project's own
@@ -48,8 +51,6 @@ def _runs(*runs: tuple[str, tuple[str, ...]]) -> tuple[Run, ...]:
 MODULES: tuple[Module, ...] = (
     # Auto-creation and partitioned metadata (PIP-344, whose rows cover both domains).
     Module("reference_broker/autocreation.py", _runs((REFERENCE, ("344",)))),
-    # Buckets (PIP-157) and the bundle owner a lookup redirects to (PIP-35).
-    Module("reference_broker/bundles.py", _runs((REFERENCE, ("157",)), (CLUSTER, ("35",)))),
     # Lookups, redirects and batch lookup.
     Module("reference_broker/lookup_service.py", _runs((CLUSTER, ("35",)), (REFERENCE, ("344",)))),
     # Non-persistent dispatch, drops and their receipts, and the stats that count them (PIP-2).
