@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"wall time for testing mutants; the rest stay untested (default {DEFAULT_BUDGET_S:.0f})")
     parser.add_argument("--jobs", type=int, default=2, metavar="N", help="mutants tested at once (default 2)")
     parser.add_argument("--module", action="append", default=[], metavar="PATH",
-                        help="only this module of the scope (repeatable), e.g. reference_broker/bundles.py")
+                        help="only this module of the scope (repeatable), e.g. reference_broker/autocreation.py")
     parser.add_argument("--out", type=Path, default=Path("reports/out"), help="where the report goes")
     parser.add_argument("--goal", type=float, default=DEFAULT_GOAL, help=f"score to reach (default {DEFAULT_GOAL})")
     parser.add_argument("--no-scores", action="store_true", help="do not append to mutation/generated-scores.jsonl")
