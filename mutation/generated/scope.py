@@ -5,7 +5,9 @@ Rule 1: only decision code is mutated: the modules below, and in the three large
         only the functions that decide a PIP's answers. Left out on purpose: ``bundles.py`` (the
         ranges and the topic hash behind PIP-35's owners are our decisions B1-B3 in
         docs/pip35-decisions.md, which no row states: PIP-35's rows check relations that hold for any
-        assignment every broker agrees on, and the model has no bundles), ``limits.py``
+        assignment every broker agrees on, and the model has no bundles), ``topics/persistent_stats.py``
+        (the stats of persistent topics: PIP-2's stats rows read non-persistent topics only),
+        ``limits.py``
         (connection limits: no PIP states them, so every mutant would be out of scope), the metadata
         stores (storage, not a PIP's decision), ``server.py``/``binary_connection.py`` (framing and
         sockets: the codec's own tests cover them), ``security.py`` (token auth, the project's own
@@ -55,7 +57,6 @@ MODULES: tuple[Module, ...] = (
     Module("reference_broker/lookup_service.py", _runs((CLUSTER, ("35",)), (REFERENCE, ("344",)))),
     # Non-persistent dispatch, drops and their receipts, and the stats that count them (PIP-2).
     Module("reference_broker/topics/non_persistent.py", _runs((REFERENCE, ("2",)))),
-    Module("reference_broker/topics/persistent_stats.py", _runs((REFERENCE, ("2",)))),
     # The binary protocol's decisions: feature flags, field 6, lookups, listing, non-persistent sends.
     Module("reference_broker/commands.py", _runs((REFERENCE, ("344", "2")), (CLUSTER, ("35",))),
            functions=("ServerCnx.handle_Connect", "ServerCnx.handle_PartitionedMetadata",
