@@ -6,8 +6,9 @@
 Rule 1: the mutants are made (mutants.py), the results that still hold are taken from the results
         file (cache.py), the rest are tested within ``--budget`` (run.py) and added to it.
 Rule 2: the score is caught / (tested - equivalent): every tested mutant counts except the survivors
-        triaged ``equivalent`` (triage.py); ``out-of-scope`` survivors count as not caught. Errors
-        and time-outs (run Rule 2) count as caught.
+        triaged ``equivalent`` (triage.py); ``out-of-scope`` and ``model-gap`` survivors count as not
+        caught. Errors and time-outs (run Rule 2) count as caught. ``score_in_scope`` also leaves out
+        the ``out-of-scope`` survivors: the share of what a PIP states that the suite catches.
 Rule 3: the figures go to ``<out>/quality-generated.json``; a run over the whole scope with nothing
         left untested appends date, commit and score to ``mutation/generated-scores.jsonl``
         (``--no-scores``: never).
@@ -71,9 +72,13 @@ def score(statuses: dict[str, str], entries: dict[str, triage.Entry]) -> dict:
     judged = len(statuses) - by_verdict["equivalent"]
     return {"tested": len(statuses), "caught": caught, "survived": len(survivors),
             "equivalent": by_verdict["equivalent"], "out_of_scope": by_verdict["out-of-scope"],
+            "model_gap": by_verdict["model-gap"],
             "missing_case_open": by_verdict["missing-case"],
             "untriaged": sum(1 for i in survivors if i not in entries),
-            "score": round(caught / judged, 4) if judged else 0.0}
+            "score": round(caught / judged, 4) if judged else 0.0,
+            # what the rows can state: out-of-scope survivors change behaviour no PIP states
+            "score_in_scope": round(caught / (judged - by_verdict["out-of-scope"]), 4)
+            if judged - by_verdict["out-of-scope"] else 0.0}
 
 
 def _on_signal(signum, frame) -> None:
@@ -231,6 +236,7 @@ def _main(args: argparse.Namespace) -> int:
     say(f"\ngenerated-mutant score: {figures['caught']}/{figures['tested'] - figures['equivalent']} = "
         f"{figures['score']:.1%} (goal {args.goal:.0%}): {figures['tested']} tested, {figures['caught']} caught, "
         f"{figures['survived']} survived ({figures['equivalent']} equivalent, {figures['out_of_scope']} out of scope, "
+        f"{figures['model_gap']} model gaps, "
         f"{figures['untriaged']} untriaged), {figures['untested']} untested, in {figures['duration_s']} s")
     for line in found:
         say(f"  triage: {line}")
@@ -238,7 +244,8 @@ def _main(args: argparse.Namespace) -> int:
     if not args.no_scores and not args.module and figures["untested"] == 0:
         line = {"date": datetime.date.today().isoformat(), "commit": _commit(root), "generated": len(mutants),
                 "caught": figures["caught"], "survived": figures["survived"], "equivalent": figures["equivalent"],
-                "score": figures["score"]}
+                "out_of_scope": figures["out_of_scope"], "model_gap": figures["model_gap"],
+                "score": figures["score"], "score_in_scope": figures["score_in_scope"]}
         cache.append(root / SCORES_FILE, line)
     return 0 if figures["score"] >= args.goal and not found else 1
 

@@ -295,26 +295,32 @@ def test_triage_problems():
         {**_ENTRY, "id": "gone"},
         {**_ENTRY, "id": "moved"},
         {**_ENTRY, "id": "killed-now"},
+        {**_ENTRY, "id": "gap-killed", "verdict": "model-gap"},
         {**_ENTRY, "id": "gap", "verdict": "missing-case", "rows": ["r"]},
         {**_ENTRY, "id": "closed", "verdict": "missing-case", "rows": ["r"]},
         {**_ENTRY, "id": "later"}))
     mutants = {"m1": _M(), "moved": _M(after="c"), "killed-now": _M(), "gap": _M(), "closed": _M(), "later": _M(),
-               "new": _M()}
-    statuses = {"m1": "survived", "killed-now": "killed", "gap": "survived", "closed": "killed", "new": "survived"}
+               "new": _M(), "gap-killed": _M()}
+    statuses = {"m1": "survived", "killed-now": "killed", "gap": "survived", "closed": "killed", "new": "survived",
+                "gap-killed": "killed"}
     found = triage.problems(entries, mutants, statuses)
     assert found == ["untriaged survivor: new",
                      "stale entry: gone matches no generated mutant",
                      "stale entry: moved no longer repeats its mutant's lines ('a' -> 'c')",
                      "stale entry: killed-now is triaged equivalent but its mutant is killed",
+                     "stale entry: gap-killed is triaged model-gap but its mutant is killed",
                      "open gap: gap still survives the rows r"]
 
 
 def test_score_leaves_equivalent_survivors_out():
-    entries = triage.parse(_yaml(_ENTRY, {**_ENTRY, "id": "m2", "verdict": "out-of-scope"}))
-    statuses = {"m1": "survived", "m2": "survived", "m3": "killed", "m4": "timeout", "m5": "error", "m6": "survived"}
+    entries = triage.parse(_yaml(_ENTRY, {**_ENTRY, "id": "m2", "verdict": "out-of-scope"},
+                                 {**_ENTRY, "id": "m7", "verdict": "model-gap"}))
+    statuses = {"m1": "survived", "m2": "survived", "m3": "killed", "m4": "timeout", "m5": "error", "m6": "survived",
+                "m7": "survived"}
     figures = score(statuses, entries)
-    assert figures["score"] == round(3 / 5, 4)
-    assert (figures["equivalent"], figures["out_of_scope"], figures["untriaged"]) == (1, 1, 1)
+    assert figures["score"] == round(3 / 6, 4)
+    assert figures["score_in_scope"] == round(3 / 5, 4)
+    assert (figures["equivalent"], figures["out_of_scope"], figures["model_gap"], figures["untriaged"]) == (1, 1, 1, 1)
 
 
 def test_the_committed_triage_file_reads():
