@@ -203,7 +203,15 @@ def _main(args: argparse.Namespace) -> int:
                 + (f" <- {outcome.killer}" if outcome.killer else "") + f" ({outcome.duration_s} s)")
 
         def hints(mutant: Mutant) -> dict[str, tuple[str, ...]]:
-            return killer_rows(mutant, by_id, results)
+            found = killer_rows(mutant, by_id, results)
+            entry = entries.get(mutant.id)
+            for run in plans[mutant.module] if entry is not None else ():
+                # the rows added for this mutant (a missing-case entry) are the likeliest killers
+                own = tuple(r for r in entry.rows if r.split("-")[0] in {f"pip{p}" for p in run.pips})
+                if own:
+                    label = running.run_label(run)
+                    found[label] = own + tuple(r for r in found.get(label, ()) if r not in own)
+            return found
 
         remaining = max(0.0, args.budget - (time.monotonic() - started))
         untested = Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record,
