@@ -176,8 +176,9 @@ def _main(args: argparse.Namespace) -> int:
         needed = list(dict.fromkeys(run for m in todo for run in plans[m.module]))
         broker = cache.broker_key(root)
         baseline_keys = {run: cache.baseline_key(root, run, harness, broker) for run in needed}
-        known = {run: stored[cache.baseline_id(run)]["duration_s"] for run in needed
-                 if stored.get(cache.baseline_id(run), {}).get("key") == baseline_keys[run]}
+        known = {run: (stored[cache.baseline_id(run)]["duration_s"], stored[cache.baseline_id(run)]["passed"])
+                 for run in needed if stored.get(cache.baseline_id(run), {}).get("key") == baseline_keys[run]
+                 and "passed" in stored[cache.baseline_id(run)]}
         try:
             limits = baseline(root, needed, say, known)
         except RuntimeError as exc:
@@ -185,7 +186,7 @@ def _main(args: argparse.Namespace) -> int:
             return 2
         for run, took in running.BASELINE_TIMES.items():
             cache.append(results_path, {"id": cache.baseline_id(run), "key": baseline_keys[run],
-                                        "duration_s": round(took, 2)})
+                                        "duration_s": round(took, 2), "passed": running.BASELINE_PASSED[run]})
         done = [0]
 
         def record(mutant: Mutant, outcome: Outcome) -> None:
@@ -193,7 +194,7 @@ def _main(args: argparse.Namespace) -> int:
             result = {"id": mutant.id, "status": "killed" if outcome.status == "killed" else outcome.status,
                       "killer": outcome.killer, "killer_row": outcome.killer_row, "reason": outcome.reason,
                       "run": outcome.run, "duration_s": outcome.duration_s, "module_key": k.module,
-                      "harness_key": k.harness, "cases_key": k.cases, "plan": k.plan,
+                      "harness_key": k.harness, "cases_key": k.cases, "plan": k.plan, "judge": cache.JUDGE,
                       "killer_row_digest": rows.digest(outcome.killer_row) if outcome.killer_row else None}
             results[mutant.id] = result
             cache.append(results_path, result)

@@ -14,7 +14,8 @@ Rule 2: a result holds while
         - and either its ``cases_key`` holds (every spec file of those PIPs, plus the files every
           PIP shares), or it was killed and the row that killed it is unchanged: adding or changing
           other rows cannot make a killing row pass, so only survivors are tried again when rows
-          are added.
+          are added;
+        - and a survivor was judged by the current rule (``JUDGE``, run Rule 2).
 Rule 3: the file is appended to as results come (a stopped run keeps what it finished) and written
         back compacted, one line per current mutant sorted by id, at the end of a run: results of
         mutants that no longer exist are dropped.
@@ -39,6 +40,8 @@ SHARED_SPEC = ("spec/features.yaml", "spec/sources.yaml")
 # Rule 2: these start mutation checks; no conformance run executes them.
 NOT_HARNESS = ("conformance/mutation_check.py", "conformance/power_commands.py")
 HARNESS_DIRS = ("conformance", "model", "pulsar_codec")
+# How a survivor was judged (run Rule 2); a survivor judged by an older rule is tested again.
+JUDGE = 2
 _PIP_LINE = re.compile(r'^pip:\s*"?([0-9A-Za-z]+)"?\s*$', re.MULTILINE)
 
 
@@ -135,6 +138,8 @@ class Keys:
 def still_holds(result: dict, keys: Keys, rows: RowIndex) -> bool:
     if (result.get("module_key"), result.get("harness_key"), result.get("plan")) != (keys.module, keys.harness,
                                                                                        keys.plan):
+        return False
+    if result.get("status") == "survived" and result.get("judge") != JUDGE:
         return False
     if result.get("cases_key") == keys.cases:
         return True

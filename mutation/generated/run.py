@@ -11,7 +11,12 @@ Rule 2: a mutant is KILLED by the first of its module's runs (scope Rule 2) that
         exit 1 is a failed case, named as the killer; exit 2 or 3 (the broker did not start, a
         case could not be judged) and a run past its time limit are tried once more and, if they
         happen again, kill the mutant with status ``error`` or ``timeout``: a broker that does not
-        start or hangs is as visible as a wrong answer. A mutant all of whose runs exit 0 SURVIVED.
+        start or hangs is as visible as a wrong answer. A run that exits 0 with fewer cases passed
+        than on the unmutated broker also kills (status ``killed``, the first case not passed as
+        killer): the harness reports a case whose capability probe fails as unsupported, so a
+        mutant that breaks a feature (numberOfTopicBuckets, a feature flag) turns that PIP's cases
+        unsupported, and a run mixing PIPs still exits 0. A mutant all of whose runs exit 0 with
+        every baseline case passed SURVIVED.
 Rule 2a: before a run, the rows that killed other mutants of the same function (else of the same
         module) in that run are tried alone (``-k``, at most ``PROBE_ROWS``): a failure there is a
         kill by that case, the same answer the whole run gives sooner; otherwise the whole run
@@ -53,6 +58,7 @@ RUN_LIMIT_FACTOR = 4.0
 PROBLEM_EXITS = (2, 3)
 
 BASELINE_TIMES: dict[scope.Run, float] = {}  # the baselines made by this process, for the results file
+BASELINE_PASSED: dict[scope.Run, int] = {}  # cases each run passes on the unmutated broker (Rule 2)
 _RUNNING: set[subprocess.Popen] = set()
 _RUNNING_LOCK = threading.Lock()
 STOPPING = threading.Event()
@@ -162,6 +168,29 @@ def _end_group(process: subprocess.Popen) -> None:
             continue
 
 
+def _records(out: Path) -> list[dict]:
+    records = []
+    for path in sorted((out / "results").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue
+    return records
+
+
+def passed_count(out: Path) -> int:
+    return sum(1 for record in _records(out) if record.get("verdict") == "passed")
+
+
+def first_not_passed(out: Path) -> tuple[str, str, str]:
+    """(case id, row id, reason) of the first record neither passed nor stopped by -x."""
+    for record in _records(out):
+        if record.get("verdict") != "passed" and "stopped" not in str(record.get("reason", "")):
+            return record.get("case_id", ""), record.get("row_id", ""), str(record.get("reason", ""))[:300]
+    return "", "", ""
+
+
 def first_problem(out: Path) -> tuple[str, str, str]:
     """(case id, row id, reason) of the first failed record of a run, else of the first one not
     passed and not unsupported."""
@@ -207,7 +236,14 @@ def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float]
             if code in (0, 1):
                 break
         if code == 0:
-            continue
+            expected = BASELINE_PASSED.get(run)
+            passed = passed_count(out)
+            if expected is None or passed >= expected:
+                continue
+            case, row, reason = first_not_passed(out)
+            shutil.rmtree(out, ignore_errors=True)
+            return Outcome("killed", case, row, f"{expected - passed} case(s) that pass on the unmutated broker did "
+                           f"not pass: {reason}"[:300], label, round(time.monotonic() - started, 2))
         case, row, reason = first_problem(out)
         shutil.rmtree(out, ignore_errors=True)
         if code == 1:
@@ -223,11 +259,12 @@ def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float]
 
 
 def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
-             known: Optional[dict[scope.Run, float]] = None) -> dict[scope.Run, float]:
+             known: Optional[dict[scope.Run, tuple[float, int]]] = None) -> dict[scope.Run, float]:
     """Rule 3: each run on the unmutated copy; its time limit, or RuntimeError naming the run that fails.
-    ``known``: runs whose baseline still holds, with its duration."""
+    ``known``: runs whose baseline still holds, with its duration and its passed cases."""
     known = known or {}
-    limits = {run: max(MIN_RUN_LIMIT_S, RUN_LIMIT_FACTOR * known[run]) for run in runs if run in known}
+    limits = {run: max(MIN_RUN_LIMIT_S, RUN_LIMIT_FACTOR * known[run][0]) for run in runs if run in known}
+    BASELINE_PASSED.update({run: known[run][1] for run in runs if run in known})
     runs = [run for run in runs if run not in known]
     if not runs:
         return limits
@@ -243,6 +280,7 @@ def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
                                    f" (exit {code}): {case} {reason or tail.strip()[-300:]}")
             limits[run] = max(MIN_RUN_LIMIT_S, RUN_LIMIT_FACTOR * took)
             BASELINE_TIMES[run] = took
+            BASELINE_PASSED[run] = passed_count(scratch.folder / "out")
             say(f"  baseline {run.target} PIP {','.join(run.pips)}: passes in {took:.1f} s")
     finally:
         scratch.remove()

@@ -138,7 +138,7 @@ def test_cases_key_follows_only_the_spec_files_of_its_pips(tmp_path):
 
 def _result(status: str, keys: cache.Keys, rows: cache.RowIndex, killer_row: str = "") -> dict:
     return {"id": "m", "status": status, "module_key": keys.module, "harness_key": keys.harness,
-            "cases_key": keys.cases, "plan": keys.plan, "killer_row": killer_row,
+            "cases_key": keys.cases, "plan": keys.plan, "killer_row": killer_row, "judge": cache.JUDGE,
             "killer_row_digest": rows.digest(killer_row) if killer_row else None}
 
 
@@ -401,3 +401,34 @@ def test_a_probe_that_kills_decides_and_one_that_passes_leaves_it_to_the_whole_r
     calls.clear()
     survived = run.judge(runs, tmp_path, {}, {"reference:344": ("row-passes",)})
     assert (survived.status, calls) == ("survived", [True, False])
+
+
+def test_a_survivor_judged_by_an_older_rule_is_tested_again(tmp_path):
+    root = _spec_root(tmp_path)
+    rows = cache.RowIndex(root)
+    keys = cache.Keys("mod", "harness", cache.cases_key(root, ["344"]), "reference:344")
+    old = {**_result("survived", keys, rows), "judge": cache.JUDGE - 1}
+    assert not cache.still_holds(old, keys, rows)
+    assert cache.still_holds({**_result("killed", keys, rows, "pip344-a"), "judge": None}, keys, rows)
+
+
+def test_a_run_that_passes_fewer_cases_than_the_baseline_kills(tmp_path, monkeypatch):
+    import json
+
+    def execute(argv, cwd, limit):
+        results = cwd / "out" / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        records = [{"case_id": "a[rest]", "row_id": "a", "verdict": "passed", "reason": ""},
+                   {"case_id": "b[rest]", "row_id": "b", "verdict": "unsupported",
+                    "reason": "target does not support namespace policy numberOfTopicBuckets"}]
+        (results / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        return 0, ""
+
+    monkeypatch.setattr(run, "execute", execute)
+    runs = (scope.Run("reference", ("344", "157")),)
+    monkeypatch.setitem(run.BASELINE_PASSED, runs[0], 2)
+    outcome = run.judge(runs, tmp_path, {})
+    assert (outcome.status, outcome.killer) == ("killed", "b[rest]")
+    assert outcome.reason.startswith("1 case(s) that pass on the unmutated broker did not pass")
+    monkeypatch.setitem(run.BASELINE_PASSED, runs[0], 1)
+    assert run.judge(runs, tmp_path, {}).status == "survived"
