@@ -271,6 +271,7 @@ def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
     scratch = Scratch(root)
     try:
         for run in runs:
+            shutil.rmtree(scratch.folder / "out", ignore_errors=True)  # each run's own results only
             started = time.monotonic()
             code, tail = execute(run_command(run, scratch.folder / "out"), scratch.folder, 10 * MIN_RUN_LIMIT_S)
             took = time.monotonic() - started
