@@ -432,3 +432,22 @@ def test_a_run_that_passes_fewer_cases_than_the_baseline_kills(tmp_path, monkeyp
     assert outcome.reason.startswith("1 case(s) that pass on the unmutated broker did not pass")
     monkeypatch.setitem(run.BASELINE_PASSED, runs[0], 1)
     assert run.judge(runs, tmp_path, {}).status == "survived"
+
+
+def test_each_baseline_counts_its_own_run(tmp_path, monkeypatch):
+    import json
+
+    def execute(argv, cwd, limit):
+        results = cwd / "out" / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        name = f"{len(list(results.glob('*.jsonl')))}.jsonl"
+        (results / name).write_text(json.dumps({"case_id": "a[rest]", "verdict": "passed"}) + "\n")
+        return 0, ""
+
+    monkeypatch.setattr(run, "execute", execute)
+    runs = [scope.Run("reference", ("344",)), scope.Run("reference", ("2",))]
+    for r in runs:
+        monkeypatch.delitem(run.BASELINE_PASSED, r, raising=False)
+    limits = run.baseline(_fake_root(tmp_path), runs, lambda text: None)
+    assert set(limits) == set(runs)
+    assert [run.BASELINE_PASSED[r] for r in runs] == [1, 1]
