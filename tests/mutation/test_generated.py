@@ -395,6 +395,7 @@ def test_a_probe_that_kills_decides_and_one_that_passes_leaves_it_to_the_whole_r
         return (1 if failed else 0), ""
 
     monkeypatch.setattr(run, "execute", execute)
+    monkeypatch.setattr(run, "BASELINE_PASSED", {})
     runs = (scope.Run("reference", ("344",)),)
     killed = run.judge(runs, tmp_path, {}, {"reference:344": ("row-kills",)})
     assert (killed.status, killed.killer, calls) == ("killed", "row-kills[rest]", [True])
@@ -446,8 +447,8 @@ def test_each_baseline_counts_its_own_run(tmp_path, monkeypatch):
 
     monkeypatch.setattr(run, "execute", execute)
     runs = [scope.Run("reference", ("344",)), scope.Run("reference", ("2",))]
-    for r in runs:
-        monkeypatch.delitem(run.BASELINE_PASSED, r, raising=False)
+    monkeypatch.setattr(run, "BASELINE_PASSED", {})
+    monkeypatch.setattr(run, "BASELINE_TIMES", {})
     limits = run.baseline(_fake_root(tmp_path), runs, lambda text: None)
     assert set(limits) == set(runs)
     assert [run.BASELINE_PASSED[r] for r in runs] == [1, 1]
