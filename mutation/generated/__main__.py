@@ -9,8 +9,8 @@ Rule 2: the score is caught / (tested - equivalent): every tested mutant counts 
         triaged ``equivalent`` (triage.py); ``out-of-scope`` and ``model-gap`` survivors count as not
         caught. Errors and time-outs (run Rule 2) count as caught. ``score_in_scope`` also leaves out
         the ``out-of-scope`` survivors: the share of what a PIP states that the suite catches.
-Rule 3: the figures go to ``<out>/quality-generated.json``; a run over the whole scope with nothing
-        left untested appends date, commit and score to ``mutation/generated-scores.jsonl``
+Rule 3: the figures go to ``<out>/quality-generated.json``; a run over the whole scope appends date,
+        commit, what was tested and left untested, and the score to ``mutation/generated-scores.jsonl``
         (``--no-scores``: never).
 Rule 4: exit 0 when the score reaches ``--goal`` and the triage check (triage Rule 3) finds
         nothing; 1 otherwise; 2 when the unmutated broker does not pass the runs (run Rule 3) or
@@ -250,8 +250,9 @@ def _main(args: argparse.Namespace) -> int:
     for line in found:
         say(f"  triage: {line}")
     say(f"report: {args.out / REPORT_NAME}")
-    if not args.no_scores and not args.module and figures["untested"] == 0:
+    if not args.no_scores and not args.module:
         line = {"date": datetime.date.today().isoformat(), "commit": _commit(root), "generated": len(mutants),
+                "tested": figures["tested"], "untested": figures["untested"],
                 "caught": figures["caught"], "survived": figures["survived"], "equivalent": figures["equivalent"],
                 "out_of_scope": figures["out_of_scope"], "model_gap": figures["model_gap"],
                 "score": figures["score"], "score_in_scope": figures["score_in_scope"]}
