@@ -189,8 +189,14 @@ def _main(args: argparse.Namespace) -> int:
                                         "duration_s": round(took, 2), "passed": running.BASELINE_PASSED[run]})
         done = [0]
 
-        def record(mutant: Mutant, outcome: Outcome) -> None:
+        def at_start(mutant: Mutant) -> str:
+            """The spec the mutant's runs read: rows added while a run goes on key its later results."""
+            return cache.cases_key(root, [pip for run in plans[mutant.module] for pip in run.pips])
+
+        def record(mutant: Mutant, outcome: Outcome, cases_at_start: Optional[str] = None) -> None:
             k = keys[mutant.id]
+            if cases_at_start is not None:
+                k = cache.Keys(k.module, k.harness, cases_at_start, k.plan)
             result = {"id": mutant.id, "status": "killed" if outcome.status == "killed" else outcome.status,
                       "killer": outcome.killer, "killer_row": outcome.killer_row, "reason": outcome.reason,
                       "run": outcome.run, "duration_s": outcome.duration_s, "module_key": k.module,
@@ -216,7 +222,7 @@ def _main(args: argparse.Namespace) -> int:
 
         remaining = max(0.0, args.budget - (time.monotonic() - started))
         untested = Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record,
-                          hints=hints).run(todo, plans)
+                          hints=hints, on_start=at_start).run(todo, plans)
     kept = {m.id for m in mutants} | {cache.baseline_id(run) for entry in modules for run in entry.runs}
     cache.compact(results_path, kept if not args.module else kept | set(stored))
 

@@ -292,8 +292,9 @@ class Tester:
     """Runs mutants on ``jobs`` workers, each with its own scratch copy (Rule 1), within a budget (Rule 4)."""
 
     def __init__(self, root: Path, limits: dict[scope.Run, float], *, jobs: int, budget_s: float,
-                 on_result: Callable[[Mutant, Outcome], None], clock: Callable[[], float] = time.monotonic,
-                 hints: Optional[Callable[[Mutant], dict[str, tuple[str, ...]]]] = None):
+                 on_result: Callable[..., None], clock: Callable[[], float] = time.monotonic,
+                 hints: Optional[Callable[[Mutant], dict[str, tuple[str, ...]]]] = None,
+                 on_start: Optional[Callable[[Mutant], object]] = None):
         self.root = root
         self.limits = limits
         self.jobs = max(1, jobs)
@@ -301,6 +302,8 @@ class Tester:
         self.on_result = on_result
         self.clock = clock
         self.hints = hints or (lambda mutant: {})
+        # what was true when the mutant's runs started (the spec they read), handed to on_result
+        self.on_start = on_start
         self._lock = threading.Lock()
         self._free: list[Scratch] = []
 
@@ -323,6 +326,7 @@ class Tester:
                 scratch = self._free.pop()
             target = scratch.path_of(mutant.module)
             original = target.read_text(encoding="utf-8")
+            started_with = self.on_start(mutant) if self.on_start else None
             try:
                 target.write_text(mutant.source, encoding="utf-8")
                 outcome = judge(plans[mutant.module], scratch.folder, self.limits, self.hints(mutant))
@@ -332,7 +336,10 @@ class Tester:
                 target.write_text(original, encoding="utf-8")
                 with self._lock:
                     self._free.append(scratch)
-            self.on_result(mutant, outcome)
+            if self.on_start:
+                self.on_result(mutant, outcome, started_with)
+            else:
+                self.on_result(mutant, outcome)
 
         try:
             with ThreadPoolExecutor(max_workers=len(scratches)) as pool:
