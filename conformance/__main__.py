@@ -4,7 +4,7 @@
       [--target pulsar-standalone[:VERSION]] [--pulsar-versions 3.0.2,4.0.7,4.2.4] \\
       [--target pulsar-container[:TAG]] \\
       [--target url:pulsar://H:P,http://H:Q] [--broker-config FILE|KEY=VALUE ...] \\
-      [--pip 344] [-k EXPR] [--out reports/out] \\
+      [--pip 344] [-k EXPR] [-x] [--out reports/out] \\
       [--secure] [--tls] [--auth-token-file FILE | --auth-token JWT] [--tls-trust-certs PEM]
   python -m conformance cases [--pip 344]
   python -m conformance prepare 4.0.7 3.0.2     # resolve Apache Pulsar releases' jars into the cache
@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     run_cmd.add_argument("--timeout", type=float, default=10.0, help="bound of every wait, seconds (default 10)")
     run_cmd.add_argument("--run-id", help="identifier of this run (default: UTC time + random)")
+    run_cmd.add_argument("-x", "--exitfirst", action="store_true",
+                         help="stop at the first failed case: cases not yet started are reported unsupported "
+                              "(a mutation test asks whether anything fails, not everything that does)")
     run_cmd.add_argument("--jobs", type=int, default=DEFAULT_JOBS, metavar="N",
                          help=f"cases run at once per broker instance (default {DEFAULT_JOBS}); 1 runs one case "
                               "at a time on one broker")
@@ -177,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
                java_admin_version=args.java_admin_version, jobs=args.jobs,
-               security=security, broker_config=declared, known_divergences=args.known_divergences)
+               security=security, broker_config=declared, known_divergences=args.known_divergences,
+               stop_at_failure=args.exitfirst)
 
 
 def run_security(args: argparse.Namespace):

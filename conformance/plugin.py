@@ -113,10 +113,11 @@ class ConformancePlugin:
     """Holds the run's cases, target sessions and results; registered as a pytest plugin."""
 
     def __init__(self, cases: list, sessions: list[TargetSession], *, out_dir: Path, run_id: str,
-                 allure_dir: Optional[Path] = None, jobs: int = DEFAULT_JOBS):
+                 allure_dir: Optional[Path] = None, jobs: int = DEFAULT_JOBS, stop_at_failure: bool = False):
         self.cases = cases
         self.sessions = sessions
         self.jobs = jobs
+        self.stop_at_failure = stop_at_failure
         self.schedules: dict[int, Schedule] = {}
         self.out_dir = Path(out_dir)
         self.run_id = run_id
@@ -171,7 +172,8 @@ class ConformancePlugin:
         for target_session in self.sessions:
             cases = by_session.get(id(target_session), [])
             if cases:
-                schedule = Schedule(target_session, cases, jobs=self.jobs, instances=1 if self.jobs == 1 else None)
+                schedule = Schedule(target_session, cases, jobs=self.jobs, instances=1 if self.jobs == 1 else None,
+                                    stop_at_failure=self.stop_at_failure)
                 self.schedules[id(target_session)] = schedule
         for schedule in self.schedules.values():
             schedule.start()

@@ -5,8 +5,12 @@
   python -m conformance diff --target A --target B [...] [--pip N] [-k EXPR] [--sequences N] [--seed S]
       [--no-cases] [--out DIR]
   python -m conformance quality [--mutants all|a,b] [--pip N] [--jobs J] [--goal 0.95] [--out DIR]
+  python -m conformance quality --generated [--budget SECONDS] [--module PATH]... [--jobs J] [--goal 0.9]
+      [--out DIR]
 
 Targets are the run command's names, plus ``reference-mutant:NAME`` (conformance/mutation_check.py).
+``quality --generated`` runs the generated-mutant check, ``python -m mutation.generated``, as its own
+program: the harness imports nothing of the mutation package, it hands it the arguments.
 Exit codes: 0 no divergence (fuzz), no disagreement (diff), score reached (quality); 1 otherwise;
 2 harness trouble; 3 (fuzz) only indefinite steps besides agreement.
 """
@@ -23,6 +27,8 @@ from conformance.errors import UsageError
 
 COMMANDS = ("fuzz", "diff", "quality")
 DEFAULT_OUT = Path("reports/out")
+HAND_WRITTEN_JOBS = 3
+HAND_WRITTEN_GOAL = 0.95
 
 
 def add_commands(commands) -> None:
@@ -55,9 +61,19 @@ def add_commands(commands) -> None:
     quality = commands.add_parser("quality", help="mutation score: the suite against broken reference variants")
     quality.add_argument("--mutants", default="all", help="all, or comma-separated names")
     quality.add_argument("--pip", action="append", default=[], metavar="N")
-    quality.add_argument("--jobs", type=int, default=3, help="worker processes (default 3)")
+    quality.add_argument("--jobs", type=int, default=None,
+                         help=f"worker processes (default {HAND_WRITTEN_JOBS}; with --generated, its own default)")
     quality.add_argument("--timeout", type=float, default=5.0)
-    quality.add_argument("--goal", type=float, default=0.95)
+    quality.add_argument("--goal", type=float, default=None,
+                         help=f"score to reach (default {HAND_WRITTEN_GOAL}; with --generated, its own default)")
+    generated = quality.add_argument_group(
+        "generated mutants", "cosmic-ray's mutants of the broker's decision code (python -m mutation.generated)")
+    generated.add_argument("--generated", action="store_true",
+                           help="test generated mutants instead of the hand-written variants")
+    generated.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                           help="wall time for testing mutants whose stored result no longer holds")
+    generated.add_argument("--module", action="append", default=[], metavar="PATH",
+                           help="only this module of the scope (repeatable)")
     quality.add_argument("-k", dest="keyword", metavar="SUBSTRING", help="only cases whose id contains this")
     quality.add_argument("--out", type=Path, default=DEFAULT_OUT)
 
@@ -142,7 +158,26 @@ def _diff(args) -> int:
     return v.EXIT_FAILED if report.disagreements else v.EXIT_OK
 
 
+def generated_argv(args) -> list[str]:
+    """``quality --generated``'s options as ``python -m mutation.generated``'s command line."""
+    argv = [sys.executable, "-m", "mutation.generated", "--out", str(args.out)]
+    if args.budget is not None:
+        argv += ["--budget", str(args.budget)]
+    if args.jobs is not None:
+        argv += ["--jobs", str(args.jobs)]
+    if args.goal is not None:
+        argv += ["--goal", str(args.goal)]
+    for module in args.module:
+        argv += ["--module", module]
+    return argv
+
+
 def _quality(args) -> int:
+    if args.generated:
+        import subprocess
+        return subprocess.call(generated_argv(args))
+    if args.budget is not None or args.module:
+        raise UsageError("--budget and --module go with --generated")
     from conformance.mutation_check import UnknownVariant, chosen_variants, list_variants, quality
 
     variants = list_variants()
@@ -151,8 +186,9 @@ def _quality(args) -> int:
         chosen_variants(names, variants)
     except UnknownVariant as exc:
         raise UsageError(str(exc)) from None
-    return quality(names, pips=_pips(args.pip), jobs=args.jobs, timeout=args.timeout, out_dir=args.out,
-                   goal=args.goal, keyword=args.keyword, variants=variants)
+    return quality(names, pips=_pips(args.pip), jobs=args.jobs or HAND_WRITTEN_JOBS, timeout=args.timeout,
+                   out_dir=args.out, goal=HAND_WRITTEN_GOAL if args.goal is None else args.goal, keyword=args.keyword,
+                   variants=variants)
 
 
 def main(argv=None) -> int:  # pragma: no cover - ``python -m conformance`` is the entry point

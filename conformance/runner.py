@@ -94,8 +94,10 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
         java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS,
         security: Optional[RunSecurity] = None, broker_config: Optional[dict[str, str]] = None,
-        known_divergences: Optional[Path] = None) -> int:
+        known_divergences: Optional[Path] = None, stop_at_failure: bool = False) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
+
+    ``stop_at_failure``: a target's first failed case stops its schedule (scheduler Rule 8).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
     conformance.cases and the target registry.  ``broker_config`` is what the url: targets' brokers run with
@@ -148,7 +150,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     java.configure(client_version=java_client_version, admin_version=java_admin_version)
     sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
     plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
-                               allure_dir=out_dir / "allure-results", jobs=jobs)
+                               allure_dir=out_dir / "allure-results", jobs=jobs, stop_at_failure=stop_at_failure)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         with _sigterm_as_interrupt():

@@ -27,6 +27,9 @@ Rule 6: ``result(case)`` hands back each case's CaseRun when it is done, so the 
         them in its own order, and every output keeps that order whatever ran first.
 Rule 7: nothing waits unboundedly: a case's waits are its drivers' bounded ones; ``stop()`` sets
         an event every lane checks between cases, and each lane stops its instances when it ends.
+Rule 8: ``stop_at_failure``: the first failed case stops the schedule as ``stop()`` does; cases
+        already running finish, the others are unsupported ("the run was stopped"). Whichever case
+        fails first in time ends the run, not the first in the items' order.
 """
 
 from __future__ import annotations
@@ -242,8 +245,9 @@ class Schedule:
     """All of one target's cases, run concurrently (Rules 3, 5-7)."""
 
     def __init__(self, session: TargetSession, cases: list, *, jobs: int = DEFAULT_JOBS,
-                 instances: Optional[int] = None):
+                 instances: Optional[int] = None, stop_at_failure: bool = False):
         self.session = session
+        self.stop_at_failure = stop_at_failure
         self.name = session.target.name
         self.cases = list(cases)
         self.jobs = max(1, min(jobs, session.target.max_jobs or jobs))
@@ -285,6 +289,8 @@ class Schedule:
         future = self._futures[case.id]
         if not future.done():
             future.set_result(run)
+        if self.stop_at_failure and run.verdict.verdict == v.FAILED:  # Rule 8
+            self.stopping.set()
 
     def cancel(self, cases, reason: str) -> None:
         for case in cases:

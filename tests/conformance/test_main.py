@@ -36,6 +36,15 @@ def test_pulsar_versions_adds_one_standalone_target_per_version(monkeypatch, tmp
     assert main(["run", "--pulsar-versions", "4.0.7,bad tag", "--out", str(tmp_path)]) == 2
 
 
+def test_exitfirst_stops_each_target_at_its_first_failed_case(monkeypatch, tmp_path):
+    import conformance.__main__ as cli
+    seen = []
+    monkeypatch.setattr(cli, "run", lambda targets, **kwargs: seen.append(kwargs["stop_at_failure"]) or 0)
+    assert main(["run", "--target", "reference", "-x", "--out", str(tmp_path)]) == 0
+    assert main(["run", "--target", "reference", "--out", str(tmp_path)]) == 0
+    assert seen == [True, False]
+
+
 @pytest.mark.slow
 def test_end_to_end_run_against_pulsar_lite(tmp_path):
     before = _pulsar_lite_pids()

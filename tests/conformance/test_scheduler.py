@@ -172,3 +172,38 @@ def test_stop_ends_the_schedule_between_cases():
     runs = [schedule.result(c, timeout=1) for c in cases]
     assert any(r.verdict.verdict == v.PASSED for r in runs)
     assert any(r.verdict.verdict == v.UNSUPPORTED and "stopped" in r.verdict.reason for r in runs)
+
+
+def test_stop_at_failure_ends_the_schedule_at_the_first_failed_case():
+    from model.outcomes import Partitions
+
+    answered = []
+
+    def factory(target):
+        def answer(op):
+            answered.append(op)
+            return Partitions(partitions=1) if len(answered) == 3 else Done()  # the third case differs
+        return {"wire": FakeDriver("wire", answer)}
+
+    cases = [_case(f"c{i}") for i in range(50)]
+    schedule = Schedule(TargetSession(FakeTarget(), driver_factory=factory), cases, jobs=1, instances=1,
+                        stop_at_failure=True)
+    schedule.start()
+    schedule.join(10)
+    verdicts = [schedule.result(c, timeout=1).verdict for c in cases]
+    assert [x.verdict for x in verdicts[:3]] == [v.PASSED, v.PASSED, v.FAILED]
+    assert all(x.verdict == v.UNSUPPORTED and "stopped" in x.reason for x in verdicts[3:])
+    assert len(answered) == 3
+
+
+def test_without_stop_at_failure_every_case_runs():
+    from model.outcomes import Partitions
+
+    def factory(target):
+        return {"wire": FakeDriver("wire", lambda op: Partitions(partitions=1))}
+
+    cases = [_case(f"c{i}") for i in range(5)]
+    schedule = Schedule(TargetSession(FakeTarget(), driver_factory=factory), cases, jobs=1, instances=1)
+    schedule.start()
+    schedule.join(10)
+    assert [schedule.result(c, timeout=1).verdict.verdict for c in cases] == [v.FAILED] * 5

@@ -1,0 +1,181 @@
+"""Results of generated mutants, kept in a committed file and reused while what decided them holds.
+
+Rule 1: the results live in ``mutation/generated-results.jsonl``, in the repository, one line per
+        mutant. Every key is a hash of content, never of a machine or a date, so a result is as good
+        on any clone as where it was made; and this project's machines are new each session, so a
+        cache in the home directory would be empty at every start and a budgeted run would never
+        get through the whole set.
+Rule 2: a result holds while
+        - its ``module_key`` holds: the mutant's id and changed lines and the unmutated source of its
+          module (another edit of that module can change what the mutant does);
+        - its ``harness_key`` holds: the source of what turns rows into verdicts (spec/*.py, model/,
+          pulsar_codec/, conformance/ but for the two files that only start mutation checks);
+        - its ``plan`` holds: the targets and PIPs of the runs that judged it (scope Rule 2);
+        - and either its ``cases_key`` holds (every spec file of those PIPs, plus the files every
+          PIP shares), or it was killed and the row that killed it is unchanged: adding or changing
+          other rows cannot make a killing row pass, so only survivors are tried again when rows
+          are added;
+        - and a survivor was judged by the current rule (``JUDGE``, run Rule 2).
+Rule 3: the file is appended to as results come (a stopped run keeps what it finished) and written
+        back compacted, one line per current mutant sorted by id, at the end of a run: results of
+        mutants that no longer exist are dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+import yaml
+
+from mutation.generated import scope
+from mutation.generated.mutants import Mutant
+
+RESULTS_FILE = Path("mutation") / "generated-results.jsonl"
+SHARED_SPEC = ("spec/features.yaml", "spec/sources.yaml")
+# Rule 2: these start mutation checks; no conformance run executes them.
+NOT_HARNESS = ("conformance/mutation_check.py", "conformance/power_commands.py")
+HARNESS_DIRS = ("conformance", "model", "pulsar_codec")
+# How a survivor was judged (run Rule 2); a survivor judged by an older rule is tested again.
+JUDGE = 2
+_PIP_LINE = re.compile(r'^pip:\s*"?([0-9A-Za-z]+)"?\s*$', re.MULTILINE)
+
+
+def _sha(parts: Iterable[bytes]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()[:20]
+
+
+def module_key(mutant: Mutant, original_source: str) -> str:
+    return _sha([mutant.id.encode(), mutant.before.encode(), mutant.after.encode(), original_source.encode()])
+
+
+def harness_files(root: Path) -> list[Path]:
+    files = sorted(root.glob("spec/*.py"))
+    for folder in HARNESS_DIRS:
+        files += sorted(p for p in (root / folder).rglob("*.py")
+                        if "__pycache__" not in p.parts and not p.name.endswith("_pb2.py"))
+    excluded = {root / name for name in NOT_HARNESS}
+    return [p for p in files if p not in excluded]
+
+
+def harness_key(root: Path) -> str:
+    files = harness_files(root)
+    return _sha([p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() for p in files])
+
+
+def spec_files_of(root: Path, pips: Iterable[str]) -> list[Path]:
+    """The spec files whose ``pip:`` is one of ``pips``, and the files every PIP shares."""
+    wanted = set(pips)
+    chosen = [root / name for name in SHARED_SPEC]
+    for path in sorted([*root.glob("spec/*.yaml"), *root.glob("spec/generated/*.yaml")]):
+        match = _PIP_LINE.search(path.read_text(encoding="utf-8"))
+        if match and match.group(1) in wanted:
+            chosen.append(path)
+    return chosen
+
+
+def cases_key(root: Path, pips: Iterable[str]) -> str:
+    return _sha([p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() for p in spec_files_of(root, pips)])
+
+
+def broker_key(root: Path) -> str:
+    """The whole unmutated broker: what a baseline run depends on besides the harness and the spec."""
+    files = sorted(p for p in (root / "reference_broker").rglob("*.py") if "__pycache__" not in p.parts)
+    return _sha([p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() for p in files])
+
+
+def baseline_id(run: scope.Run) -> str:
+    return f"baseline:{plan_key([run])}"
+
+
+def baseline_key(root: Path, run: scope.Run, harness: str, broker: str) -> str:
+    return _sha([harness.encode(), broker.encode(), cases_key(root, run.pips).encode(), plan_key([run]).encode()])
+
+
+def plan_key(runs: Iterable[scope.Run]) -> str:
+    return ";".join(f"{run.target}:{','.join(run.pips)}" for run in runs)
+
+
+class RowIndex:
+    """Row id -> a hash of the row as data, over every spec file (read once, on first use)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._rows: Optional[dict[str, str]] = None
+
+    def digest(self, row_id: str) -> Optional[str]:
+        if self._rows is None:
+            self._rows = {}
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            for path in sorted([*self.root.glob("spec/*.yaml"), *self.root.glob("spec/generated/*.yaml")]):
+                document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+                for table in document.get("tables", []) if isinstance(document, dict) else []:
+                    for row in table.get("rows", []) or []:
+                        if isinstance(row, dict) and "id" in row:
+                            text = json.dumps({"table": table.get("name"), "row": row}, sort_keys=True, default=str)
+                            self._rows[str(row["id"])] = _sha([text.encode()])
+        return self._rows.get(row_id)
+
+
+@dataclass
+class Keys:
+    """What a result must match to be reused (Rule 2), for one mutant now."""
+
+    module: str
+    harness: str
+    cases: str
+    plan: str
+
+
+def still_holds(result: dict, keys: Keys, rows: RowIndex) -> bool:
+    if (result.get("module_key"), result.get("harness_key"), result.get("plan")) != (keys.module, keys.harness,
+                                                                                       keys.plan):
+        return False
+    if result.get("status") == "survived" and result.get("judge") != JUDGE:
+        return False
+    if result.get("cases_key") == keys.cases:
+        return True
+    killer_row = result.get("killer_row")
+    return result.get("status") == "killed" and bool(killer_row) and \
+        result.get("killer_row_digest") is not None and rows.digest(killer_row) == result["killer_row_digest"]
+
+
+def load(path: Path) -> dict[str, dict]:
+    """mutant id -> its latest result (later lines win: Rule 3's appends)."""
+    results: dict[str, dict] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return results
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a stopped run
+        if isinstance(entry, dict) and "id" in entry:
+            results[entry["id"]] = entry
+    return results
+
+
+def append(path: Path, result: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(result, sort_keys=True) + "\n")
+
+
+def compact(path: Path, current_ids: set[str]) -> None:
+    """Rule 3: one line per current mutant, sorted by id."""
+    results = load(path)
+    lines = [json.dumps(results[i], sort_keys=True) for i in sorted(results) if i in current_ids]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
