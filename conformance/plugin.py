@@ -35,14 +35,14 @@ import pytest
 from conformance import results, verdicts as v
 from conformance.divergences import KnownDivergences
 from conformance.execute import CaseRun, TargetSession
-from conformance.scheduler import DEFAULT_JOBS, Schedule
-
-STOP_JOIN_S = 60.0  # a stopped schedule ends after its running cases, each bounded by its waits
+from conformance.errors import Unsupported
 from conformance.reasons import tagged
 from conformance.routing import action_driver_name
+from conformance.scheduler import DEFAULT_JOBS, Schedule
 from conformance.security import redact
-from conformance.errors import Unsupported
 from conformance.transcript import format_transcript
+
+STOP_JOIN_S = 60.0  # a stopped schedule ends after its running cases, each bounded by its waits
 
 
 class ConformanceFailure(AssertionError):

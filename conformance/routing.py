@@ -12,7 +12,7 @@ Rule 2: setup and observe steps go by the op's own api if it has one; otherwise 
         auto-creation is on and of type non-partitioned. So a stand-in that then fails is a
         divergence of the target, judged like any answer (execute.py).
 Rule 3: on targets detected to serve namespaces nobody created (``implicit_namespaces``,
-        targets/base.py Rule 8) and without an admin API, a CreateTenant or CreateNamespace
+        Target._serves_uncreated_namespaces) and without an admin API, a CreateTenant or CreateNamespace
         *setup* step the model answers Done is Done without I/O: what it makes is already
         there. Every other step is routed as usual: a case whose tenant or namespace must be
         missing simply never creates it and runs, so the target's answer is judged (answering as
