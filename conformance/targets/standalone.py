@@ -126,7 +126,9 @@ def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir:
         config.update(brokerServicePortTls=str(tls_ports[0]), webServicePortTls=str(tls_ports[1]))
     config_file = data_dir / "standalone.conf"
     argfile = data_dir / "classpath.args"
-    argv = (java, *HEAP, *JVM_OPTIONS, f"@{argfile}", MAIN_CLASS,
+    # The JVM's own temporary files (RocksDB extracts its native library there) go in the data
+    # folder, which stop() removes: a JVM ended with SIGKILL never deletes them itself.
+    argv = (java, *HEAP, *JVM_OPTIONS, f"-Djava.io.tmpdir={data_dir / 'tmp'}", f"@{argfile}", MAIN_CLASS,
             "-c", str(config_file), "-nss", "-nfw",
             "--metadata-dir", str(data_dir / "metadata"), "--bookkeeper-dir", str(data_dir / "bookie"),
             "--bookkeeper-port", str(bookie_port))
@@ -289,6 +291,7 @@ class PulsarStandaloneTarget(Target):
                            extra=self.security.launch_config(self.static, pulsar=True),
                            tls_ports=(broker_tls, web_tls) if self.security.tls else None)
         self.plan = plan
+        (data_dir / "tmp").mkdir(exist_ok=True)
         plan.config_file.write_text("")
         os.chmod(plan.config_file, 0o600)  # it may hold the run's token key (Rule 8)
         plan.config_file.write_text(standalone_conf.render(plan.config))

@@ -43,6 +43,8 @@ def test_plan_runs_the_release_starter_with_bin_pulsars_jvm_options(tmp_path):
                                "--metadata-dir", str(tmp_path / "metadata"), "--bookkeeper-dir", str(tmp_path / "bookie"),
                                "--bookkeeper-port", "3333"]
     assert "java.base/jdk.internal.platform=ALL-UNNAMED" in argv and "-Djava.net.preferIPv4Stack=true" in argv
+    # the JVM's temporary files (RocksDB's native library) stay in the data folder stop() removes
+    assert f"-Djava.io.tmpdir={tmp_path / 'tmp'}" in argv
     assert plan.service_url == "pulsar://127.0.0.1:1111" and plan.admin_url == "http://127.0.0.1:2222"
 
 
