@@ -97,11 +97,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     problems = review(args.dir)
     if not args.quiet and not problems:
         print(listing(load_rows(args.dir)))
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    rows = 0 if problems else len(load_rows(args.dir))
-    print(f"spec review: {len(problems)} problem(s)" + (f", {rows} rows" if rows else ""), file=sys.stderr)
-    return 1 if problems else 0
+    return spec_lint.report("spec review", problems, args.dir)
 
 
 if __name__ == "__main__":

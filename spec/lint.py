@@ -136,11 +136,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.lint", description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=SPEC_DIR, help="spec folder (default: this package)")
     args = parser.parse_args(argv)
-    problems = lint(args.dir)
+    return report("spec lint", lint(args.dir), args.dir)
+
+
+def report(label: str, problems: list[str], directory: Path) -> int:
+    """Prints the problems and a summary line to stderr; the exit code of a check of the rows."""
     for problem in problems:
         print(problem, file=sys.stderr)
-    rows = 0 if problems else len(load_rows(args.dir))
-    print(f"spec lint: {len(problems)} problem(s)" + (f", {rows} rows" if rows else ""), file=sys.stderr)
+    rows = 0 if problems else len(load_rows(directory))
+    print(f"{label}: {len(problems)} problem(s)" + (f", {rows} rows" if rows else ""), file=sys.stderr)
     return 1 if problems else 0
 
 

@@ -167,12 +167,12 @@ def _main(args: argparse.Namespace) -> int:
             say(f"  {status:9} {mutant.describe()}")
         return 0
 
-    untested: list[str] = []
     if todo:
-        broken = [(m, problem) for m in todo if (problem := compiles(m))]
-        for mutant, problem in broken:
-            say(f"  not compiled, left out: {mutant.describe()}: {problem}")
-        todo = [m for m in todo if not compiles(m)]
+        broken = {m.id: problem for m in todo if (problem := compiles(m))}
+        for mutant in todo:
+            if mutant.id in broken:
+                say(f"  not compiled, left out: {mutant.describe()}: {broken[mutant.id]}")
+        todo = [m for m in todo if m.id not in broken]
         needed = list(dict.fromkeys(run for m in todo for run in plans[m.module]))
         broker = cache.broker_key(root)
         baseline_keys = {run: cache.baseline_key(root, run, harness, broker) for run in needed}
@@ -221,8 +221,8 @@ def _main(args: argparse.Namespace) -> int:
             return found
 
         remaining = max(0.0, args.budget - (time.monotonic() - started))
-        untested = Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record,
-                          hints=hints, on_start=at_start).run(todo, plans)
+        Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record,
+               hints=hints, on_start=at_start).run(todo, plans)
     kept = {m.id for m in mutants} | {cache.baseline_id(run) for entry in modules for run in entry.runs}
     cache.compact(results_path, kept if not args.module else kept | set(stored))
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from mutation.generated import cache, scope
+from mutation.generated import scope
 from mutation.generated.mutants import Mutant
 
 MIN_RUN_LIMIT_S = 120.0
@@ -194,13 +194,7 @@ def first_not_passed(out: Path) -> tuple[str, str, str]:
 def first_problem(out: Path) -> tuple[str, str, str]:
     """(case id, row id, reason) of the first failed record of a run, else of the first one not
     passed and not unsupported."""
-    records = []
-    for path in sorted((out / "results").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue
+    records = _records(out)
     for wanted in (("failed",), ("broken", "indefinite", "target-error")):
         for record in records:
             if record.get("verdict") in wanted:

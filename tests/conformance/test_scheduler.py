@@ -166,7 +166,7 @@ def test_stop_ends_the_schedule_between_cases():
     cases = [_case(f"c{i}") for i in range(200)]
     schedule = Schedule(TargetSession(target, driver_factory=fleet.factory), cases, jobs=1, instances=1)
     schedule.start()
-    time.sleep(0.3)
+    schedule.result(cases[0], timeout=10)  # one case done: the stop comes between cases
     schedule.stop()
     schedule.join(10)
     runs = [schedule.result(c, timeout=1) for c in cases]
