@@ -211,6 +211,13 @@ def _main(args: argparse.Namespace) -> int:
 
         def hints(mutant: Mutant) -> dict[str, tuple[str, ...]]:
             found = killer_rows(mutant, by_id, results)
+            before = stored.get(mutant.id, {})
+            if before.get("status") == "killed" and before.get("killer_row") and before.get("run"):
+                # a result that no longer holds (the harness or the spec changed): the row that killed
+                # this very mutant before is the likeliest to kill it again
+                label = before["run"]
+                found[label] = (before["killer_row"],) + tuple(r for r in found.get(label, ())
+                                                               if r != before["killer_row"])
             entry = entries.get(mutant.id)
             for run in plans[mutant.module] if entry is not None else ():
                 # the rows added for this mutant (a missing-case entry) are the likeliest killers

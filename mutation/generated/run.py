@@ -17,9 +17,9 @@ Rule 2: a mutant is KILLED by the first of its module's runs (scope Rule 2) that
         mutant that breaks a feature (numberOfTopicBuckets, a feature flag) turns that PIP's cases
         unsupported, and a run mixing PIPs still exits 0. A mutant all of whose runs exit 0 with
         every baseline case passed SURVIVED.
-Rule 2a: before a run, the rows that killed other mutants of the same function (else of the same
-        module) in that run are tried alone (``-k``, at most ``PROBE_ROWS``): a failure there is a
-        kill by that case, the same answer the whole run gives sooner; otherwise the whole run
+Rule 2a: before a run, the row that killed this mutant in a result that no longer holds, then the
+        rows that killed other mutants of the same function (else of the same module) in that run,
+        are tried alone (``-k``, at most ``PROBE_ROWS``): a failure there is a kill by that case, the same answer the whole run gives sooner; otherwise the whole run
         decides. The probe changes how long a mutant takes, never whether it is killed: a probe
         that passes, selects nothing or has trouble leaves the verdict to the whole run.
 Rule 3: before any mutant, each run the untested mutants need is made on the unmutated copy and
