@@ -25,6 +25,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Optional
@@ -103,9 +104,11 @@ def main(argv: Optional[list[str]] = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def killer_rows(mutant: Mutant, by_id: dict[str, Mutant], results: dict[str, dict]) -> dict[str, tuple[str, ...]]:
-    """run label -> the rows that killed other mutants of ``mutant``'s function, most often first,
-    then of its module (run Rule 2a)."""
+def killer_rows(mutant: Mutant, by_id: dict[str, Mutant], results: dict[str, dict],
+                before: Optional[dict] = None) -> dict[str, tuple[str, ...]]:
+    """run label -> the row that killed ``mutant`` in ``before`` (its result that no longer holds),
+    then the rows that killed other mutants of its function, most often first, then of its module
+    (run Rule 2a)."""
     same_function: dict[str, dict[str, int]] = {}
     same_module: dict[str, dict[str, int]] = {}
     for other_id, result in list(results.items()):
@@ -122,6 +125,9 @@ def killer_rows(mutant: Mutant, by_id: dict[str, Mutant], results: dict[str, dic
         ranked += [row for row, _n in sorted(same_module.get(label, {}).items(), key=lambda kv: -kv[1])
                    if row not in ranked]
         hints[label] = tuple(ranked)
+    if before and before.get("status") == "killed" and before.get("killer_row") and before.get("run"):
+        label = before["run"]
+        hints[label] = (before["killer_row"],) + tuple(r for r in hints.get(label, ()) if r != before["killer_row"])
     return hints
 
 
@@ -158,9 +164,25 @@ def _main(args: argparse.Namespace) -> int:
     rows = cache.RowIndex(root)
     results = {m.id: stored[m.id] for m in mutants if m.id in stored and cache.still_holds(stored[m.id], keys[m.id], rows)}
     by_id = {m.id: m for m in mutants}
+    snapshots = {i: e for i, e in stored.items() if i.startswith("rows:")}
+    current: dict[str, dict] = {}  # cases key -> the rows now (cache Rule 2b)
+    retries: dict[str, tuple[str, ...]] = {}
+    for mutant in mutants:
+        if mutant.id in results or mutant.id not in stored:
+            continue
+        k = keys[mutant.id]
+        if k.cases not in current:
+            current[k.cases] = cache.snapshot(root, [pip for run in plans[mutant.module] for pip in run.pips], k.cases)
+        before = snapshots.get(cache.snapshot_id(stored[mutant.id].get("cases_key", "")))
+        retry = cache.rows_to_retry(stored[mutant.id], k, before, current[k.cases])
+        if retry == ():
+            results[mutant.id] = stored[mutant.id]  # rows were only removed
+        elif retry:
+            retries[mutant.id] = retry
     todo = [m for m in mutants if m.id not in results]
     say(f"generated mutants: {len(mutants)} in {len(modules)} module(s); {len(results)} results still hold, "
-        f"{len(todo)} to test (budget {args.budget:.0f} s, {args.jobs} worker(s))")
+        f"{len(todo)} to test, {len(retries)} of them survivors tried on new or changed rows only "
+        f"(budget {args.budget:.0f} s, {args.jobs} worker(s))")
     if args.list:
         for mutant in mutants:
             status = results.get(mutant.id, {}).get("status", "untested")
@@ -184,14 +206,42 @@ def _main(args: argparse.Namespace) -> int:
         except RuntimeError as exc:
             say(f"mutation.generated: error: {exc}")
             return 2
+        run_rows: dict[scope.Run, set[str]] = {}
+
+        def only(mutant: Mutant) -> Optional[dict[str, tuple[str, ...]]]:
+            """cache Rule 2b: run label -> the new or changed rows of that run, for a survivor tried again."""
+            if mutant.id not in retries:
+                return None
+            chosen = {}
+            for run in plans[mutant.module]:
+                if run not in run_rows:
+                    run_rows[run] = cache.rows_of(root, run.pips)
+                chosen[running.run_label(run)] = tuple(r for r in retries[mutant.id] if r in run_rows[run])
+            return chosen
+
+        try:
+            running.baseline_rows(root, [(run, selected) for m in todo if (wanted := only(m))
+                                         for run in plans[m.module]
+                                         if (selected := wanted[running.run_label(run)])], limits)
+        except RuntimeError as exc:
+            say(f"mutation.generated: error: {exc}")
+            return 2
         for run, took in running.BASELINE_TIMES.items():
             cache.append(results_path, {"id": cache.baseline_id(run), "key": baseline_keys[run],
                                         "duration_s": round(took, 2), "passed": running.BASELINE_PASSED[run]})
         done = [0]
+        snapshot_lock = threading.Lock()
 
         def at_start(mutant: Mutant) -> str:
-            """The spec the mutant's runs read: rows added while a run goes on key its later results."""
-            return cache.cases_key(root, [pip for run in plans[mutant.module] for pip in run.pips])
+            """The spec the mutant's runs read: rows added while a run goes on key its later results;
+            the rows of that spec are kept beside the results (cache Rule 2b)."""
+            pips = [pip for run in plans[mutant.module] for pip in run.pips]
+            key = cache.cases_key(root, pips)
+            with snapshot_lock:
+                if cache.snapshot_id(key) not in snapshots:
+                    snapshots[cache.snapshot_id(key)] = made = cache.snapshot(root, pips, key)
+                    cache.append(results_path, made)
+            return key
 
         def record(mutant: Mutant, outcome: Outcome, cases_at_start: Optional[str] = None) -> None:
             k = keys[mutant.id]
@@ -202,6 +252,8 @@ def _main(args: argparse.Namespace) -> int:
                       "run": outcome.run, "duration_s": outcome.duration_s, "module_key": k.module,
                       "harness_key": k.harness, "cases_key": k.cases, "plan": k.plan, "judge": cache.JUDGE,
                       "killer_row_digest": rows.digest(outcome.killer_row) if outcome.killer_row else None}
+            if mutant.id in retries:
+                result["retried_rows"] = len(retries[mutant.id])
             results[mutant.id] = result
             cache.append(results_path, result)
             done[0] += 1
@@ -210,14 +262,7 @@ def _main(args: argparse.Namespace) -> int:
                 + (f" <- {outcome.killer}" if outcome.killer else "") + f" ({outcome.duration_s} s)")
 
         def hints(mutant: Mutant) -> dict[str, tuple[str, ...]]:
-            found = killer_rows(mutant, by_id, results)
-            before = stored.get(mutant.id, {})
-            if before.get("status") == "killed" and before.get("killer_row") and before.get("run"):
-                # a result that no longer holds (the harness or the spec changed): the row that killed
-                # this very mutant before is the likeliest to kill it again
-                label = before["run"]
-                found[label] = (before["killer_row"],) + tuple(r for r in found.get(label, ())
-                                                               if r != before["killer_row"])
+            found = killer_rows(mutant, by_id, results, stored.get(mutant.id))
             entry = entries.get(mutant.id)
             for run in plans[mutant.module] if entry is not None else ():
                 # the rows added for this mutant (a missing-case entry) are the likeliest killers
@@ -229,7 +274,7 @@ def _main(args: argparse.Namespace) -> int:
 
         remaining = max(0.0, args.budget - (time.monotonic() - started))
         Tester(root, limits, jobs=args.jobs, budget_s=remaining, on_result=record,
-               hints=hints, on_start=at_start).run(todo, plans)
+               hints=hints, on_start=at_start, only=only).run(todo, plans)
     kept = {m.id for m in mutants} | {cache.baseline_id(run) for entry in modules for run in entry.runs}
     cache.compact(results_path, kept if not args.module else kept | set(stored))
 

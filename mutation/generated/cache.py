@@ -16,6 +16,12 @@ Rule 2: a result holds while
           other rows cannot make a killing row pass, so only survivors are tried again when rows
           are added;
         - and a survivor was judged by the current rule (``JUDGE``, run Rule 2).
+Rule 2b: a survivor for which only the ``cases_key`` fails is tried again on the rows that are new
+        or changed since it was judged, and on no others: with the same broker code and harness the
+        rows it passed pass again. That needs what the rows were: each ``cases_key`` a result was
+        judged under keeps a snapshot line (``rows:<cases_key>``: every row's hash and a hash of
+        the files every PIP shares). No snapshot, or a changed shared file (a feature or source
+        every row may read), and the survivor is tried on everything again.
 Rule 3: the file is appended to as results come (a stopped run keeps what it finished) and written
         back compacted, one line per current mutant sorted by id, at the end of a run: results of
         mutants that no longer exist are dropped.
@@ -104,6 +110,20 @@ def plan_key(runs: Iterable[scope.Run]) -> str:
     return ";".join(f"{run.target}:{','.join(run.pips)}" for run in runs)
 
 
+def _row_digests(paths: Iterable[Path]) -> dict[str, str]:
+    """Row id -> a hash of the row as data (with its table's name), over ``paths``."""
+    digests: dict[str, str] = {}
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for path in paths:
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
+        for table in document.get("tables", []) if isinstance(document, dict) else []:
+            for row in table.get("rows", []) or []:
+                if isinstance(row, dict) and "id" in row:
+                    text = json.dumps({"table": table.get("name"), "row": row}, sort_keys=True, default=str)
+                    digests[str(row["id"])] = _sha([text.encode()])
+    return digests
+
+
 class RowIndex:
     """Row id -> a hash of the row as data, over every spec file (read once, on first use)."""
 
@@ -113,16 +133,42 @@ class RowIndex:
 
     def digest(self, row_id: str) -> Optional[str]:
         if self._rows is None:
-            self._rows = {}
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            for path in sorted([*self.root.glob("spec/*.yaml"), *self.root.glob("spec/generated/*.yaml")]):
-                document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
-                for table in document.get("tables", []) if isinstance(document, dict) else []:
-                    for row in table.get("rows", []) or []:
-                        if isinstance(row, dict) and "id" in row:
-                            text = json.dumps({"table": table.get("name"), "row": row}, sort_keys=True, default=str)
-                            self._rows[str(row["id"])] = _sha([text.encode()])
+            self._rows = _row_digests(sorted([*self.root.glob("spec/*.yaml"), *self.root.glob("spec/generated/*.yaml")]))
         return self._rows.get(row_id)
+
+
+def shared_key(root: Path) -> str:
+    return _sha([(root / name).read_bytes() for name in SHARED_SPEC])
+
+
+def snapshot_id(cases: str) -> str:
+    return f"rows:{cases}"
+
+
+def snapshot(root: Path, pips: Iterable[str], cases: str) -> dict:
+    """Rule 2b: what the rows of ``pips`` are now, kept beside the results judged under ``cases``."""
+    files = [p for p in spec_files_of(root, pips) if p.relative_to(root).as_posix() not in SHARED_SPEC]
+    return {"id": snapshot_id(cases), "rows": _row_digests(files), "shared": shared_key(root)}
+
+
+def rows_of(root: Path, pips: Iterable[str]) -> set[str]:
+    """The ids of the rows of ``pips``."""
+    return set(_row_digests(p for p in spec_files_of(root, pips) if p.relative_to(root).as_posix() not in SHARED_SPEC))
+
+
+def rows_to_retry(result: dict, keys: Keys, before: Optional[dict], now: dict) -> Optional[tuple[str, ...]]:
+    """Rule 2b: the rows a survivor must still pass (none: its result holds), or None when it must
+    be tried on every row. ``before``: the snapshot of the result's ``cases_key``; ``now``: one of
+    the current rows."""
+    if result.get("status") != "survived" or result.get("judge") != JUDGE or before is None:
+        return None
+    if (result.get("module_key"), result.get("harness_key"), result.get("plan")) != (keys.module, keys.harness,
+                                                                                       keys.plan):
+        return None
+    if before.get("shared") != now.get("shared"):
+        return None
+    old = before.get("rows") or {}
+    return tuple(sorted(row for row, digest in now["rows"].items() if old.get(row) != digest))
 
 
 @dataclass
@@ -175,7 +221,9 @@ def append(path: Path, result: dict) -> None:
 
 
 def compact(path: Path, current_ids: set[str]) -> None:
-    """Rule 3: one line per current mutant, sorted by id."""
+    """Rule 3: one line per current mutant, sorted by id, and the row snapshots those lines name (Rule 2b)."""
     results = load(path)
-    lines = [json.dumps(results[i], sort_keys=True) for i in sorted(results) if i in current_ids]
+    kept = {i for i in results if i in current_ids}
+    kept |= {snapshot_id(results[i]["cases_key"]) for i in list(kept) if results[i].get("cases_key")}
+    lines = [json.dumps(results[i], sort_keys=True) for i in sorted(results) if i in kept]
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

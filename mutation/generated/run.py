@@ -22,6 +22,10 @@ Rule 2a: before a run, the row that killed this mutant in a result that no longe
         are tried alone (``-k``, at most ``PROBE_ROWS``): a failure there is a kill by that case, the same answer the whole run gives sooner; otherwise the whole run
         decides. The probe changes how long a mutant takes, never whether it is killed: a probe
         that passes, selects nothing or has trouble leaves the verdict to the whole run.
+Rule 2b: a survivor tried again on new or changed rows only (cache Rule 2b) runs, of each of its
+        module's runs, only those rows (``-k``); a run with none of them is skipped. Its passed
+        cases are compared with the same rows' run on the unmutated copy (``baseline_rows``), made
+        once per run and set of rows.
 Rule 3: before any mutant, each run the untested mutants need is made on the unmutated copy and
         must exit 0; otherwise nothing is tested (exit 2): a case that fails anyway would kill
         every mutant. Its duration sets that run's time limit. A baseline that passed is kept in
@@ -59,6 +63,9 @@ PROBLEM_EXITS = (2, 3)
 
 BASELINE_TIMES: dict[scope.Run, float] = {}  # the baselines made by this process, for the results file
 BASELINE_PASSED: dict[scope.Run, int] = {}  # cases each run passes on the unmutated broker (Rule 2)
+# Rule 2b: cases a run restricted to some rows passes on the unmutated broker
+ROWS_BASELINE_PASSED: dict[tuple[scope.Run, tuple[str, ...]], int] = {}
+SELECTS_NOTHING: set[tuple[scope.Run, tuple[str, ...]]] = set()  # rows that make no case of that run
 _RUNNING: set[subprocess.Popen] = set()
 _RUNNING_LOCK = threading.Lock()
 STOPPING = threading.Event()
@@ -213,24 +220,31 @@ def probe(run: scope.Run, rows: tuple[str, ...], cwd: Path, limit: float) -> Opt
 
 
 def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float],
-          hints: Optional[dict[str, tuple[str, ...]]] = None) -> Outcome:
-    """Rule 2 for whatever is in ``cwd`` now; ``hints``: run label -> rows to try first (Rule 2a)."""
+          hints: Optional[dict[str, tuple[str, ...]]] = None,
+          only: Optional[dict[str, tuple[str, ...]]] = None) -> Outcome:
+    """Rule 2 for whatever is in ``cwd`` now; ``hints``: run label -> rows to try first (Rule 2a);
+    ``only``: run label -> the only rows to run (Rule 2b)."""
     started = time.monotonic()
     for run in runs:
         label = run_label(run)
+        selected: tuple[str, ...] = ()
+        if only is not None:
+            selected = tuple(only.get(label, ()))
+            if not selected or (run, selected) in SELECTS_NOTHING:
+                continue
         rows = tuple((hints or {}).get(label, ()))[:PROBE_ROWS]
-        if rows:
+        if rows and not selected:
             found = probe(run, rows, cwd, limits.get(run, MIN_RUN_LIMIT_S))
             if found:
                 return Outcome("killed", *found, label, round(time.monotonic() - started, 2))
         code, tail, out = None, "", cwd / "out"
         for _attempt in range(2):
             shutil.rmtree(out, ignore_errors=True)
-            code, tail = execute(run_command(run, out), cwd, limits.get(run, MIN_RUN_LIMIT_S))
+            code, tail = execute(run_command(run, out, selected), cwd, limits.get(run, MIN_RUN_LIMIT_S))
             if code in (0, 1):
                 break
         if code == 0:
-            expected = BASELINE_PASSED.get(run)
+            expected = ROWS_BASELINE_PASSED.get((run, selected)) if selected else BASELINE_PASSED.get(run)
             passed = passed_count(out)
             if expected is None or passed >= expected:
                 continue
@@ -282,13 +296,37 @@ def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
     return limits
 
 
+def baseline_rows(root: Path, wanted: list[tuple[scope.Run, tuple[str, ...]]], limits: dict[scope.Run, float]) -> None:
+    """Rule 2b: each run restricted to its rows, on the unmutated copy; RuntimeError when one fails."""
+    wanted = [item for item in dict.fromkeys(wanted) if item not in ROWS_BASELINE_PASSED and item not in SELECTS_NOTHING]
+    if not wanted:
+        return
+    scratch = Scratch(root)
+    try:
+        for run, rows in wanted:
+            out = scratch.folder / "out"
+            shutil.rmtree(out, ignore_errors=True)
+            code, tail = execute(run_command(run, out, rows), scratch.folder, limits.get(run, MIN_RUN_LIMIT_S))
+            if code == 2 and "no case selected" in tail:
+                SELECTS_NOTHING.add((run, rows))
+                continue
+            if code != 0:
+                case, _row, reason = first_problem(out)
+                raise RuntimeError(f"the unmutated broker does not pass rows {', '.join(rows)} of run "
+                                   f"{run_label(run)} (exit {code}): {case} {reason or tail.strip()[-300:]}")
+            ROWS_BASELINE_PASSED[(run, rows)] = passed_count(out)
+    finally:
+        scratch.remove()
+
+
 class Tester:
     """Runs mutants on ``jobs`` workers, each with its own scratch copy (Rule 1), within a budget (Rule 4)."""
 
     def __init__(self, root: Path, limits: dict[scope.Run, float], *, jobs: int, budget_s: float,
                  on_result: Callable[..., None], clock: Callable[[], float] = time.monotonic,
                  hints: Optional[Callable[[Mutant], dict[str, tuple[str, ...]]]] = None,
-                 on_start: Optional[Callable[[Mutant], object]] = None):
+                 on_start: Optional[Callable[[Mutant], object]] = None,
+                 only: Optional[Callable[[Mutant], Optional[dict[str, tuple[str, ...]]]]] = None):
         self.root = root
         self.limits = limits
         self.jobs = max(1, jobs)
@@ -296,6 +334,7 @@ class Tester:
         self.on_result = on_result
         self.clock = clock
         self.hints = hints or (lambda mutant: {})
+        self.only = only or (lambda mutant: None)  # Rule 2b
         # what was true when the mutant's runs started (the spec they read), handed to on_result
         self.on_start = on_start
         self._lock = threading.Lock()
@@ -323,7 +362,8 @@ class Tester:
             started_with = self.on_start(mutant) if self.on_start else None
             try:
                 target.write_text(mutant.source, encoding="utf-8")
-                outcome = judge(plans[mutant.module], scratch.folder, self.limits, self.hints(mutant))
+                outcome = judge(plans[mutant.module], scratch.folder, self.limits, self.hints(mutant),
+                                self.only(mutant))
             except Stopped:
                 return
             finally:

@@ -162,6 +162,40 @@ def test_a_killed_result_holds_while_its_killing_row_is_unchanged(tmp_path):
     assert not cache.still_holds(killed, changed, cache.RowIndex(root))
 
 
+def test_a_survivor_is_tried_again_on_the_new_and_changed_rows_only(tmp_path):
+    root = _spec_root(tmp_path)
+    rows = cache.RowIndex(root)
+    keys = cache.Keys("mod", "harness", cache.cases_key(root, ["344"]), "reference:344")
+    before = cache.snapshot(root, ["344"], keys.cases)
+    assert set(before["rows"]) == {"pip344-a", "pip344-b"}  # another PIP's rows are not in it
+    survived = _result("survived", keys, rows)
+    assert cache.rows_to_retry(survived, keys, before, cache.snapshot(root, ["344"], keys.cases)) == ()
+
+    path = root / "spec/pip344.yaml"
+    path.write_text(path.read_text().replace("description: b}", "description: b changed}")
+                    + "      - {id: pip344-c, description: an added row}\n")
+    now = cache.snapshot(root, ["344"], cache.cases_key(root, ["344"]))
+    assert cache.rows_to_retry(survived, keys, before, now) == ("pip344-b", "pip344-c")
+
+    path.write_text(path.read_text().replace("      - {id: pip344-a, description: a}\n", ""))
+    assert cache.rows_to_retry(survived, keys, before, cache.snapshot(root, ["344"], "k")) == ("pip344-b", "pip344-c")
+    assert cache.rows_to_retry(survived, keys, None, now) is None  # no snapshot: every row
+    assert cache.rows_to_retry(_result("killed", keys, rows, "pip344-a"), keys, before, now) is None
+    for field in ("module", "harness", "plan"):
+        assert cache.rows_to_retry(survived, cache.Keys(**{**keys.__dict__, field: "other"}), before, now) is None
+    (root / "spec/features.yaml").write_text("schema: 1\n# a feature every row may read\n")
+    assert cache.rows_to_retry(survived, keys, before, cache.snapshot(root, ["344"], "k")) is None
+
+
+def test_compaction_keeps_the_snapshots_its_results_name(tmp_path):
+    path = tmp_path / "results.jsonl"
+    for line in ({"id": "rows:k1", "rows": {}}, {"id": "rows:k2", "rows": {}},
+                 {"id": "a", "status": "survived", "cases_key": "k1"}):
+        cache.append(path, line)
+    cache.compact(path, {"a"})
+    assert sorted(cache.load(path)) == ["a", "rows:k1"]
+
+
 @pytest.mark.parametrize("field", ["module", "harness", "plan"])
 def test_a_result_never_holds_across_another_module_harness_or_plan(tmp_path, field):
     root = _spec_root(tmp_path)
@@ -211,7 +245,7 @@ def test_the_budget_leaves_the_rest_untested(tmp_path, monkeypatch):
     clock = _Clock()
     seen = []
 
-    def judge(runs, cwd, limits, hints=None):
+    def judge(runs, cwd, limits, hints=None, only=None):
         seen.append((cwd / "reference_broker" / "m.py").read_text())
         clock.now += 10.0
         return run.Outcome("killed", killer="case")
@@ -380,6 +414,11 @@ def test_probes_try_the_rows_that_killed_the_same_function_first():
                "g1": {"status": "killed", "killer_row": "row-g", "run": "reference:344"},
                "g2": {"status": "killed", "killer_row": "row-g", "run": "reference:344"}}
     assert killer_rows(by_id["x"], by_id, results) == {"reference:344": ("row-f", "row-g")}
+    # a result of the mutant itself that no longer holds: its own killer first
+    before = {"status": "killed", "killer_row": "row-g", "run": "reference:344"}
+    assert killer_rows(by_id["x"], by_id, results, before) == {"reference:344": ("row-g", "row-f")}
+    assert killer_rows(by_id["x"], by_id, results, {**before, "status": "survived"}) == \
+        {"reference:344": ("row-f", "row-g")}
 
 
 def test_a_probe_that_kills_decides_and_one_that_passes_leaves_it_to_the_whole_run(tmp_path, monkeypatch):
@@ -452,3 +491,38 @@ def test_each_baseline_counts_its_own_run(tmp_path, monkeypatch):
     limits = run.baseline(_fake_root(tmp_path), runs, lambda text: None)
     assert set(limits) == set(runs)
     assert [run.BASELINE_PASSED[r] for r in runs] == [1, 1]
+
+
+def test_a_survivor_tried_on_some_rows_runs_only_those_and_skips_runs_without_them(tmp_path, monkeypatch):
+    import json
+    calls = []
+
+    def execute(argv, cwd, limit):
+        selected = argv[argv.index("-k") + 1] if "-k" in argv else ""
+        calls.append((argv[argv.index("--pip") + 1], selected))
+        results = cwd / "out" / "results"
+        results.mkdir(parents=True, exist_ok=True)
+        if selected == "pip344-none":
+            return 2, "conformance: error: no case selected by -k 'pip344-none'; nothing was run"
+        verdict = "failed" if "kills" in selected else "passed"
+        (results / "r.jsonl").write_text(json.dumps({"case_id": f"{selected}[rest]", "row_id": selected,
+                                                     "verdict": verdict, "reason": ""}) + "\n")
+        return (1 if verdict == "failed" else 0), ""
+
+    monkeypatch.setattr(run, "execute", execute)
+    monkeypatch.setattr(run, "ROWS_BASELINE_PASSED", {})
+    monkeypatch.setattr(run, "SELECTS_NOTHING", set())
+    runs = (scope.Run("reference", ("344",)), scope.Run("reference", ("2",)))
+    run.baseline_rows(_fake_root(tmp_path), [(runs[0], ("pip344-new",)), (runs[0], ("pip344-none",))], {})
+    assert run.ROWS_BASELINE_PASSED == {(runs[0], ("pip344-new",)): 1}
+    assert run.SELECTS_NOTHING == {(runs[0], ("pip344-none",))}
+    calls.clear()
+
+    hints = {"reference:344": ("pip344-old-killer",)}
+    outcome = run.judge(runs, tmp_path, {}, hints, {"reference:344": ("pip344-new",), "reference:2": ()})
+    assert (outcome.status, calls) == ("survived", [("344", "pip344-new")])  # no probe, no PIP-2 run
+    calls.clear()
+    assert run.judge(runs, tmp_path, {}, None, {"reference:344": ("pip344-none",)}).status == "survived"
+    assert calls == []
+    monkeypatch.setitem(run.ROWS_BASELINE_PASSED, (runs[0], ("pip344-kills",)), 1)
+    assert run.judge(runs, tmp_path, {}, None, {"reference:344": ("pip344-kills",)}).killer == "pip344-kills[rest]"
