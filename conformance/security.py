@@ -10,7 +10,9 @@ Rule 1: a token is a ``Secret``: its ``str`` and ``repr`` are ``<redacted>``, an
         gives the token, at the point where it is sent.
 Rule 2: keys and certificates are made per run (``RunSecurity``), held in memory and, where a
         broker needs a file, written to a private temporary folder removed at exit; nothing is
-        ever written inside the repository.
+        ever written inside the repository. A process killed outright cannot remove its folder,
+        so the folder's name carries the process id and the next run removes the folders of
+        processes that are gone.
 Rule 3: a target started by the harness runs with the run's signing key whenever its
         configuration has ``authenticationEnabled=true`` (a row's setup, or ``secure`` for every
         case): ``launch_config`` adds Pulsar's keys for it (the token provider, ``tokenSecretKey``
@@ -197,11 +199,33 @@ def make_tls_files(folder: Path) -> TlsFiles:
 
 
 _FOLDERS: set[Path] = set()
+FOLDER_PREFIX = "pulsar-conformance-security-"
 
 
 def _remove_folders() -> None:
     for folder in list(_FOLDERS):
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_orphaned_folders(parent: Optional[Path] = None) -> list[Path]:
+    """Rule 2: the key folders of harness processes that are gone (killed before their exit hook)."""
+    removed = []
+    for folder in Path(parent or tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        pid_text = folder.name[len(FOLDER_PREFIX):].split("-", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _alive(int(pid_text)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 atexit.register(_remove_folders)
@@ -258,7 +282,8 @@ class RunSecurity:
     def folder(self) -> Path:
         """The run's private temporary folder, removed at exit (Rule 2)."""
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="pulsar-conformance-security-"))
+            remove_orphaned_folders()
+            self._folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
             _FOLDERS.add(self._folder)
         return self._folder
 

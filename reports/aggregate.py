@@ -35,6 +35,7 @@ Rule 4: the tables, made on the driver from the per-target summaries (``compute_
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import math
@@ -125,6 +126,25 @@ def _loopback(master: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+_LOG_CONF: list[Path] = []
+_LOG_SETTINGS = ("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+                 "appender.console.type = Console\nappender.console.name = console\n"
+                 "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+                 "appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex\n")
+
+
+def _log_conf_file() -> Path:
+    """Spark's log4j2 settings, in a file of this process removed at its exit: the JVM reads it at
+    start-up, and no other process's file is shared or left behind."""
+    if not _LOG_CONF:
+        handle, name = tempfile.mkstemp(prefix="pulsar-conformance-reports-log4j2-", suffix=".properties")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(_LOG_SETTINGS)
+        _LOG_CONF.append(Path(name))
+        atexit.register(_LOG_CONF[0].unlink, missing_ok=True)
+    return _LOG_CONF[0]
+
+
 def spark_session(master: str = DEFAULT_MASTER, *, driver_memory: Optional[str] = None,
                   executor_memory: Optional[str] = None, conf: Optional[dict] = None):
     """A SparkSession for ``master``, tuned for this job; quiet, no web UI, UTC.
@@ -138,12 +158,7 @@ def spark_session(master: str = DEFAULT_MASTER, *, driver_memory: Optional[str] 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    log_conf = Path(tempfile.gettempdir()) / "pulsar-conformance-reports-log4j2.properties"
-    if not log_conf.exists():
-        log_conf.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-                            "appender.console.type = Console\nappender.console.name = console\n"
-                            "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
-                            "appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex\n", encoding="utf-8")
+    log_conf = _log_conf_file()
     settings = {
         "spark.app.name": "pulsar-conformance-report",
         "spark.ui.enabled": "false",

@@ -4,6 +4,7 @@ target is started with and what drivers present; and that no token reaches a tra
 from __future__ import annotations
 
 import base64
+import os
 import ssl
 import time
 
@@ -138,3 +139,18 @@ def test_expired_tokens_stay_expired():
     token = security.SigningKey().token("x", "expired").reveal()
     claims = jwt.decode(token, options={"verify_signature": False})
     assert claims["exp"] < time.time()
+
+
+def test_the_key_folders_of_processes_that_are_gone_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    orphan = tmp_path / f"{security.FOLDER_PREFIX}{gone}-abc"
+    mine = tmp_path / f"{security.FOLDER_PREFIX}{os.getpid()}-abc"
+    unrelated = tmp_path / f"{security.FOLDER_PREFIX}notapid"
+    for folder in (orphan, mine, unrelated):
+        folder.mkdir()
+    assert security.remove_orphaned_folders(tmp_path) == [orphan]
+    assert mine.exists() and unrelated.exists() and not orphan.exists()
