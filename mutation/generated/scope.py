@@ -72,8 +72,9 @@ MODULES: tuple[Module, ...] = (
                       "NamespaceOps.get_number_of_topic_buckets", "NamespaceOps.set_number_of_topic_buckets",
                       "NamespaceOps.set_auto_topic_creation_override", "NamespaceOps.get_auto_topic_creation_override",
                       "NamespaceOps.remove_auto_topic_creation_override", "NamespaceOps._namespace_for_topic")),
-    # Topics: existence, partitioned metadata and its auto-creation, listing, lookups' existence checks.
-    Module("reference_broker/core_topics.py", _runs((REFERENCE, ("344", "157"))),
+    # Topics: existence, partitioned metadata and its auto-creation, listing, lookups' existence checks;
+    # PIP-2's rows attach producers and consumers and list non-persistent topics through the same code.
+    Module("reference_broker/core_topics.py", _runs((REFERENCE, ("344", "157")), (REFERENCE, ("2",))),
            functions=("parse_topic", "TopicOps._partitions_of", "TopicOps._non_partitioned_exists",
                       "TopicOps.topic_existence", "TopicOps.topic_exists", "TopicOps.is_allow_auto_topic_creation",
                       "TopicOps.get_partitioned_metadata", "TopicOps._create_default_partitioned_metadata",
