@@ -526,3 +526,16 @@ def test_a_survivor_tried_on_some_rows_runs_only_those_and_skips_runs_without_th
     assert calls == []
     monkeypatch.setitem(run.ROWS_BASELINE_PASSED, (runs[0], ("pip344-kills",)), 1)
     assert run.judge(runs, tmp_path, {}, None, {"reference:344": ("pip344-kills",)}).killer == "pip344-kills[rest]"
+
+
+def test_the_docs_page_shows_the_committed_figures():
+    from mutation.generated import docs_page
+    assert docs_page.main(["--check"]) == 0, "run python -m mutation.generated.docs_page"
+
+
+def test_the_docs_page_replaces_only_its_generated_part():
+    from mutation.generated import docs_page
+    page = f"prose\n{docs_page.BEGIN}\nold figures\n{docs_page.END}\nmore prose\n"
+    block = f"{docs_page.BEGIN}\nnew\n{docs_page.END}"
+    assert docs_page.updated(page, block) == f"prose\n{block}\nmore prose\n"
+    assert docs_page.updated("prose\n", block) == f"prose\n\n{block}\n"
