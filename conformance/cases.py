@@ -31,8 +31,8 @@ from model.ops import (
     ListTopics, SetAutoTopicCreation, WithCredentials, op_from_json,
 )
 from model.outcomes import (
-    DROPPED, POSITIVE, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView, LookupAnswer,
-    PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView)
+    DROPPED, POSITIVE, ZERO, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView,
+    LookupAnswer, PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView)
 from model.refused_names import REST_REFUSAL
 from model.state import FrozenMap
 from spec.schema import OPERATIONS, Row, load_rows
@@ -301,13 +301,20 @@ def _stated_value(key: str, value, bound: BoundCase, topic: Optional[TopicName])
         return len(outcome.payloads) if isinstance(outcome, Delivered) else outcome
     if key in ("receipts", "some_dropped", "in_order", "send_errors"):
         return _pubsub_value(key, outcome)
-    if key in ("publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive"):
+    if key in ("publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive", "nothing_stored",
+               "subscription_types"):
         stats = [s.expected for s in bound.observations if isinstance(s.expected, TopicStatsView)]
         if not stats:
             return None
         view = stats[-1]
         if key == "rate_out_positive":
             return view.msg_rate_out == POSITIVE
+        if key == "nothing_stored":
+            fixed = dict(view.fixed)
+            sizes = [fixed.get(path) for path in ("storageSize", "backlogSize", "offloadedStorageSize")]
+            return sizes + [fixed.get("subscriptions.*.msgBacklog", ZERO)] == [ZERO] * 4  # no subscription: no backlog
+        if key == "subscription_types":
+            return tuple(sorted((sub[0], sub[3]) for sub in view.subscriptions))
         if key == "counters_survive":
             # The counters still hold what the action accepted and delivered, with nobody attached.
             if not isinstance(outcome, PubSubResult):

@@ -30,7 +30,11 @@ Rule 5 (stats, Pulsar's NonPersistentTopicStatsImpl and testAccumulativeStats): 
         hold entriesAddedCounter (accepted
         SENDs) and one cursor per subscription. "Unsubscribe when all the consumers
         disconnected" (NonPersistentSubscription#removeConsumer, from 3.1: releases before keep
-        the subscription, model/releases.py). Rows: pip2-stats-*.
+        the subscription, model/releases.py). A subscription's type is the subType its
+        consumers subscribed with (NonPersistentSubscription#getTypeString); what nothing stored
+        implies is NON_PERSISTENT_FIXED. Unacked messages: none, except on releases without
+        "np-unacked-not-counted", where a Shared or Key_Shared consumer counts what it was sent.
+        Rows: pip2-stats-*.
 Rule 6 (isolation): with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
         NotAllowedError "Broker is unable to load persistent topic" (BrokerService#getTopic uses
         that text for both domains). A lookup still answers Connect: a standalone runs
@@ -48,12 +52,14 @@ Rule 7 (bad input, ServerCnx): a SEND for a producer that is not registered ("Re
 
 The model refuses (ModelUsageError) what the sources do not settle: which sends a concurrent
 client burst loses (use view "bounds"), attach refusal texts, a second Exclusive consumer, mixed
-subscription types, Failover consumers with different permits.
+subscription types, Failover consumers with different permits, a second Key_Shared consumer (the
+sticky-key selector splits keys by hash).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Optional
 
 from model import lookups
 from model.autocreation import is_allow_auto_topic_creation
@@ -65,7 +71,7 @@ from model.ops import (
     GetTopicStats, Lookup, PubSub,
 )
 from model.outcomes import (
-    ACCEPTED, DROPPED, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, Partitions,
+    ACCEPTED, DROPPED, FALSE, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, Partitions,
     PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
     payload_ranges, relayed_client_error, run_length,
 )
@@ -84,14 +90,38 @@ def _policies_first_refusal(topic: TopicName) -> str:
             f"topic_name={topic} error_message={relayed_client_error(UNABLE_TO_LOAD)}")
 
 
+# Rule 5: what a topic that stores nothing shows whatever its traffic (FIXED_STATS_FIELDS).
+# NonPersistentTopic#asyncGetStats never assigns storageSize, backlogSize, offloadedStorageSize or
+# msgChunkPublished, and NonPersistentSubscription#getStats never assigns msgBacklog, isDurable,
+# isReplicated, blockedSubscriptionOnUnackedMsgs or unackedMessages (its addUnAckedMessages is
+# "// No-op"), so they keep TopicStatsImpl's and SubscriptionStatsImpl's defaults (v3.0.2, v3.0.7,
+# v4.0.7, v4.2.4). isDurable is false even where 3.0.x keeps a consumer's subscription as durable:
+# the stats never copy that flag. waitingPublishers counts producers waiting for exclusive access,
+# the rates redeliveries and chunks; a PubSub makes none of them, and its consumers stay below
+# maxUnackedMessagesPerConsumer, so none is blocked. Observed on 3.0.2, 3.0.7, 3.2.3, 4.0.7, 4.2.4.
+NON_PERSISTENT_FIXED: dict[str, str] = {
+    "storageSize": ZERO, "backlogSize": ZERO, "offloadedStorageSize": ZERO, "msgChunkPublished": FALSE,
+    "waitingPublishers": ZERO,
+    "publishers[].chunkedMessageRate": ZERO,
+    "subscriptions.*.msgBacklog": ZERO, "subscriptions.*.isDurable": FALSE, "subscriptions.*.isReplicated": FALSE,
+    "subscriptions.*.msgRateRedeliver": ZERO, "subscriptions.*.blockedSubscriptionOnUnackedMsgs": FALSE,
+    "subscriptions.*.unackedMessages": ZERO,
+    "subscriptions.*.consumers[].msgRateRedeliver": ZERO,
+    "subscriptions.*.consumers[].blockedConsumerOnUnackedMsgs": FALSE,
+}
+
+
 @dataclass(frozen=True)
 class LiveStats:
-    """What GET .../stats and .../internalStats say about a non-persistent topic (Rule 5)."""
+    """What GET .../stats and .../internalStats say about a non-persistent topic (Rule 5).
+
+    ``subscriptions``: (name, sign of msgDropRate, msgOutCounter, type, unacked messages of its
+    consumers, or None where the release counts them and timing decides which acks arrived)."""
     msg_in: int = 0
     msg_out: int = 0
     entries_added: int = 0
     publishers: tuple[str, ...] = ()
-    subscriptions: tuple[tuple[str, str, int], ...] = ()
+    subscriptions: tuple[tuple[str, str, int, str, Optional[int]], ...] = ()
     attached: bool = False  # producers/consumers of an earlier PubSub are still attached
     known: bool = True      # False after a "bounds" PubSub: timing decided the counters
 
@@ -168,7 +198,9 @@ class _Sub:
     drops: int = 0
 
     def take_permit(self) -> bool:
-        """Rule 3: Exclusive/Failover ask the active consumer, Shared the subscription's total."""
+        """Rule 3: Exclusive/Failover ask the active consumer, Shared the subscription's total;
+        Key_Shared (one consumer, _check) asks its consumer, as NonPersistentStickyKeyDispatcherMultipleConsumers
+        #sendMessages does: "if (consumer.getAvailablePermits() > 0 && consumer.isWritable())"."""
         candidates = self.permits[:1] if self.kind in ("Exclusive", "Failover") else self.permits
         for i, permits in enumerate(candidates):
             if permits > 0:
@@ -199,6 +231,10 @@ def _check(op: PubSub) -> None:
             failover.setdefault(name, set()).add(permits)
     if any(len(p) > 1 for p in failover.values()):
         raise ModelUsageError("Failover consumers with different permits: which one is active is not modelled")
+    key_shared = [name for name, kind, _ in op.consumers if kind == "Key_Shared"]
+    if len(key_shared) != len(set(key_shared)):
+        raise ModelUsageError("a second Key_Shared consumer on a subscription: which keys each gets is the sticky-key "
+                              "selector's hash, not modelled")
     if op.api == "client" and op.flow_after:
         raise ModelUsageError("flow_after is a wire-driver step; the client grants permits as it receives")
 
@@ -332,20 +368,31 @@ def _record_live(state: State, op: PubSub, targets, subs: dict, counters: dict) 
     out = sum(len(s.delivered) for s in subs.values())
     attached = not op.close_after
     publishers = ((POSITIVE if counters["drops"] else ZERO),) if attached else ()
-    subscriptions = tuple((name, POSITIVE if subs[name].drops else ZERO, len(subs[name].delivered))
-                          for name in sorted(subs)) if attached else ()
+    subscriptions = tuple((name, POSITIVE if subs[name].drops else ZERO, len(subs[name].delivered), subs[name].kind,
+                           _unacked(state, op, subs[name])) for name in sorted(subs)) if attached else ()
     if not attached and not state.has("np-subscription-ends-with-its-consumers"):
         # Older releases keep a consumer's subscription after its last consumer left, with what it
-        # delivered (NonPersistentSubscription#removeConsumer before 3.1).
-        kept = {name: (sign, out) for name, sign, out in before.subscriptions}
-        for name in subs:
-            kept[name] = (POSITIVE if subs[name].drops else ZERO, kept.get(name, (ZERO, 0))[1] + len(subs[name].delivered))
-        subscriptions = tuple((name, sign, out) for name, (sign, out) in sorted(kept.items()))
+        # delivered (NonPersistentSubscription#removeConsumer before 3.1), its type (its dispatcher
+        # stays) and no consumer to count unacked messages.
+        kept = {name: (sign, out, kind) for name, sign, out, kind, _ in before.subscriptions}
+        for name, sub in subs.items():
+            kept[name] = (POSITIVE if sub.drops else ZERO, kept.get(name, (ZERO, 0, sub.kind))[1] + len(sub.delivered),
+                          sub.kind)
+        subscriptions = tuple((name, sign, out, kind, 0) for name, (sign, out, kind) in sorted(kept.items()))
     accepted_sends = counters["in"]  # one message per SEND here
     return state.with_live(target, LiveStats(
         msg_in=before.msg_in + counters["in"], msg_out=before.msg_out + out,
         entries_added=before.entries_added + accepted_sends, publishers=publishers,
         subscriptions=subscriptions, attached=attached, known=before.known))
+
+
+def _unacked(state: State, op: PubSub, sub: _Sub) -> Optional[int]:
+    """Rule 5: the unacked messages of a subscription's consumers after this PubSub."""
+    if state.has("np-unacked-not-counted") or sub.kind not in ("Shared", "Key_Shared"):
+        return 0
+    if op.api != "binary":
+        return None  # the official clients acknowledge, and when the acks arrive is timing
+    return len(sub.delivered)  # the wire driver never acknowledges
 
 
 # -- bad input (Rule 7) ------------------------------------------------------------------------------
@@ -387,14 +434,22 @@ def _live(state: State, topic: TopicName) -> LiveStats:
 
 
 def get_topic_stats(state: State, op: GetTopicStats):
-    live = _live(state, parse_topic(op.topic))
+    topic = parse_topic(op.topic)
+    live = _live(state, topic)
+    if any(sub[4] is None for sub in live.subscriptions):
+        raise ModelUsageError(f"{topic}: this release counts unacked messages and the official client's acks "
+                              "arrive when they do; read its stats after a PubSub of api binary")
     # msgRateOut sums the attached subscriptions' rates (NonPersistentTopic#getStats), so it is
     # positive while a subscription that delivered in this case is attached.
     # A subscription's rate is its consumers' (NonPersistentSubscription#getStats): one whose consumers
     # all left delivers nothing more, whatever it delivered before.
-    rate_out = POSITIVE if live.attached and any(out > 0 for _, _, out in live.subscriptions) else ZERO
+    rate_out = POSITIVE if live.attached and any(sub[2] > 0 for sub in live.subscriptions) else ZERO
+    # The JSON holds a publishers[] or consumers[] path only where there is one to hold it.
+    present = {"": True, "publishers[]": bool(live.publishers), "subscriptions.*": bool(live.subscriptions),
+               "subscriptions.*.consumers[]": live.attached and bool(live.subscriptions)}
+    fixed = tuple((path, value) for path, value in NON_PERSISTENT_FIXED.items() if present[path.rpartition(".")[0]])
     return state, TopicStatsView((), live.msg_in, live.msg_out, rate_out, tuple(sorted(live.publishers)),
-                                 live.subscriptions)
+                                 live.subscriptions, fixed)
 
 
 def get_partitioned_stats(state: State, op: GetPartitionedStats):
@@ -408,4 +463,4 @@ def get_partitioned_stats(state: State, op: GetPartitionedStats):
 
 def get_internal_stats(state: State, op: GetInternalStats):
     live = _live(state, parse_topic(op.topic))
-    return state, InternalStatsView(live.entries_added, tuple(name for name, _, _ in live.subscriptions))
+    return state, InternalStatsView(live.entries_added, tuple(sub[0] for sub in live.subscriptions))

@@ -140,7 +140,7 @@ class ProduceConsume:
 
 # -- PIP-2: publish and dispatch on live topics (model/nonpersistent.py) ----------------------------
 
-SUB_TYPES = ("Exclusive", "Shared", "Failover")
+SUB_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
 INITIAL_POSITIONS = ("Latest", "Earliest")
 
 

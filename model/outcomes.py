@@ -28,8 +28,8 @@ PIP-2 (model/nonpersistent.py), normalised so that ``==`` is still the whole com
 - ``ConnectionClosed()``   the broker closed the connection instead of answering (ERROR frames it
   may send first are in the transcript, not in the outcome); it still serves new connections
 - ``TopicStatsView`` / ``PartitionedStatsView`` / ``InternalStatsView``: the parts of the stats
-  JSON the spec fixes (counters, the sign of each msgDropRate, names), plus the Pulsar field names
-  the JSON lacks
+  JSON the spec fixes (counters, the sign of each msgDropRate, names, subscription types, the
+  values a topic that stores nothing must show), plus the Pulsar field names the JSON lacks
 """
 
 from __future__ import annotations
@@ -190,6 +190,8 @@ class ConnectionClosed:
 
 
 ZERO, POSITIVE = "zero", "positive"  # the sign of a rate: what a spec can fix about it
+TRUE, FALSE = "true", "false"        # a JSON boolean as the stats views read it
+MISSING = "missing"                  # a field the JSON lacks
 
 
 @dataclass(frozen=True)
@@ -199,20 +201,24 @@ class TopicStatsView:
     ``missing``: names from TOPIC_STATS_FIELDS the JSON lacks (``publishers[].msgDropRate`` style
     paths); ``msg_rate_out``: the sign of the topic's msgRateOut (testTopicStats); ``publishers``:
     the sign of each publisher's msgDropRate, sorted; ``subscriptions``: (name, sign of
-    msgDropRate, msgOutCounter), sorted by name.
+    msgDropRate, msgOutCounter, type, the sum of its consumers' unackedMessages), sorted by name;
+    ``fixed``: (path, value) for each FIXED_STATS_FIELDS path that has an instance in the JSON, in
+    that order: a number as its sign (ZERO, POSITIVE), a boolean as TRUE or FALSE, an absent field
+    as MISSING, and ``mixed: a | b`` when the instances of a path disagree.
     """
     missing: tuple[str, ...]
     msg_in_counter: int
     msg_out_counter: int
     msg_rate_out: str
     publishers: tuple[str, ...]
-    subscriptions: tuple[tuple[str, str, int], ...]
+    subscriptions: tuple[tuple[str, str, int, str, int], ...]
+    fixed: tuple[tuple[str, str], ...]
 
     def to_json(self) -> dict:
         return {"kind": "TopicStatsView", "missing": list(self.missing), "msg_in_counter": self.msg_in_counter,
                 "msg_out_counter": self.msg_out_counter, "msg_rate_out": self.msg_rate_out,
                 "publishers": list(self.publishers),
-                "subscriptions": [list(s) for s in self.subscriptions]}
+                "subscriptions": [list(s) for s in self.subscriptions], "fixed": dict(self.fixed)}
 
 
 @dataclass(frozen=True)
@@ -296,6 +302,17 @@ TOPIC_STATS_FIELDS: tuple[str, ...] = (
     "subscriptions.*.msgRateOut", "subscriptions.*.msgThroughputOut", "subscriptions.*.msgOutCounter",
     "subscriptions.*.type", "subscriptions.*.consumers", "subscriptions.*.msgDropRate",
 )
+# Fields whose value a non-persistent topic fixes whatever its traffic (the model's values:
+# model/nonpersistent.py, NON_PERSISTENT_FIXED). Paths as above, and
+# "subscriptions.*.consumers[].x" in every consumer of every subscription.
+FIXED_STATS_FIELDS: tuple[str, ...] = (
+    "storageSize", "backlogSize", "offloadedStorageSize", "msgChunkPublished", "waitingPublishers",
+    "publishers[].chunkedMessageRate",
+    "subscriptions.*.msgBacklog", "subscriptions.*.isDurable", "subscriptions.*.isReplicated",
+    "subscriptions.*.msgRateRedeliver", "subscriptions.*.blockedSubscriptionOnUnackedMsgs",
+    "subscriptions.*.unackedMessages",
+    "subscriptions.*.consumers[].msgRateRedeliver", "subscriptions.*.consumers[].blockedConsumerOnUnackedMsgs",
+)
 PARTITIONED_STATS_FIELDS: tuple[str, ...] = (
     "msgRateIn", "msgRateOut", "msgInCounter", "msgOutCounter", "msgDropRate", "publishers",
     "subscriptions", "metadata", "partitions",
@@ -336,7 +353,8 @@ def outcome_from_json(data: dict):
                             tuple((name, tuple(p)) for name, p in data["delivered"].items()), data["in_order"])
     if cls is TopicStatsView:
         return TopicStatsView(tuple(data["missing"]), data["msg_in_counter"], data["msg_out_counter"],
-                              data["msg_rate_out"], tuple(data["publishers"]), tuple(tuple(s) for s in data["subscriptions"]))
+                              data["msg_rate_out"], tuple(data["publishers"]),
+                              tuple(tuple(s) for s in data["subscriptions"]), tuple(data["fixed"].items()))
     if cls in (PartitionedStatsView, InternalStatsView):
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
     return cls(**data)

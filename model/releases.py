@@ -80,6 +80,14 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "NonPersistentSubscription#removeConsumer: 'Unsubscribe when all the consumers disconnected' at v3.1.0, "
         "v3.2.3, v4.0.7, 'if (!isDurable)' at v3.0.2 and v3.0.7 (PIP-245, apache/pulsar issue #19448); observed: "
         "3.0.2 and 3.0.7 keep the subscription, 3.2.3, 4.0.7 and 4.2.4 remove it"),
+    "np-unacked-not-counted": _behaviour(
+        ">=3.0.3 <3.1 | >=3.1.3",
+        "a consumer of a non-persistent topic counts no unacked messages; before, a Shared or Key_Shared "
+        "consumer counted every message sent to it, and only an acknowledgement lowered the count",
+        "apache/pulsar PR #21592 (issue #21568), labelled release/3.0.3 and release/3.1.3; "
+        "Consumer#addAndGetUnAckedMsgs: 'if (Subscription.isIndividualAckMode(subType))' at v3.0.2, "
+        "'if (isPersistentTopic && Subscription.isIndividualAckMode(subType))' at v3.0.7, v4.0.7 and v4.2.4; "
+        "observed: 3.0.2 counts them, 3.0.7, 3.2.3, 4.0.7 and 4.2.4 do not"),
     # Topic names (model/refused_names.py). The sources of 4.1.x were not read, so the V1 range starts at
     # the first release read that has it.
     "topic-local-name-blank-refused": _behaviour(

@@ -132,6 +132,8 @@ STATED_KEYS = {
     "subscription_drops": "GetTopicStats",
     "rate_out_positive": "GetTopicStats",
     "counters_survive": "GetTopicStats",
+    "nothing_stored": "GetTopicStats",
+    "subscription_types": "GetTopicStats",
     "cursors": "GetInternalStats",
 }
 STATED_KEYS.update({  # PIP-35 (spec/README.md, "stated")
@@ -520,11 +522,11 @@ def _policies(check: _Checker, node: _Node, what: str) -> tuple[tuple[str, Any],
 _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count": int, "partitions": int,
                 "default_num_partitions": int, "topic_type": str, "feature": str, "sends_before": int,
                 "flow_after": int, "close_after": bool}
+SUB_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
 _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", "bounds"),
-                  "sub_type": ("Exclusive", "Shared", "Failover"),
+                  "sub_type": SUB_TYPES,
                   "command": ("send-after-close-producer", "flow-negative-permits", "flow-zero-permits",
                               "subscribe-unknown-subtype")}
-SUB_TYPES = ("Exclusive", "Shared", "Failover")
 
 
 def _field_value(check: _Checker, node: _Node, key: str, shape: OpShape) -> None:
@@ -580,7 +582,8 @@ def _load_stated(check: _Checker, node: _Node, observe) -> tuple[tuple[str, Any]
                 for k, n in val.items())):
             check.fail(node.child(key), f"stated receipts must map receipt kinds ({', '.join(RECEIPT_KINDS)}) to counts")
         if key in ("metadata_created", "topics_created", "advertised", "some_dropped", "in_order",
-                   "publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive") \
+                   "publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive",
+                   "nothing_stored") \
                 and not isinstance(val, bool):
             check.fail(node.child(key), f"stated {key} must be true or false")
         if key in ("entries",) and (not isinstance(val, list) or any(not isinstance(n, str) for n in val)):
@@ -588,6 +591,10 @@ def _load_stated(check: _Checker, node: _Node, observe) -> tuple[tuple[str, Any]
         if key == "failed" and (not isinstance(val, dict) or any(
                 not isinstance(n, str) or not isinstance(e, str) for n, e in val.items())):
             check.fail(node.child(key), "stated failed must map entry names to ServerError names, e.g. {t: TopicNotFound}")
+        if key == "subscription_types" and (not isinstance(val, dict) or not val or any(
+                not isinstance(n, str) or t not in SUB_TYPES for n, t in val.items())):
+            check.fail(node.child(key), f"stated subscription_types must map subscription names to one of "
+                                        f"{', '.join(SUB_TYPES)}")
         if key == "agreement" and not isinstance(val, bool):
             check.fail(node.child(key), "stated agreement must be true or false")
         if key == "lookup" and val != "Connect":

@@ -203,7 +203,8 @@ class ClientDriver:
         consumers = []
         for name, kind, permits in op.consumers:
             consumer = client.subscribe(
-                op.topic, name, consumer_type=getattr(pulsar.ConsumerType, kind), receiver_queue_size=permits,
+                op.topic, name, consumer_type=getattr(pulsar.ConsumerType, kind.replace("_", "")),
+                receiver_queue_size=permits,
                 initial_position=getattr(pulsar.InitialPosition, op.initial_position))
             consumers.append((name, consumer))
         for size in op.bursts:

@@ -32,7 +32,10 @@ Rule 5 (security): the admin URL may be ``https://`` (checked against the creden
 Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters as numbers, each
         msgDropRate / msgRateOut as its sign (ZERO or POSITIVE), and the names of
         TOPIC_STATS_FIELDS / PARTITIONED_STATS_FIELDS the JSON lacks. A field of the wrong JSON
-        type counts as missing. Rates are read across two of the broker's stats updates
+        type counts as missing. Each FIXED_STATS_FIELDS path is read as ``stats_value`` writes
+        it, one value for all its instances (``mixed: ...`` when they differ), and left out
+        when the JSON has no instance of it (no publisher, subscription or consumer). Rates
+        are read across two of the broker's stats updates
         (``stats_window``, ``merge_rate_views``), because a broker that recomputes them
         periodically shows an event only from the next update on; a broker whose runtime
         configuration does not show ``statsUpdateFrequencyInSecs`` is read once.
@@ -56,8 +59,8 @@ from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from conformance.transcript import Transcript
 from model import ops
 from model.outcomes import (
-    PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, ZERO, InternalStatsView, LookupAnswer,
-    PartitionedStatsView, Partitions, RestError, TopicList, TopicStatsView,
+    FALSE, FIXED_STATS_FIELDS, MISSING, PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, TRUE, ZERO,
+    InternalStatsView, LookupAnswer, PartitionedStatsView, Partitions, RestError, TopicList, TopicStatsView,
 )
 
 # PUT /admin/v2/tenants/{t} needs a TenantInfo body; a standalone broker's cluster is "standalone"
@@ -358,28 +361,73 @@ def topic_stats_view(body: dict) -> TopicStatsView:
         msg_rate_out=sign(body.get("msgRateOut")),
         publishers=tuple(sorted(sign(p.get("msgDropRate")) for p in publishers if isinstance(p, dict))),
         subscriptions=tuple(
-            (name, sign(sub.get("msgDropRate")), _int(sub.get("msgOutCounter")))
-            for name, sub in sorted(subscriptions.items()) if isinstance(sub, dict)))
+            (name, sign(sub.get("msgDropRate")), _int(sub.get("msgOutCounter")), _text(sub.get("type")),
+             _unacked(sub.get("consumers")))
+            for name, sub in sorted(subscriptions.items()) if isinstance(sub, dict)),
+        fixed=fixed_values(body))
+
+
+def fixed_values(body: dict) -> tuple[tuple[str, str], ...]:
+    """(path, value) for each FIXED_STATS_FIELDS path with an instance in ``body`` (Rule 4)."""
+    read = []
+    for path in FIXED_STATS_FIELDS:
+        values = sorted({stats_value(obj, path.rpartition(".")[2]) for obj in _instances(body, path)})
+        if values:
+            read.append((path, values[0] if len(values) == 1 else "mixed: " + " | ".join(values)))
+    return tuple(read)
+
+
+def _instances(body: dict, path: str) -> list:
+    """The JSON objects that hold ``path``'s last name: the body, or every item of its containers."""
+    objects = [body]
+    for step in path.split(".")[:-1]:
+        found = []
+        for obj in objects:
+            if step == "*":
+                found.extend(obj.values() if isinstance(obj, dict) else [])
+                continue
+            items = obj.get(step.removesuffix("[]")) if isinstance(obj, dict) else None
+            if step.endswith("[]"):
+                found.extend(items if isinstance(items, list) else [])
+            else:
+                found.append(items)
+        objects = found
+    return objects
+
+
+def stats_value(obj, name: str) -> str:
+    """A stats field as a view holds it: a number as its sign, a boolean as TRUE or FALSE."""
+    if not isinstance(obj, dict):
+        return f"not an object: {obj!r}"
+    if name not in obj:
+        return MISSING
+    value = obj[name]
+    if isinstance(value, bool):
+        return TRUE if value else FALSE
+    return sign(value)
 
 
 def merge_rate_views(views: list[TopicStatsView]) -> TopicStatsView:
     """One view of reads across the window: each rate positive if any read showed it positive,
     everything else as the last read shows it. Reads whose publishers or subscriptions differ
-    in number are not merged: the last one is the answer."""
+    in number are not merged: the last one is the answer. A fixed value counts as a rate: a
+    positive one at any read is what the view shows."""
     last = views[-1]
 
     def most(signs):
         return POSITIVE if POSITIVE in signs else signs[-1]
 
     comparable = [view for view in views if len(view.publishers) == len(last.publishers)
-                  and [s[0] for s in view.subscriptions] == [s[0] for s in last.subscriptions]]
+                  and [s[0] for s in view.subscriptions] == [s[0] for s in last.subscriptions]
+                  and [f[0] for f in view.fixed] == [f[0] for f in last.fixed]]
     return TopicStatsView(
         missing=last.missing, msg_in_counter=last.msg_in_counter, msg_out_counter=last.msg_out_counter,
         msg_rate_out=most([view.msg_rate_out for view in comparable]),
         publishers=tuple(sorted(most([view.publishers[i] for view in comparable])
                                 for i in range(len(last.publishers)))),
-        subscriptions=tuple((name, most([view.subscriptions[i][1] for view in comparable]), out)
-                            for i, (name, _sign, out) in enumerate(last.subscriptions)))
+        subscriptions=tuple((name, most([view.subscriptions[i][1] for view in comparable]), *rest)
+                            for i, (name, _sign, *rest) in enumerate(last.subscriptions)),
+        fixed=tuple((path, most([view.fixed[i][1] for view in comparable])) for i, (path, _) in enumerate(last.fixed)))
 
 
 def sign(value) -> str:
@@ -391,6 +439,17 @@ def sign(value) -> str:
 
 def _int(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else f"not a string: {value!r}"
+
+
+def _unacked(consumers) -> int:
+    """The sum of the consumers' unackedMessages; -1 when one of them has no such number."""
+    counts = [_int(c.get("unackedMessages")) if isinstance(c, dict) else -1
+              for c in (consumers if isinstance(consumers, list) else [])]
+    return -1 if -1 in counts else sum(counts)
 
 
 _JSON_TYPES = {"publishers": list, "subscriptions": dict, "replication": dict, "consumers": list,

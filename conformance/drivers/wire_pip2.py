@@ -20,7 +20,7 @@ from pulsar_codec import CLOSED, events
 from pulsar_codec import pulsar_api_pb2 as pb
 
 SUB_TYPES = {"Exclusive": pb.CommandSubscribe.Exclusive, "Shared": pb.CommandSubscribe.Shared,
-             "Failover": pb.CommandSubscribe.Failover}
+             "Failover": pb.CommandSubscribe.Failover, "Key_Shared": pb.CommandSubscribe.Key_Shared}
 POSITIONS = {"Latest": pb.CommandSubscribe.Latest, "Earliest": pb.CommandSubscribe.Earliest}
 UINT32_MINUS_ONE = 0xFFFFFFFF  # a uint32 on the wire; Java reads it as the int -1
 UNKNOWN_SUB_TYPE = 7

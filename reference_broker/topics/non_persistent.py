@@ -123,7 +123,7 @@ class NonPersistentSubscription(ConsumerGroup):
             "msgOutCounter": self.out.total, "bytesOutCounter": self.out.total_bytes,
             "msgRateRedeliver": 0.0, "msgBacklog": 0, "type": _TYPE_NAMES.get(self.sub_type, "None"),
             "msgDropRate": self.drops.rate(), "consumers": consumers, "isReplicated": False,
-            "isDurable": False,
+            "isDurable": False, "blockedSubscriptionOnUnackedMsgs": False, "unackedMessages": 0,
         }
 
 

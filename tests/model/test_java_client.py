@@ -81,7 +81,7 @@ def test_produce_consume_refused_names_the_java_exception_per_transport():
     assert apply(s, JavaProduceConsume(T, "Exclusive", 3, "binary"))[1] == TOPIC_DOES_NOT_EXIST
     assert apply(s, JavaProduceConsume(T, "Exclusive", 3, "http"))[1] == ClientError("PulsarClientException.NotFoundException")
     with pytest.raises(ModelUsageError, match="sub_type"):
-        apply(s, JavaProduceConsume(T, "Key_Shared", 3, "binary"))
+        apply(s, JavaProduceConsume(T, "Key_Failover", 3, "binary"))
 
 
 def test_admin_never_asks_to_create():

@@ -11,10 +11,11 @@ from model.ops import (
     GetInternalStats,
     GetPartitionedStats, GetTopicStats, ListTopics, Lookup, PubSub,
 )
+from model.nonpersistent import NON_PERSISTENT_FIXED
 from model.outcomes import (
-    ACCEPTED, DROPPED, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, LookupAnswer,
-    PartitionedStatsView,
-    PubSubBounds, PubSubResult, ServerError, TopicList, TopicStatsView, payload_ranges, run_length,
+    ACCEPTED, DROPPED, FIXED_STATS_FIELDS, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView,
+    LookupAnswer, PartitionedStatsView, PubSubBounds, PubSubResult, ServerError, TopicList, TopicStatsView,
+    payload_ranges, run_length,
 )
 
 NS = "public/np"
@@ -105,7 +106,8 @@ def test_shared_uses_total_permits_and_failover_the_active_consumers():
     ((("s", "Failover", 1), ("s", "Failover", 2)), "different permits"),
     ((("s", "Exclusive", 1), ("s", "Exclusive", 1)), "second consumer"),
     ((("s", "Shared", 1), ("s", "Exclusive", 1)), "two types"),
-    ((("s", "Key_Shared", 1),), "subType"),
+    ((("s", "Key_Shared", 1), ("s", "Key_Shared", 1)), "sticky-key"),
+    ((("s", "Key_Failover", 1),), "subType"),
 ])
 def test_what_the_sources_do_not_settle_is_refused(consumers, why):
     with pytest.raises(ModelUsageError, match=why):
@@ -152,21 +154,63 @@ def test_partitioned_client_pub_sub_loads_every_partition():
 # -- Rule 5: stats --------------------------------------------------------------------------------------
 
 
+FIXED = tuple(NON_PERSISTENT_FIXED.items())
+WITHOUT_PUBLISHERS_OR_CONSUMERS = tuple((path, value) for path, value in FIXED
+                                        if not path.startswith(("publishers[]", "subscriptions.*.consumers[]")))
+TOPIC_ONLY = tuple((path, value) for path, value in FIXED if "." not in path)
+
+
+def test_the_fixed_values_cover_the_fields_the_driver_reads():
+    assert tuple(NON_PERSISTENT_FIXED) == FIXED_STATS_FIELDS
+
+
 def test_stats_counters_and_drop_signs():
     s, _ = apply(state(maxConcurrentNonPersistentMessagePerConnection=0),
                  PubSub(NP, (("a", "Shared", 1), ("b", "Exclusive", 5)), (3, 3)))
     assert apply(s, GetTopicStats(NP))[1] == TopicStatsView(
-        (), 2, 3, POSITIVE, (POSITIVE,), (("a", POSITIVE, 1), ("b", ZERO, 2)))
+        (), 2, 3, POSITIVE, (POSITIVE,), (("a", POSITIVE, 1, "Shared", 0), ("b", ZERO, 2, "Exclusive", 0)), FIXED)
     assert apply(s, GetInternalStats(NP))[1] == InternalStatsView(2, ("a", "b"))
 
 
 def test_counters_survive_close_and_accumulate():
     s, _ = apply(state(), PubSub(NP, (("s", "Exclusive", 10),), (4,), close_after=True))
-    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 4, 4, ZERO, (), ())
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 4, 4, ZERO, (), (), TOPIC_ONLY)
     s, _ = apply(s, PubSub(NP, (("s", "Exclusive", 1),), (3,)))
-    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 7, 5, POSITIVE, (ZERO,), (("s", POSITIVE, 1),))
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView(
+        (), 7, 5, POSITIVE, (ZERO,), (("s", POSITIVE, 1, "Exclusive", 0),), FIXED)
     with pytest.raises(ModelUsageError, match="still attached"):
         apply(s, PubSub(NP, (), (1,)))
+
+
+def test_releases_before_3_1_keep_the_subscription_with_its_type_and_no_consumers():
+    s, _ = run(initial_state(release=(3, 0, 7)), [CreateNamespace(NS),
+                                                 PubSub(NP, (("s", "Failover", 10),), (4,), close_after=True)])
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView(
+        (), 4, 4, ZERO, (), (("s", ZERO, 4, "Failover", 0),), WITHOUT_PUBLISHERS_OR_CONSUMERS)
+
+
+FOUR_TYPES = (("ex", "Exclusive", 10), ("sh", "Shared", 10), ("fo", "Failover", 10), ("ks", "Key_Shared", 10))
+
+
+@pytest.mark.parametrize("release, unacked", [((3, 0, 2), {"sh": 3, "ks": 3}), ((3, 0, 7), {}), ((3, 2, 3), {}),
+                                              ((4, 0, 7), {}), (None, {})])
+def test_each_subscription_reports_its_type_and_3_0_2_counts_shared_unacked(release, unacked):
+    s, got = run(initial_state(era="any", release=release), [CreateNamespace(NS), PubSub(NP, FOUR_TYPES, (3,))])
+    assert got[-1].delivered == tuple((name, ("m0..m2",)) for name in ("ex", "fo", "ks", "sh"))
+    assert apply(s, GetTopicStats(NP))[1].subscriptions == tuple(
+        (name, ZERO, 3, kind, unacked.get(name, 0)) for name, kind, _ in sorted(FOUR_TYPES))
+
+
+def test_key_shared_drops_what_its_consumer_has_no_permits_for():
+    got = outcome(PubSub(NP, (("ks", "Key_Shared", 2),), (5,)))
+    assert got.delivered == (("ks", ("m0..m1",)),)
+
+
+def test_unacked_counts_after_a_client_pub_sub_are_refused_where_the_release_counts_them():
+    s, _ = run(initial_state(release=(3, 0, 2), era="any"),
+               [CreateNamespace(NS), PubSub(NP, (("sh", "Shared", 10),), (1,), api="client")])
+    with pytest.raises(ModelUsageError, match="acks"):
+        apply(s, GetTopicStats(NP))
 
 
 def test_partitioned_stats_sum_partitions():
@@ -201,7 +245,7 @@ def test_stats_after_a_bounds_pub_sub_are_refused():
 
 def test_admin_created_topic_has_zero_stats():
     s, _ = apply(state(), CreateNonPartitionedTopic(NP))
-    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 0, 0, ZERO, (), ())
+    assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 0, 0, ZERO, (), (), TOPIC_ONLY)
 
 
 # -- Rule 6: isolation ----------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ import pytest
 
 from conformance.drivers import wire_pip2
 from conformance.drivers.pubsub import U64_MINUS_ONE, message_index, receipt_kind, summarise
-from conformance.drivers.rest import RestDriver, missing_fields, sign
+from conformance.drivers.rest import RestDriver, fixed_values, missing_fields, sign, topic_stats_view
 from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite
 from model import ops
 from model.outcomes import (
-    ACCEPTED, DROPPED, POSITIVE, STORED, TOPIC_STATS_FIELDS, ZERO, ConnectionClosed, Done, InternalStatsView,
-    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+    ACCEPTED, DROPPED, FALSE, FIXED_STATS_FIELDS, MISSING, POSITIVE, STORED, TOPIC_STATS_FIELDS, TRUE, ZERO,
+    ConnectionClosed, Done, InternalStatsView, PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
 )
 from pulsar_codec import Connection, Role, events
 from pulsar_codec import pulsar_api_pb2 as pb
@@ -272,11 +272,38 @@ STATS = {
 
 def test_topic_stats_view_reads_counters_signs_and_missing_fields():
     assert _rest(STATS).perform(ops.GetTopicStats(NP)) == TopicStatsView(
-        (), 3, 2, POSITIVE, (POSITIVE,), (("s", ZERO, 2),))
+        (), 3, 2, POSITIVE, (POSITIVE,), (("s", ZERO, 2, "Exclusive", 0),),
+        (("storageSize", MISSING), ("backlogSize", MISSING), ("offloadedStorageSize", MISSING),
+         ("msgChunkPublished", MISSING), ("waitingPublishers", MISSING),
+         ("publishers[].chunkedMessageRate", MISSING),
+         ("subscriptions.*.msgBacklog", MISSING), ("subscriptions.*.isDurable", MISSING),
+         ("subscriptions.*.isReplicated", MISSING), ("subscriptions.*.msgRateRedeliver", MISSING),
+         ("subscriptions.*.blockedSubscriptionOnUnackedMsgs", MISSING), ("subscriptions.*.unackedMessages", MISSING)))
     broken = {**STATS, "msgDropRate": "0", "subscriptions": {"s": {"msgOutCounter": 1}}}
     view = _rest(broken).perform(ops.GetTopicStats(NP))
     assert "msgDropRate" in view.missing and "subscriptions.*.msgDropRate" in view.missing
-    assert view.subscriptions == (("s", "not a number: None", 1),)
+    assert view.subscriptions == (("s", "not a number: None", 1, "not a string: None", 0),)
+
+
+def test_fixed_values_one_per_path_over_every_instance():
+    consumer = {"msgRateRedeliver": 0.0, "blockedConsumerOnUnackedMsgs": False, "unackedMessages": 2}
+    body = {
+        "storageSize": 0, "backlogSize": 5, "msgChunkPublished": False, "waitingPublishers": 0,
+        "publishers": [{"chunkedMessageRate": 0.0}, {"chunkedMessageRate": 0}],
+        "subscriptions": {
+            "a": {"msgBacklog": 0, "isDurable": False, "consumers": [consumer, {**consumer, "unackedMessages": 1}]},
+            "b": {"msgBacklog": 0, "isDurable": True, "consumers": [{**consumer, "blockedConsumerOnUnackedMsgs": 0}]}},
+    }
+    fixed = dict(fixed_values(body))
+    assert fixed["storageSize"] == ZERO and fixed["backlogSize"] == POSITIVE
+    assert fixed["offloadedStorageSize"] == MISSING and fixed["msgChunkPublished"] == FALSE
+    assert fixed["publishers[].chunkedMessageRate"] == ZERO  # 0 and 0.0 alike
+    assert fixed["subscriptions.*.isDurable"] == f"mixed: {FALSE} | {TRUE}"
+    assert fixed["subscriptions.*.consumers[].blockedConsumerOnUnackedMsgs"] == f"mixed: {FALSE} | {ZERO}"
+    assert topic_stats_view(body).subscriptions[0][4] == 3  # the consumers' unacked messages summed
+    # no publisher, no consumer: their paths are left out rather than judged
+    assert [path for path, _ in fixed_values({"subscriptions": {"a": {"consumers": []}}})] == [
+        path for path in FIXED_STATS_FIELDS if not path.startswith(("publishers[]", "subscriptions.*.consumers[]"))]
 
 
 def test_missing_fields_and_sign_helpers():
@@ -297,18 +324,19 @@ def test_partitioned_and_internal_stats_views_and_errors():
 # -- rates read across stats updates (rest.py) -------------------------------------------------------
 
 
-def _view(rate_out, publisher, subscription, out=3):
-    return TopicStatsView((), 3, out, rate_out, (publisher,), (("s", subscription, out),))
+def _view(rate_out, publisher, subscription, out=3, storage=ZERO):
+    return TopicStatsView((), 3, out, rate_out, (publisher,), (("s", subscription, out, "Shared", 0),),
+                          (("storageSize", storage), ("msgChunkPublished", FALSE)))
 
 
 def test_a_rate_seen_positive_in_any_read_of_the_window_is_positive():
     from conformance.drivers.rest import merge_rate_views
 
-    reads = [_view(ZERO, ZERO, ZERO, 2), _view(POSITIVE, ZERO, POSITIVE, 3), _view(ZERO, ZERO, ZERO, 3)]
-    assert merge_rate_views(reads) == _view(POSITIVE, ZERO, POSITIVE, 3)
+    reads = [_view(ZERO, ZERO, ZERO, 2), _view(POSITIVE, ZERO, POSITIVE, 3, POSITIVE), _view(ZERO, ZERO, ZERO, 3)]
+    assert merge_rate_views(reads) == _view(POSITIVE, ZERO, POSITIVE, 3, POSITIVE)
     assert merge_rate_views([_view(ZERO, ZERO, ZERO)]) == _view(ZERO, ZERO, ZERO)
     # a read with another set of subscriptions does not lend its rates to the last one
-    other = TopicStatsView((), 3, 3, POSITIVE, (POSITIVE,), (("t", POSITIVE, 3),))
+    other = TopicStatsView((), 3, 3, POSITIVE, (POSITIVE,), (("t", POSITIVE, 3, "Shared", 0),), ())
     assert merge_rate_views([other, _view(ZERO, ZERO, ZERO)]) == _view(ZERO, ZERO, ZERO)
 
 
