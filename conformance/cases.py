@@ -181,7 +181,7 @@ def _operation(template: dict, api: Optional[str], namespace: str, domain: str, 
     if data["op"] in PIP35_TOPICS_OPS:
         data["topics"] = bind_topics(data.get("topics", ()), namespace, full)
     if data["op"] in ("ListTopics", "ListPartitionedTopics", "CreateNamespace", "DeleteNamespace",
-                      "SetAutoTopicCreation", "RemoveAutoTopicCreation"):
+                      "SetAutoTopicCreation", "GetAutoTopicCreation", "RemoveAutoTopicCreation"):
         data["namespace"] = namespace
     if data["op"] in PIP157_NAMESPACE_OPS:
         data["namespace"] = namespace

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import re
 
-from model import buckets, texts
+from model import buckets, override_body, texts
 from model.autocreation import exceeds_max_topics
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
 from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, check_named_entity
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
-    DeletePartitionedTopic, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation, SetAutoTopicCreation,
-    SetBrokerConfig,
+    DeletePartitionedTopic, GetAutoTopicCreation, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
+    SetAutoTopicCreation, SetBrokerConfig,
 )
-from model.outcomes import Done, RestError, TopicList
+from model.outcomes import Done, OverrideShown, RestError, TopicList
 from model.state import NamespacePolicies, State, parse_namespace, parse_topic
 
 DONE = Done()
@@ -121,15 +121,45 @@ def delete_namespace(state: State, op: DeleteNamespace):
 
 
 def set_auto_topic_creation(state: State, op: SetAutoTopicCreation):
-    """POST /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl)."""
+    """POST /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
+
+    A raw ``body`` is bound first (model/override_body.py): a refusal answers before the namespace
+    is read, and a JSON null removes the override, unvalidated, as NamespacesBase
+    #internalSetAutoTopicCreationAsync stores whatever was bound.
+    """
+    namespace = parse_namespace(op.namespace)
+    if op.body is not None:
+        if (op.allow_auto_topic_creation, op.topic_type, op.default_num_partitions) != (None, None, None):
+            raise ModelUsageError(f"{op}: give either body or the override's fields, not both")
+        override = override_body.bind(op.body)
+        if isinstance(override, RestError):
+            return state, override
+    elif op.allow_auto_topic_creation is None or op.topic_type is None:
+        raise ModelUsageError(f"{op}: give allow_auto_topic_creation and topic_type, or a raw body")
+    else:
+        override = AutoTopicCreationOverride(op.allow_auto_topic_creation, op.topic_type, op.default_num_partitions)
+    if not state.namespace_exists(namespace):
+        return state, texts.NAMESPACE_DOES_NOT_EXIST
+    if override is not None:
+        error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic)
+        if error is not None:
+            return state, error
+    return state.with_override(namespace, override), DONE
+
+
+def get_auto_topic_creation(state: State, op: GetAutoTopicCreation):
+    """GET /admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation (NamespacesBase
+    #internalGetAutoTopicCreationAsync): the stored override as Pulsar's ObjectMapper prints it,
+    null fields left out ("mapper.setSerializationInclusion(Include.NON_NULL);")."""
     namespace = parse_namespace(op.namespace)
     if not state.namespace_exists(namespace):
         return state, texts.NAMESPACE_DOES_NOT_EXIST
-    override = AutoTopicCreationOverride(op.allow_auto_topic_creation, op.topic_type, op.default_num_partitions)
-    error = _override_error(override, state.config.maxNumPartitionsPerPartitionedTopic)
-    if error is not None:
-        return state, error
-    return state.with_override(namespace, override), DONE
+    override = state.policies(namespace).autoTopicCreationOverride
+    if override is None:
+        return state, OverrideShown.of(None)
+    printed = {"allowAutoTopicCreation": override.allowAutoTopicCreation, "topicType": override.topicType,
+               "defaultNumPartitions": override.defaultNumPartitions}
+    return state, OverrideShown.of({key: value for key, value in printed.items() if value is not None})
 
 
 def _override_error(override: AutoTopicCreationOverride, maximum: int):

@@ -132,9 +132,10 @@ def _format(value) -> str:
 
 @dataclass(frozen=True)
 class AutoTopicCreationOverride:
-    """Namespace policy ``autoTopicCreationOverride``; field names = the REST JSON body's."""
+    """Namespace policy ``autoTopicCreationOverride``; field names = the REST JSON body's. A raw
+    body may leave ``topicType`` null (model/override_body.py)."""
     allowAutoTopicCreation: bool
-    topicType: str
+    topicType: Optional[str]
     defaultNumPartitions: Optional[int] = None
 
     @classmethod
@@ -156,7 +157,8 @@ def validate_override(override: AutoTopicCreationOverride) -> Optional[str]:
     if not override.allowAutoTopicCreation:
         return None
     if override.topicType not in TOPIC_TYPES:
-        return f"Unknown topic type [{override.topicType}]"
+        # String.format prints a null topicType as "null"
+        return f"Unknown topic type [{'null' if override.topicType is None else override.topicType}]"
     if override.topicType == PARTITIONED:
         if override.defaultNumPartitions is None:
             return "[defaultNumPartitions] cannot be null when the type is partitioned."

@@ -32,6 +32,7 @@ HANDLERS: dict[type, Callable] = {
     CreateNamespace: admin.create_namespace,
     DeleteNamespace: admin.delete_namespace,
     SetAutoTopicCreation: admin.set_auto_topic_creation,
+    ops.GetAutoTopicCreation: admin.get_auto_topic_creation,
     RemoveAutoTopicCreation: admin.remove_auto_topic_creation,
     CreatePartitionedTopic: admin.create_partitioned_topic,
     CreateNonPartitionedTopic: admin.create_non_partitioned_topic,

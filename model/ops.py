@@ -51,11 +51,23 @@ class DeleteNamespace:
 
 @dataclass(frozen=True)
 class SetAutoTopicCreation:
-    """POST /admin/v2/namespaces/{t}/{ns}/autoTopicCreation (the namespace override)."""
+    """POST /admin/v2/namespaces/{t}/{ns}/autoTopicCreation (the namespace override).
+
+    Either the three fields, sent as the override's JSON object, or ``body``: the JSON text sent
+    verbatim, for bodies the fields cannot write (not an object, a field of another JSON type, a
+    field left out; model/override_body.py says what Pulsar makes of them).
+    """
     namespace: str
-    allow_auto_topic_creation: bool
-    topic_type: str  # "partitioned" | "non-partitioned" (anything else must be refused)
+    allow_auto_topic_creation: Optional[bool] = None
+    topic_type: Optional[str] = None  # "partitioned" | "non-partitioned" (anything else must be refused)
     default_num_partitions: Optional[int] = None
+    body: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class GetAutoTopicCreation:
+    """GET /admin/v2/namespaces/{t}/{ns}/autoTopicCreation: the override as stored."""
+    namespace: str
 
 
 @dataclass(frozen=True)
@@ -336,7 +348,7 @@ class WithCredentials:
 
 Operation = (
     SetBrokerConfig | CreateTenant | CreateNamespace | DeleteNamespace | SetAutoTopicCreation
-    | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
+    | GetAutoTopicCreation | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
     | DeletePartitionedTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
     | ListPartitionedTopics | Lookup | Handshake | ProduceConsume | PubSub | BadCommand
     | GetTopicStats | GetPartitionedStats | GetInternalStats
@@ -346,7 +358,7 @@ OPERATION_TYPES: dict[str, type] = {
     cls.__name__: cls
     for cls in (
         SetBrokerConfig, CreateTenant, CreateNamespace, DeleteNamespace, SetAutoTopicCreation,
-        RemoveAutoTopicCreation, CreatePartitionedTopic, CreateNonPartitionedTopic,
+        GetAutoTopicCreation, RemoveAutoTopicCreation, CreatePartitionedTopic, CreateNonPartitionedTopic,
         DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListTopics,
         ListPartitionedTopics, Lookup, Handshake, ProduceConsume, PubSub, BadCommand, GetTopicStats,
         GetPartitionedStats, GetInternalStats,

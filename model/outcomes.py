@@ -10,6 +10,7 @@ Per-API shapes (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsyn
 - ``TopicList(names)``     listings, compared as sets (order is not specified by Pulsar)
 - ``Done()``               an admin call that succeeded (2xx, no body that matters)
 - ``RestError(status, reason)``  REST error: HTTP status and the ``{"reason": ...}`` text
+- ``OverrideShown(body)``  GET of the namespace's autoTopicCreation override, as canonical JSON
 - ``ServerError(error, message)`` binary ``Failed``/``ERROR`` with the ServerError name and message;
   a message that quotes an error of Pulsar's own client keeps its text and has the request id and
   socket addresses that client adds replaced (``normalise_message``), since no model knows them
@@ -34,6 +35,7 @@ PIP-2 (model/nonpersistent.py), normalised so that ``==`` is still the whole com
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass
 
@@ -85,6 +87,18 @@ class Done:
 class RestError:
     status: int
     reason: str
+
+
+@dataclass(frozen=True)
+class OverrideShown:
+    """GET .../autoTopicCreation: the stored override as the broker prints it, in one canonical
+    JSON text (keys sorted, no spaces), or "" when none is set (Pulsar answers an empty body)."""
+    body: str
+
+    @classmethod
+    def of(cls, value) -> "OverrideShown":
+        """From the parsed JSON answer, or None for an empty one."""
+        return cls("" if value is None else json.dumps(value, sort_keys=True, separators=(",", ":")))
 
 
 @dataclass(frozen=True)
@@ -331,6 +345,7 @@ OUTCOME_TYPES: dict[str, type] = {
 }
 OUTCOME_TYPES.update({cls.__name__: cls for cls in (TopicBuckets, LedgerPaths)})  # PIP-157
 OUTCOME_TYPES.update({cls.__name__: cls for cls in (BatchLookupResult, Agreement)})  # PIP-35
+OUTCOME_TYPES[OverrideShown.__name__] = OverrideShown  # the namespace override's GET
 
 
 def outcome_to_json(outcome) -> dict:

@@ -1,8 +1,9 @@
-"""The broker's topic auto-creation decision and the namespace override's validation.
+"""The broker's topic auto-creation decision and the namespace override's binding and validation.
 
 What this module owns: three pure functions the core asks before it creates anything, and the
-check of an ``autoTopicCreationOverride`` value. Inputs are the topic, the namespace ``Policies``
-JSON (a dict, or None when absent) and the broker config; nothing here reads the store.
+reading of an ``autoTopicCreationOverride`` value: its binding from a JSON body, as Pulsar's
+Jackson binds it, then its check. Inputs are the topic, the namespace ``Policies`` JSON (a dict,
+or None when absent), a parsed JSON body and the broker config; nothing here reads the store.
 
 Rules, from Pulsar's BrokerService/AutoTopicCreationOverrideImpl "How the broker decides" (``BrokerService.isAllowAutoTopicCreationAsync``):
   Rule 1: "The namespace policies have ``deleted=true`` -> false."
@@ -22,6 +23,7 @@ suffixes (PR #22705). Otherwise the override's ``topicType``, falling back to th
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from model.names import TopicName
@@ -92,7 +94,19 @@ def default_num_partitions(topic: TopicName, policies: Mapping[str, Any] | None,
     return int(config.defaultNumPartitions)
 
 
-# --- validation of an override value (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) ----------------------------------------------
+# --- binding and validation of an override value (Pulsar's Namespaces#setAutoTopicCreation) ----------------
+#
+# Pulsar binds the body to AutoTopicCreationOverrideImpl with Jackson before its resource method
+# runs, so a body Jackson refuses answers 400 whatever the namespace, and a JSON null (or no body)
+# reaches internalSetAutoTopicCreationAsync as null, which removes the override. Jackson's answer is
+# 400 text/plain with its message; we answer its first line as the reason (what follows is a parser
+# location). The messages are the ones Pulsar 3.0.7, 4.0.7 and 4.2.4 answered; [I] marks the ones
+# no release was seen saying.
+
+_IMPL = "org.apache.pulsar.common.policies.data.impl.AutoTopicCreationOverrideImpl"
+_JAVA_BOOLEANS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_JAVA_INT = range(-2 ** 31, 2 ** 31)
+_JAVA_DIGITS = re.compile(r"-?[0-9]+")  # [I] what Jackson reads as an int from a string; "2" was seen
 
 # [I] the REST layer joins the fixed prefix and validateOverride's detail; Pulsar's BrokerService/AutoTopicCreationOverrideImpl give both texts.
 _INVALID_OVERRIDE = "Invalid configuration for autoTopicCreationOverride. the detail is "
@@ -106,8 +120,86 @@ def _java_text(value: Any) -> str:
     return str(value)
 
 
-def validate_override(body: Any, config: BrokerConfig) -> dict[str, Any]:
-    """Check an ``autoTopicCreationOverride`` and return its stored form; raises on refusal.
+def _described(value: Any) -> str:
+    """How Jackson names the JSON value it could not bind."""
+    if isinstance(value, bool):
+        return f"Boolean value (token `JsonToken.{'VALUE_TRUE' if value else 'VALUE_FALSE'}`)"
+    if isinstance(value, dict):
+        return "Object value (token `JsonToken.START_OBJECT`)"  # [I]
+    if isinstance(value, list):
+        return "Array value (token `JsonToken.START_ARRAY`)"
+    return "Floating-point value (token `JsonToken.VALUE_NUMBER_FLOAT`)"  # [I]
+
+
+def _no_creator(kind: str, what: str) -> InvalidPolicies:
+    return InvalidPolicies(f"Cannot construct instance of `{_IMPL}` (although at least one Creator exists): "
+                           f"no {kind}-argument constructor/factory method to deserialize from {what}")
+
+
+def _bind_boolean(value: Any) -> bool:
+    """``private boolean allowAutoTopicCreation``: null stays Java's false."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        if value in _JAVA_BOOLEANS:
+            return _JAVA_BOOLEANS[value]
+        raise InvalidPolicies(f'Cannot deserialize value of type `boolean` from String "{value}": '
+                              'only "true"/"True"/"TRUE" or "false"/"False"/"FALSE" recognized')
+    if isinstance(value, int):
+        return value != 0  # [I] Jackson's int-to-boolean coercion
+    raise InvalidPolicies(f"Cannot deserialize value of type `boolean` from {_described(value)}")  # [I]
+
+
+def _bind_string(value: Any) -> str | None:
+    """``private String topicType``: a scalar becomes its text."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        raise InvalidPolicies(f"Cannot deserialize value of type `java.lang.String` from {_described(value)}")  # [I]
+    return _java_text(value)
+
+
+def _bind_integer(value: Any) -> int | None:
+    """``private Integer defaultNumPartitions``: a float is cut toward zero, a string of digits read."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, dict, list)):  # [I] for an object or an array
+        raise InvalidPolicies(f"Cannot deserialize value of type `java.lang.Integer` from {_described(value)}")
+    if isinstance(value, str):
+        if not _JAVA_DIGITS.fullmatch(value):
+            raise InvalidPolicies(f'Cannot deserialize value of type `java.lang.Integer` from String "{value}": '
+                                  "not a valid `java.lang.Integer` value")
+    number = int(value)  # truncates a float toward zero, as Java's (int) cast
+    if number not in _JAVA_INT:
+        raise InvalidPolicies(f"Numeric value ({value}) out of range of int")  # [I]
+    return number
+
+
+def bind_override(value: Any) -> dict[str, Any] | None:
+    """The override a parsed JSON body binds to (None for null), or InvalidPolicies (400)."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        raise InvalidPolicies(f"Cannot deserialize value of type `{_IMPL}` from {_described(value)}")
+    if isinstance(value, str):
+        if value == "":
+            raise InvalidPolicies(f'Cannot coerce empty String ("") to `{_IMPL}` value '
+                                  "(but could if coercion was enabled using `CoercionConfig`)")
+        raise _no_creator("String", f"String value ('{value}')")
+    if isinstance(value, bool):
+        raise _no_creator("boolean/Boolean", f"boolean value ({_java_text(value)})")
+    if isinstance(value, int):
+        raise _no_creator("int/Int", f"Number value ({value})")
+    if not isinstance(value, Mapping):
+        raise _no_creator("double/Double", f"Number value ({value})")  # [I]
+    # Unknown properties are ignored (ObjectMapperFactory: FAIL_ON_UNKNOWN_PROPERTIES false).
+    return {"allowAutoTopicCreation": _bind_boolean(value.get("allowAutoTopicCreation")),
+            "topicType": _bind_string(value.get("topicType")),
+            "defaultNumPartitions": _bind_integer(value.get("defaultNumPartitions"))}
+
+
+def validate_override(body: Mapping[str, Any], config: BrokerConfig) -> dict[str, Any]:
+    """Check a bound ``autoTopicCreationOverride`` and return its stored form; raises on refusal.
 
     Pulsar's BrokerService/AutoTopicCreationOverrideImpl, ``AutoTopicCreationOverrideImpl.validateOverride``, applied only when
     ``allowAutoTopicCreation`` is true:
@@ -116,17 +208,12 @@ def validate_override(body: Any, config: BrokerConfig) -> dict[str, Any]:
        partitioned with count <= 0 -> ``[defaultNumPartitions] cannot be less than 1 for partition type.``;
        non-partitioned with a count set -> ``[defaultNumPartitions] is not allowed to be set when the type is non-partition.``"
     Then 406 "Number of partitions should be less than or equal to <max>" when the count exceeds
-    ``maxNumPartitionsPerPartitionedTopic`` (> 0).
+    ``maxNumPartitionsPerPartitionedTopic`` (> 0). The stored form leaves null fields out, as
+    Pulsar's ObjectMapper prints them (NON_NULL).
     """
-    if not isinstance(body, Mapping):
-        raise InvalidPolicies(_INVALID_OVERRIDE + "the override must be a JSON object")
-    allow = body.get("allowAutoTopicCreation", False)  # a Java boolean field defaults to false
+    allow = body["allowAutoTopicCreation"]
     topic_type = body.get("topicType")
     count = body.get("defaultNumPartitions")
-    if not isinstance(allow, bool):
-        raise InvalidPolicies(_INVALID_OVERRIDE + f"[allowAutoTopicCreation] must be true or false, got {allow!r}")
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
-        raise InvalidPolicies(_INVALID_OVERRIDE + f"[defaultNumPartitions] must be an integer, got {count!r}")
     if allow:
         if topic_type not in TOPIC_TYPES:
             raise InvalidOverride(_INVALID_OVERRIDE + f"Unknown topic type [{_java_text(topic_type)}]")
@@ -149,7 +236,7 @@ def validate_override(body: Any, config: BrokerConfig) -> dict[str, Any]:
             )
     stored: dict[str, Any] = {"allowAutoTopicCreation": allow}
     if topic_type is not None:
-        stored["topicType"] = topic_type if isinstance(topic_type, str) else _java_text(topic_type)
+        stored["topicType"] = topic_type
     if count is not None:
         stored["defaultNumPartitions"] = count
     return stored

@@ -13,7 +13,8 @@ Rule 2: REST texts for namespace-level operations: 404 "Namespace does not exist
 Rule 3: a namespace's ``replication_clusters`` must contain this broker's cluster, else topic
         operations answer 412 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync). Creation fills in the local cluster when the
         body names none.
-Rule 4: the override is validated by ``autocreation.validate_override`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) wherever it
+Rule 4: the override is bound as Pulsar's Jackson binds it (``autocreation.bind_override``), then
+        validated by ``autocreation.validate_override`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) wherever it
         enters: the autoTopicCreation endpoint and a namespace-create Policies body.
 Rule 5 (PIP-157, docs/pip157-decisions.md (e), (f)): ``numberOfTopicBuckets`` is a Policies field
         that can be given ONLY in the namespace-create body: an int from 1 to 1024, else 412
@@ -198,7 +199,8 @@ class NamespaceOps:
         if override is None:
             stored.pop(autocreation.OVERRIDE_KEY, None)
         else:
-            stored[autocreation.OVERRIDE_KEY] = autocreation.validate_override(override, self.config)  # Rule 4
+            bound = autocreation.bind_override(override)  # Rule 4
+            stored[autocreation.OVERRIDE_KEY] = autocreation.validate_override(bound, self.config)
         if stored.get(TOPIC_BUCKETS_KEY) is None:
             stored.pop(TOPIC_BUCKETS_KEY, None)  # Rule 5: absent means 1, JSON unchanged
         else:
@@ -250,10 +252,18 @@ class NamespaceOps:
     # --- autoTopicCreationOverride (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) -------------------------------------------------
 
     def set_auto_topic_creation_override(self, namespace: NamespaceName | str, override: Any) -> None:
-        """POST /admin/v2/namespaces/{t}/{ns}/autoTopicCreation."""
+        """POST /admin/v2/namespaces/{t}/{ns}/autoTopicCreation with the parsed JSON body.
+
+        Rule 4: the body is bound before the namespace is read, so a refused body answers 400
+        even for a missing namespace; a null one removes the override without validation.
+        """
+        bound = autocreation.bind_override(override)
         ns = parse_namespace(namespace)
         policies = self.get_policies(ns)
-        policies[autocreation.OVERRIDE_KEY] = autocreation.validate_override(override, self.config)
+        if bound is None:
+            policies.pop(autocreation.OVERRIDE_KEY, None)
+        else:
+            policies[autocreation.OVERRIDE_KEY] = autocreation.validate_override(bound, self.config)
         self._write_json(layout.namespace_path(ns), policies)
 
     def get_auto_topic_creation_override(self, namespace: NamespaceName | str) -> dict[str, Any] | None:

@@ -74,8 +74,10 @@ OPERATIONS: dict[str, OpShape] = {
     "DeletePartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
     "CreateNamespace": OpShape(frozenset({"policies"}), ("rest",), None),
     "DeleteNamespace": OpShape(frozenset(), ("rest",), None),
+    # ``body``: the JSON text POSTed verbatim instead of the three fields (model/override_body.py)
     "SetAutoTopicCreation": OpShape(
-        frozenset({"allow_auto_topic_creation", "topic_type", "default_num_partitions"}), ("rest",), None),
+        frozenset({"allow_auto_topic_creation", "topic_type", "default_num_partitions", "body"}), ("rest",), None),
+    "GetAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
     "RemoveAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
     "Handshake": OpShape(frozenset({"feature"}), ("binary",), None),
     # PIP-2 (model/nonpersistent.py). PubSub runs on the wire (binary) or the official client.
@@ -472,6 +474,13 @@ def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[
     if not observe and name in CREDENTIAL_OPERATIONS:
         allowed.add("credentials")
     required = {"op"} | ({"topic", "topics"} & shape.fields)
+    if name == "SetAutoTopicCreation":  # the override's fields, or its raw body alone
+        fields = {"allow_auto_topic_creation", "topic_type", "default_num_partitions"}
+        if "body" in value:
+            allowed -= fields
+        else:
+            allowed.discard("body")
+            required |= fields - {"default_num_partitions"}
     check.keys(node, name, required, allowed - required)
     for key in value:
         if key == "credentials":
@@ -521,7 +530,7 @@ def _policies(check: _Checker, node: _Node, what: str) -> tuple[tuple[str, Any],
 
 _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count": int, "partitions": int,
                 "default_num_partitions": int, "topic_type": str, "feature": str, "sends_before": int,
-                "flow_after": int, "close_after": bool}
+                "flow_after": int, "close_after": bool, "body": str}
 SUB_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
 _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", "bounds"),
                   "sub_type": SUB_TYPES,

@@ -3,7 +3,7 @@
 Paths are Pulsar's, verbatim (STYLE R5; Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's BrokerService/AutoTopicCreationOverrideImpl, Pulsar's NamespaceService.getListOfNonPersistentTopics, Pulsar's TopicLookupBase.internalLookupTopicAsync):
   PUT    /admin/v2/tenants/{tenant}
   PUT    /admin/v2/namespaces/{tenant}/{ns}                      DELETE the same
-  POST   /admin/v2/namespaces/{tenant}/{ns}/autoTopicCreation    DELETE the same
+  POST   /admin/v2/namespaces/{tenant}/{ns}/autoTopicCreation    GET, DELETE the same
   PUT    /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions     (body: N)
   DELETE /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitions
   PUT    /admin/v2/{domain}/{tenant}/{ns}/{topic}
@@ -60,7 +60,8 @@ from conformance.transcript import Transcript
 from model import ops
 from model.outcomes import (
     FALSE, FIXED_STATS_FIELDS, MISSING, PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, TRUE, ZERO,
-    InternalStatsView, LookupAnswer, PartitionedStatsView, Partitions, RestError, TopicList, TopicStatsView,
+    InternalStatsView, LookupAnswer, OverrideShown, PartitionedStatsView, Partitions, RestError, TopicList,
+    TopicStatsView,
 )
 
 # PUT /admin/v2/tenants/{t} needs a TenantInfo body; a standalone broker's cluster is "standalone"
@@ -69,7 +70,7 @@ DEFAULT_CLUSTER = "standalone"
 
 _OPS = (
     ops.SetBrokerConfig, ops.CreateTenant, ops.CreateNamespace, ops.DeleteNamespace,
-    ops.SetAutoTopicCreation, ops.RemoveAutoTopicCreation, ops.CreatePartitionedTopic,
+    ops.SetAutoTopicCreation, ops.GetAutoTopicCreation, ops.RemoveAutoTopicCreation, ops.CreatePartitionedTopic,
     ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.GetPartitionedMetadata,
     ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup, ops.GetTopicStats, ops.GetPartitionedStats,
     ops.GetInternalStats,
@@ -146,13 +147,19 @@ class RestDriver:
 
     # -- plain calls used by targets too -----------------------------------------------------
 
-    def request(self, method: str, path: str, *, body=None, params: Optional[dict] = None) -> httpx.Response:
-        """One HTTP exchange, recorded in the transcript; transport failures raise Indefinite."""
+    def request(self, method: str, path: str, *, body=None, params: Optional[dict] = None,
+                content: Optional[str] = None) -> httpx.Response:
+        """One HTTP exchange, recorded in the transcript; transport failures raise Indefinite.
+        ``body`` is sent as JSON; ``content`` is JSON text sent as it is written."""
         kwargs = {}
         if body is not None:
             kwargs["json"] = body
+        if content is not None:
+            kwargs["content"] = content.encode("utf-8")
+            kwargs["headers"] = {"Content-Type": "application/json"}
         url = path + ("?" + urllib.parse.urlencode(params) if params else "")
-        self.transcript.sent(f"{method} {url}" + (f" {json.dumps(body)}" if body is not None else ""))
+        sent = json.dumps(body) if body is not None else content
+        self.transcript.sent(f"{method} {url}" + (f" {sent}" if sent is not None else ""))
         try:
             response = self._client.request(method, url, **kwargs)
         except httpx.TimeoutException as exc:
@@ -221,10 +228,24 @@ class RestDriver:
         return self._done(self.request("DELETE", f"/admin/v2/namespaces/{namespace_path(op.namespace)}"))
 
     def _do_SetAutoTopicCreation(self, op: ops.SetAutoTopicCreation):
+        path = f"/admin/v2/namespaces/{namespace_path(op.namespace)}/autoTopicCreation"
+        if op.body is not None:
+            return self._done(self.request("POST", path, content=op.body))
         body = {"allowAutoTopicCreation": op.allow_auto_topic_creation, "topicType": op.topic_type,
                 "defaultNumPartitions": op.default_num_partitions}
-        path = f"/admin/v2/namespaces/{namespace_path(op.namespace)}/autoTopicCreation"
         return self._done(self.request("POST", path, body=body))
+
+    def _do_GetAutoTopicCreation(self, op: ops.GetAutoTopicCreation):
+        # No override set: Pulsar resumes with null, an empty 200; an empty 204 means the same.
+        response = self.request("GET", f"/admin/v2/namespaces/{namespace_path(op.namespace)}/autoTopicCreation")
+        if not 200 <= response.status_code < 300:
+            return RestError(response.status_code, error_reason(response))
+        if not response.content.strip():
+            return OverrideShown.of(None)
+        body = self._json(response, "getAutoTopicCreation")
+        if not isinstance(body, dict):
+            raise ProtocolViolation(f"getAutoTopicCreation: expected a JSON object or no body, got {body!r}")
+        return OverrideShown.of(body)
 
     def _do_RemoveAutoTopicCreation(self, op: ops.RemoveAutoTopicCreation):
         path = f"/admin/v2/namespaces/{namespace_path(op.namespace)}/autoTopicCreation"

@@ -17,21 +17,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from fastapi import APIRouter, Body, Response
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
 from reference_broker.core import BrokerCore
 
 NO_CONTENT = 204
-
-
-class AutoTopicCreationOverride(BaseModel):
-    """Body of POST .../autoTopicCreation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl); validated by the core, not here."""
-
-    model_config = ConfigDict(extra="allow")
-
-    allowAutoTopicCreation: Optional[StrictBool] = None
-    topicType: Optional[StrictStr] = None
-    defaultNumPartitions: Optional[StrictInt] = None
 
 
 def build_router(core: BrokerCore) -> APIRouter:
@@ -94,18 +83,18 @@ def build_router(core: BrokerCore) -> APIRouter:
     # --- autoTopicCreation override (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) --------------------------------------------
 
     @router.post("/namespaces/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT,
-                 summary="Set the namespace's autoTopicCreationOverride")
-    async def set_auto_topic_creation(
-        tenant: str, namespace: str, override: AutoTopicCreationOverride = Body(...)
-    ) -> Response:
-        core.set_auto_topic_creation_override(f"{tenant}/{namespace}", override.model_dump(exclude_unset=True))
+                 summary="Set the namespace's autoTopicCreationOverride (a null or absent body removes it)")
+    async def set_auto_topic_creation(tenant: str, namespace: str, override: Any = Body(default=None)) -> Response:
+        # Any JSON value: the core binds it as Pulsar's Jackson binds AutoTopicCreationOverrideImpl.
+        core.set_auto_topic_creation_override(f"{tenant}/{namespace}", override)
         return Response(status_code=NO_CONTENT)
 
     @router.get("/namespaces/{tenant}/{namespace}/autoTopicCreation",
                 summary="Get the override (204 when none is set)")
     async def get_auto_topic_creation(tenant: str, namespace: str) -> Any:
         override = core.get_auto_topic_creation_override(f"{tenant}/{namespace}")
-        # [I] Pulsar resumes the async response with null when unset, which JAX-RS sends as 204.
+        # Pulsar resumes with null when unset and answers 200 with an empty body; an empty answer
+        # is 204 here, so a JSON client never meets an empty application/json body.
         return Response(status_code=NO_CONTENT) if override is None else override
 
     @router.delete("/namespaces/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT,

@@ -61,6 +61,14 @@ MALFORMED = [
     ("observe: [{op: ListPartitionedTopics}]", "observe: [{op: ListTopics}]", 18, "needs an observe step ListPartitionedTopics"),
     ("stated: {partitions: 0,", "stated: {partition: 0,", 18, "stated key 'partition'"),
     ("        setup:", "        colour: red\n        setup:", 15, "unknown field 'colour'"),
+    # the override is written either by its fields or as a raw body, never both
+    ("{op: GetPartitionedMetadata, topic: t, auto_create: true}",
+     "{op: SetAutoTopicCreation, body: '{}', allow_auto_topic_creation: true}", 16,
+     "unknown field 'allow_auto_topic_creation'"),
+    ("{op: GetPartitionedMetadata, topic: t, auto_create: true}",
+     "{op: SetAutoTopicCreation, allow_auto_topic_creation: true}", 16, "lacks topic_type"),
+    ("{op: GetPartitionedMetadata, topic: t, auto_create: true}", "{op: SetAutoTopicCreation, body: []}", 16,
+     "body must be str"),
 ]
 
 

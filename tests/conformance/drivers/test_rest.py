@@ -8,7 +8,7 @@ import pytest
 from conformance.drivers.rest import RestDriver
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
 from model import ops
-from model.outcomes import Done, LookupAnswer, Partitions, RestError, TopicList
+from model.outcomes import Done, LookupAnswer, OverrideShown, Partitions, RestError, TopicList
 
 T = "persistent://public/c1/my topic"
 
@@ -75,6 +75,42 @@ def test_admin_calls_use_pulsar_paths_and_bodies():
     assert calls[6][:2] == ("DELETE", "/admin/v2/persistent/t1/n1/p/partitions")
     assert calls[7][:2] == ("DELETE", "/admin/v2/namespaces/t1/n1")
     assert calls[8][:2] == ("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/false")
+
+
+def test_a_raw_override_body_is_sent_as_written():
+    driver, seen = _driver(lambda r: httpx.Response(204))
+    body = '{"topicType": true,  "allowAutoTopicCreation": false}'
+    assert driver.perform(ops.SetAutoTopicCreation("t1/n1", body=body)) == Done()
+    assert seen[0].content.decode() == body
+    assert seen[0].headers["content-type"] == "application/json"
+
+
+def test_a_binding_error_is_jacksons_message_without_its_location():
+    message = "Cannot deserialize value of type `boolean` from String \"yes\": only \"true\" or \"false\" recognized"
+    located = message + ('\n at [Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); line: 1, '
+                         'column: 27] (through reference chain: Impl["allowAutoTopicCreation"])')
+    driver, _ = _driver(lambda r: httpx.Response(400, text=located, headers={"content-type": "text/plain"}))
+    assert driver.perform(ops.SetAutoTopicCreation("t1/n1", body='{"allowAutoTopicCreation": "yes"}')) == \
+        RestError(400, message)
+
+
+@pytest.mark.parametrize("answer,shown", [
+    (httpx.Response(200, text=""), OverrideShown("")),  # Pulsar's answer when none is set
+    (httpx.Response(204), OverrideShown("")),
+    (httpx.Response(200, json={"topicType": "true", "allowAutoTopicCreation": False}),
+     OverrideShown('{"allowAutoTopicCreation":false,"topicType":"true"}')),
+    (httpx.Response(404, json={"reason": "Namespace does not exist"}), RestError(404, "Namespace does not exist")),
+])
+def test_the_override_is_read_back_as_canonical_json(answer, shown):
+    driver, seen = _driver(lambda r: answer)
+    assert driver.perform(ops.GetAutoTopicCreation("t1/n1")) == shown
+    assert (seen[0].method, seen[0].url.path) == ("GET", "/admin/v2/namespaces/t1/n1/autoTopicCreation")
+
+
+def test_an_override_that_is_not_an_object_is_a_protocol_violation():
+    driver, _ = _driver(lambda r: httpx.Response(200, json=[1]))
+    with pytest.raises(ProtocolViolation):
+        driver.perform(ops.GetAutoTopicCreation("t1/n1"))
 
 
 def test_listings_become_topic_sets():
