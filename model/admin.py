@@ -23,6 +23,11 @@ Rule 6: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace polic
         partitions (AdminResource, 412), a non-partitioned one plus one after its existence check
         (BrokerService#createPersistentTopic0's NotAllowedException, which PulsarWebResource
         #resumeAsyncResponseExceptionally answers 409 CONFLICT with its message).
+Rule 7: before the release of BEHAVIOURS["create-partitioned-checks-existing-partitions"],
+        creating a partitioned topic t is also "409 This topic already exists" when any partition
+        name of t is listed (AdminResource#checkTopicExistsAsync at v3.0.7 and v4.0.7 compares
+        getPartitionedTopicName()); from it, only a stored persistent partition name of index N or
+        more refuses it (409, getMaxPartitionIndex), and the topic is created beside lower ones.
 """
 
 from __future__ import annotations
@@ -204,12 +209,26 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     # 002: "These include checking if the limit on topic number per namespace has been reached").
     if exceeds_max_topics(state, topic, op.partitions):
         return state, RestError(412, texts.TOO_MANY_TOPICS)
-    if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
+    stored = _stored_partition_indexes(state, topic)
+    checks_indexes = state.has("create-partitioned-checks-existing-partitions")
+    if state.partition_count(topic) > 0 or state.topic_exists(topic) or (stored and not checks_indexes):  # Rule 3
         return state, RestError(409, "This topic already exists")
+    highest = max(stored, default=-1) if topic.persistent else -1
+    if highest >= op.partitions and checks_indexes:
+        # AdminResource#internalCreatePartitionedTopic at v4.2.4 (getMaxPartitionIndex): "Case 1: Metadata
+        # loss — user tries to recreate the partitioned topic."
+        return state, RestError(409, f"The topic has a max partition index of {highest}, the number of partitions "
+                                     f"must be at least {highest + 1}")
     state = state.with_partitioned_metadata(topic, op.partitions)
     if topic.persistent:  # Rule 2
         state = state.with_topics(*(topic.partition(i) for i in range(op.partitions)))
     return state, DONE
+
+
+def _stored_partition_indexes(state: State, topic: TopicName) -> list[int]:
+    """The indexes of the stored or loaded partition names of ``topic``, in its domain."""
+    return [t.partition_index for t in state.topics_in(topic.namespace_name, topic.domain)
+            if t.is_partition and t.partitioned_base == topic]
 
 
 def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):

@@ -11,12 +11,24 @@ Rule 2: "Non-partitioned → [topic]; partitioned → the list of topic-partitio
 Rule 3: failures surface as the client exception named in CLIENT_EXCEPTIONS below.
         Rows: pip344-seed-list-*, pip344-seed-bg-*-client, pip344-gpmt-001-*.
 Rule 4 (ProduceConsume): after the partitions lookup the client subscribes and produces on every
-        partition, or on the topic itself. A producer or consumer creates a missing topic only if
-        auto-creation allows it — except a partition K of an existing partitioned topic with more
-        than K partitions, which is always created (NonPersistentTopicTest
-        testAutoCreateNonPersistentPartitionsWhenThePartitionedTopicExists, Pulsar's NonPersistentTopicTest). A
-        partition name with no partitioned metadata is created as an ordinary topic when allowed
-        (BrokerService#getTopic) [I]. Otherwise the broker refuses with TopicNotFound.
+        partition, or on the topic itself. The broker's getOrCreateTopic asks
+        BrokerService#isAllowAutoTopicCreationAsync, then getTopic creates a missing topic only if
+        that allowed it. A missing name with no partition suffix needs auto-creation, else
+        TopicNotFound. For a partition name K of <t> (``_partition_attach_refusal``):
+        - <t> has N > K partitions: a non-persistent partition is always created
+          (NonPersistentTopicTest testAutoCreateNonPersistentPartitionsWhenThePartitionedTopicExists,
+          Pulsar's NonPersistentTopicTest); a persistent one too from the release of
+          BEHAVIOURS["partition-attach-follows-metadata"], before only when auto-creation allows it.
+        - <t> has N <= K partitions: TopicNotFound, except a persistent one on releases before that
+          behaviour with auto-creation on: NotAllowedError "Illegal topic partition name ..."
+          (BrokerService#getTopic), and a non-persistent one from the release of
+          BEHAVIOURS["partition-name-needs-partitioned-metadata"] (validateTopicConsistency).
+        - <t> has no partitioned metadata: a persistent one is created as an ordinary topic when
+          auto-creation allows it ("Allow creating non-partitioned persistent topic that name
+          includes", BrokerService#getTopic), else TopicNotFound; a non-persistent one is never
+          created (getTopic answers empty, TopicNotFound). From the release of
+          BEHAVIOURS["partition-name-needs-partitioned-metadata"] both are NotAllowedError where
+          the broker would create them ("Partition metadata not found for the partitioned topic").
         Rows: pip344-produce-*.
 Rule 5 (maxTopicsPerNamespace): each persistent topic the attach creates first passes
         BrokerService#checkMaxTopicsPerNamespace with one more topic (createPersistentTopic0), one
@@ -26,6 +38,8 @@ Rule 5 (maxTopicsPerNamespace): each persistent topic the attach creates first p
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 from model.autocreation import exceeds_max_topics, is_allow_auto_topic_creation
 from model.errors import ModelUsageError
@@ -109,10 +123,11 @@ def produce_consume(state: State, op: ProduceConsume):
         targets = [topic.partition(i) for i in range(answer.partitions)]
     elif state.topic_exists(topic):
         targets = []
-    elif _may_create_on_connect(state, topic):
-        targets = [topic]
     else:
-        return state, TOPIC_DOES_NOT_EXIST
+        refusal = _partition_attach_refusal(state, topic)
+        if refusal is not None:
+            return state, refusal
+        targets = [topic]
     for target in targets:
         if state.topic_exists(target):
             continue
@@ -122,10 +137,24 @@ def produce_consume(state: State, op: ProduceConsume):
     return state, Delivered(tuple(f"m{i}" for i in range(op.count)))
 
 
-def _may_create_on_connect(state: State, topic: TopicName) -> bool:
-    """Rule 4, for a topic whose partitions lookup answered 0 and which does not exist."""
-    if topic.is_partition:
-        base_partitions = state.partition_count(topic.partitioned_base)
-        if base_partitions > 0:
-            return topic.partition_index < base_partitions
-    return is_allow_auto_topic_creation(state, topic)
+def _partition_attach_refusal(state: State, topic: TopicName) -> Optional[ClientError]:
+    """Rule 4, for an absent topic whose partitions lookup answered 0: None when the attach creates it."""
+    allowed = is_allow_auto_topic_creation(state, topic)
+    if not topic.is_partition:
+        return None if allowed else TOPIC_DOES_NOT_EXIST
+    base_partitions = state.partition_count(topic.partitioned_base)
+    consistency_checked = state.has("partition-name-needs-partitioned-metadata")
+    if not topic.persistent:
+        # getTopic's non-persistent branch reads the metadata whatever isAllowAutoTopicCreationAsync said.
+        if topic.partition_index < base_partitions:
+            return None
+        return NOT_ALLOWED if consistency_checked else TOPIC_DOES_NOT_EXIST
+    if base_partitions == 0:
+        if not allowed:
+            return TOPIC_DOES_NOT_EXIST
+        return NOT_ALLOWED if consistency_checked else None
+    if state.has("partition-attach-follows-metadata"):
+        return None if topic.partition_index < base_partitions else TOPIC_DOES_NOT_EXIST
+    if not allowed:
+        return TOPIC_DOES_NOT_EXIST
+    return None if topic.partition_index < base_partitions else NOT_ALLOWED

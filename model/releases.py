@@ -103,6 +103,40 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "with 'a number smaller than number of partition'; before, 'smaller then'",
         "PersistentTopicsBase#validateNonPartitionTopicNameAsync: 'smaller then' at v3.0.2, v3.0.7, v3.1.2, v3.2.3, "
         "v3.3.2; 'smaller than' at v4.0.7 and v4.2.4"),
+    # Producers and consumers on partition names (model/client.py Rule 4). The sources of 3.0.8 to
+    # 4.0.6 and of 4.1.x were not read, so each range starts at the first release read that has it.
+    "partition-attach-follows-metadata": _behaviour(
+        ">=4.0.7",
+        "a producer or consumer on a persistent '<t>-partition-<K>' of a partitioned <t> may create it by <t>'s "
+        "partitioned metadata alone: K below the count even with auto-creation off, K at or past it never "
+        "(TopicNotFound); before, auto-creation decided: off, an absent partition was TopicNotFound; on, K at or "
+        "past the count was refused with NotAllowedError 'Illegal topic partition name <name> with max allowed "
+        "<N> partitions'",
+        "apache/pulsar PR #24651; BrokerService#isAllowAutoTopicCreationAsync: 'if (allowed && "
+        "topicName.isPartitioned())' then isPartitionedTopicBeingDeletedAsync at v3.0.2 and v3.0.7, "
+        "'return partitionedTopicMetadata.get().partitions > topicName.getPartitionIndex();' at v4.0.7 and "
+        "v4.2.4; observed: 3.0.7 answers NotAllowedError for t-partition-2 of a 2-partition t, 4.0.7 and 4.2.4 "
+        "TopicNotFound"),
+    "partition-name-needs-partitioned-metadata": _behaviour(
+        ">=4.2",
+        "a producer or consumer that would create or load '<t>-partition-<K>' when <t> has no partitioned "
+        "metadata is refused, NotAllowedError 'Partition metadata not found for the partitioned topic: <name>' "
+        "(a non-persistent one whatever auto-creation says, a persistent one when auto-creation allows it); "
+        "before, a persistent one was created as an ordinary topic and a non-persistent one was TopicNotFound",
+        "apache/pulsar PR #24118 (PIP-414, apache/pulsar#24213); BrokerService#validateTopicConsistency, called "
+        "from createPersistentTopic0 and createNonPersistentTopic, at v4.2.4; absent at v3.0.7 and v4.0.7, whose "
+        "getTopic says 'Allow creating non-partitioned persistent topic that name includes' (v3.0.7: 'Allow "
+        "crate'); observed: 3.0.7 and 4.0.7 create t-partition-1, 4.2.4 refuses it"),
+    "create-partitioned-checks-existing-partitions": _behaviour(
+        ">=4.2",
+        "PUT .../partitions of <t> with N reads <t>'s own name, then refuses 409 'The topic has a max partition "
+        "index of <K>, the number of partitions must be at least <K+1>' when a persistent '<t>-partition-<K>' "
+        "with K >= N is stored, and creates <t> beside lower ones; before, any listed partition name of <t> "
+        "refused it, 409 'This topic already exists'",
+        "apache/pulsar PR #24225; AdminResource#internalCreatePartitionedTopic and getMaxPartitionIndex at "
+        "v4.2.4; AdminResource#checkTopicExistsAsync comparing getPartitionedTopicName() of the namespace's "
+        "topics at v3.0.2, v3.0.7 and v4.0.7; observed: 3.0.2, 3.0.7 and 4.0.7 answer 409 'This topic already "
+        "exists' for t with 1 partition beside t-partition-1"),
     "v1-topic-names-refused": _behaviour(
         ">=4.2",
         "TopicName parses with splitBySlash: a 4-part (tenant/cluster/namespace/topic) name is refused ('V1 topic "

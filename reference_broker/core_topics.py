@@ -15,7 +15,9 @@ Rule 2 (partitioned metadata, Pulsar's PersistentTopicsBase.internalGetPartition
         partitioned METADATA ONLY (never the partitions); else answer 0 if the non-partitioned
         topic exists, and TopicNotFound otherwise.
 Rule 3 (attach): a producer/consumer may always load a partition ``n < K`` of an existing
-        partitioned topic; any other absent topic needs auto-creation to be allowed.
+        partitioned topic, never create a partition ``n >= K``, nor a partition name whose base has no
+        partitioned metadata (NotAllowed where it would be created); any other absent topic needs
+        auto-creation to be allowed.
 Rule 4: persistent topics are created as managed-ledger nodes; non-persistent ones only join the
         in-memory active set (Pulsar's TopicResources/NamespaceResources "non-persistent topics: not stored at all").
 Rule 5 (PIP-157): a managed-ledger path is always ``_ledger_path(topic)``, which reads the
@@ -388,11 +390,26 @@ class TopicOps:
             base_partitions = self._partitions_of(topic.partitioned_base)
             if base_partitions > 0:
                 if topic.partition_index >= base_partitions:
+                    # BrokerService#isAllowAutoTopicCreationAsync at v4.2.4: "return
+                    # partitionedTopicMetadata.get().partitions > topicName.getPartitionIndex();", so an
+                    # absent persistent partition is not created; anything getTopic loads meets
+                    # validateTopicConsistency (rows pip344-produce-003-*).
+                    if topic.persistent and not self._non_partitioned_exists(topic):
+                        raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND.format(topic))
                     raise NotAllowed(
                         f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
                     )
                 self._load(topic)  # "the topic is created regardless of createIfMissing"
                 return
+            if not self._non_partitioned_exists(topic) and (
+                not topic.persistent or (create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config))
+            ):
+                # BrokerService#validateTopicConsistency at v4.2.4, on every topic getTopic creates (a
+                # non-persistent partition name always goes there): "Partition metadata not found for the
+                # partitioned topic: " (rows pip344-produce-002-*). createPersistentTopic0 checks the topic count first.
+                if topic.persistent:
+                    self._check_max_topics(topic, 1)
+                raise NotAllowed(f"Partition metadata not found for the partitioned topic: {topic}")
         elif self._partitions_of(topic) > 0:
             # Newest BrokerService.validateTopicConsistency; producers attach to the partitions.
             raise NotAllowed(f"Found partitioned metadata for non-partitioned topic: {topic}")
