@@ -76,12 +76,17 @@ def render(root: Path) -> str:
     survivors = sorted(i for i, s in statuses.items() if s == "survived")
     lines = [BEGIN, ""]
     modules = sorted({i.split(":")[0] for i in results})
-    lines.append(f"{len(results)} mutants in {len(modules)} modules; {figures['caught']} caught (killed, or the "
-                 f"broker did not start or hung), {figures['survived']} survived: {figures['equivalent']} equivalent, "
-                 f"{figures['out_of_scope']} out-of-scope, {figures['model_gap']} model-gap, "
-                 f"{figures['untriaged']} untriaged. **Score {figures['caught']}/"
-                 f"{figures['tested'] - figures['equivalent']} = {_pct(figures['score'])}**; in scope (without the "
-                 f"out-of-scope survivors) {_pct(figures['score_in_scope'])}.")
+    latest = (_score_lines(root / SCORES) or [{}])[-1]
+    if latest:
+        lines.append(f"The latest run over the whole scope (`{latest.get('commit', '')}`): {latest.get('generated')} "
+                     f"mutants, {latest.get('tested')} judged, {latest.get('untested')} left untested by the budget; "
+                     f"{latest.get('caught')} caught, {latest.get('survived')} survived ({latest.get('equivalent')} "
+                     f"equivalent, {latest.get('out_of_scope')} out-of-scope, {latest.get('model_gap')} model-gap). "
+                     f"**Score {_pct(latest.get('score', 0.0))}**; in scope {_pct(latest.get('score_in_scope', 0.0))}.")
+    lines += ["", f"Every mutant's latest stored result ({len(results)} mutants, {figures['caught']} caught, "
+              f"{figures['survived']} survived), including results judged before a later change of the code, "
+              "the harness or the rows, which the next run judges again (`python -m mutation.generated --list` "
+              "shows which still hold):"]
     lines += ["", "| module | generated | caught | survived |", "|---|---|---|---|"]
     for module in modules:
         mine = [s for i, s in statuses.items() if i.split(":")[0] == module]
