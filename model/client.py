@@ -21,8 +21,8 @@ Rule 4 (ProduceConsume): after the partitions lookup the client subscribes and p
           BEHAVIOURS["partition-attach-follows-metadata"], before only when auto-creation allows it.
         - <t> has N <= K partitions: TopicNotFound, except a persistent one on releases before that
           behaviour with auto-creation on: NotAllowedError "Illegal topic partition name ..."
-          (BrokerService#getTopic), and a non-persistent one from the release of
-          BEHAVIOURS["partition-name-needs-partitioned-metadata"] (validateTopicConsistency).
+          (BrokerService#getTopic). A non-persistent one is TopicNotFound on every release read
+          (observed on 3.0.7, 4.0.7 and 4.2.4).
         - <t> has no partitioned metadata: a persistent one is created as an ordinary topic when
           auto-creation allows it ("Allow creating non-partitioned persistent topic that name
           includes", BrokerService#getTopic), else TopicNotFound; a non-persistent one is never
@@ -148,6 +148,11 @@ def _partition_attach_refusal(state: State, topic: TopicName) -> Optional[Client
         # getTopic's non-persistent branch reads the metadata whatever isAllowAutoTopicCreationAsync said.
         if topic.partition_index < base_partitions:
             return None
+        # Past the count no release creates it or names it illegal (observed TopicNotFound on 3.0.7,
+        # 4.0.7 and 4.2.4, row pip344-produce-003-partition-past-count-non-persistent); with no
+        # metadata at all, validateTopicConsistency refuses it from 4.2.
+        if base_partitions > 0:
+            return TOPIC_DOES_NOT_EXIST
         return NOT_ALLOWED if consistency_checked else TOPIC_DOES_NOT_EXIST
     if base_partitions == 0:
         if not allowed:

@@ -392,9 +392,10 @@ class TopicOps:
                 if topic.partition_index >= base_partitions:
                     # BrokerService#isAllowAutoTopicCreationAsync at v4.2.4: "return
                     # partitionedTopicMetadata.get().partitions > topicName.getPartitionIndex();", so an
-                    # absent persistent partition is not created; anything getTopic loads meets
+                    # absent partition past the count is not created, in either domain (observed on
+                    # 4.2.4: TopicNotFound for both); anything getTopic loads meets
                     # validateTopicConsistency (rows pip344-produce-003-*).
-                    if topic.persistent and not self._non_partitioned_exists(topic):
+                    if not self._non_partitioned_exists(topic):
                         raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND.format(topic))
                     raise NotAllowed(
                         f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
