@@ -82,8 +82,12 @@ def build_router(core: BrokerCore) -> APIRouter:
 
     # --- autoTopicCreation override (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) --------------------------------------------
 
+    # The schema documents what Pulsar binds (an object, or null to remove the override); any other
+    # JSON value is still read, and refused with 400 as Jackson refuses it.
     @router.post("/namespaces/{tenant}/{namespace}/autoTopicCreation", status_code=NO_CONTENT,
-                 summary="Set the namespace's autoTopicCreationOverride (a null or absent body removes it)")
+                 summary="Set the namespace's autoTopicCreationOverride (a null or absent body removes it)",
+                 openapi_extra={"requestBody": {"content": {"application/json": {
+                     "schema": {"anyOf": [{"type": "object"}, {"type": "null"}]}}}}})
     async def set_auto_topic_creation(tenant: str, namespace: str, override: Any = Body(default=None)) -> Response:
         # Any JSON value: the core binds it as Pulsar's Jackson binds AutoTopicCreationOverrideImpl.
         core.set_auto_topic_creation_override(f"{tenant}/{namespace}", override)
