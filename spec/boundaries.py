@@ -297,11 +297,8 @@ def load_boundaries(path: Path = BOUNDARIES_FILE) -> tuple[Rule, ...]:
     check = _Checker(str(path), root, "(boundaries)")
     check.keys(root, "file", {"schema", "rules"}, set())
     rules_node = root.child("rules")
-    if not isinstance(rules_node.value, list) or not rules_node.value:
-        check.fail(rules_node, "rules must be a non-empty list")
     rules = []
-    for i in range(len(rules_node.value)):
-        node = rules_node.child(i)
+    for node in check.items(rules_node, "rules"):
         rule = _Checker(str(path), node, str(node.value.get("id", "?")) if isinstance(node.value, dict) else "?")
         value = rule.keys(node, "rule", {"id", "title", "source", "pip", "paths"}, {"limit", "smallest", "note"})
         limit = None
@@ -312,12 +309,8 @@ def load_boundaries(path: Path = BOUNDARIES_FILE) -> tuple[Rule, ...]:
             if spec.get("unlimited", "never") not in UNLIMITED:
                 rule.fail(node.child("limit"), f"limit unlimited must be one of {', '.join(UNLIMITED)}")
             limit = Limit(**spec)
-        paths_node = node.child("paths")
-        if not isinstance(paths_node.value, list) or not paths_node.value:
-            rule.fail(paths_node, "paths must be a non-empty list")
         paths = []
-        for j in range(len(paths_node.value)):
-            pnode = paths_node.child(j)
+        for pnode in rule.items(node.child("paths"), "paths"):
             spec = rule.keys(pnode, "path", {"path", "ops", "apis", "value", "points"}, {"when", "note"})
             rule.strings(pnode.child("apis"), "apis", APIS)
             rule.strings(pnode.child("ops"), "ops")

@@ -298,10 +298,14 @@ class _Checker:
             self.fail(node, f"{what} must be one of {', '.join(choices)}, got {node.value!r}")
         return node.value
 
-    def strings(self, node: _Node, what: str, choices=None) -> tuple[str, ...]:
+    def items(self, node: _Node, what: str) -> list[_Node]:
+        """The entries of a list that must not be empty."""
         if not isinstance(node.value, list) or not node.value:
             self.fail(node, f"{what} must be a non-empty list")
-        return tuple(self.string(node.child(i), f"{what}[{i}]", choices) for i in range(len(node.value)))
+        return [node.child(i) for i in range(len(node.value))]
+
+    def strings(self, node: _Node, what: str, choices=None) -> tuple[str, ...]:
+        return tuple(self.string(item, f"{what}[{i}]", choices) for i, item in enumerate(self.items(node, what)))
 
 
 _ROW_REQUIRED = {"id", "description", "source", "grade", "era", "apis", "setup", "operation"}
