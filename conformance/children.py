@@ -5,17 +5,26 @@ harness killed outright takes them with it. Linux sends that signal when the *th
 forked the child exits, not the process; and cases run on worker threads that come and go. So
 every child is forked by one long-lived thread of this module (``popen``), which lives as long
 as the harness process does.
+
+Folders a harness process keeps in the temporary directory (key files, drivers' TMPDIRs) are named
+``<prefix><pid>-...``: one that a killed harness could not remove is removed by a later one
+(``remove_folders_of_gone``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from concurrent.futures import Future
+from pathlib import Path
+from typing import Optional
 
 _requests: "queue.Queue[tuple[tuple, dict, Future]]" = queue.Queue()
 _started = threading.Lock()
@@ -60,3 +69,24 @@ def popen(*args, **kwargs) -> subprocess.Popen:
     future: Future = Future()
     _requests.put((args, kwargs, future))
     return future.result()
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_folders_of_gone(prefix: str, parent: Optional[Path] = None) -> list[Path]:
+    """The ``<prefix><pid>-...`` folders of processes that are gone, removed; returns them."""
+    removed = []
+    for folder in Path(parent or tempfile.gettempdir()).glob(prefix + "*"):
+        pid_text = folder.name[len(prefix):].split("-", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not process_alive(int(pid_text)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed

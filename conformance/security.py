@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
+from conformance import children
+
 TOKEN_PROVIDER = "org.apache.pulsar.broker.authentication.AuthenticationProviderToken"
 CLIENT_TOKEN_PLUGIN = "org.apache.pulsar.client.impl.auth.AuthenticationToken"
 SUPERUSER = "superuser"  # the role of the harness's own token on targets it starts
@@ -207,25 +209,9 @@ def _remove_folders() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def remove_orphaned_folders(parent: Optional[Path] = None) -> list[Path]:
     """Rule 2: the key folders of harness processes that are gone (killed before their exit hook)."""
-    removed = []
-    for folder in Path(parent or tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
-        pid_text = folder.name[len(FOLDER_PREFIX):].split("-", 1)[0]
-        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _alive(int(pid_text)):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
-    return removed
+    return children.remove_folders_of_gone(FOLDER_PREFIX, parent)
 
 
 atexit.register(_remove_folders)

@@ -31,6 +31,10 @@ Rule 4: nothing is left running: the driver runs in a process group of its own t
 Rule 5: stdout is read line by line by a daemon thread into a queue; stderr by another into a
         bounded ring, so a chatty driver never blocks on a full pipe and its last words can be
         shown in a reason.
+Rule 6: each started process gets a folder of its own as ``TMPDIR`` (clients/README.md): what a
+        client library unpacks there (the Java client's native libraries) goes with the process,
+        since the folder is removed when the process ends; folders of harness processes killed
+        before they could remove theirs are removed by the next harness that starts a driver.
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ import collections
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -57,6 +63,8 @@ ANSWER_KINDS = ("ok", "raised", "unsupported", "error")
 MAX_LINE = 1 << 20  # an answer longer than this is not an answer of this protocol
 STDERR_LINES = 200
 CLOSE_TIMEOUT = 3.0
+
+SCRATCH_PREFIX = "pulsar-conformance-driver-"
 
 _EOF = object()
 _LIVE: "set[DriverProcess]" = set()
@@ -109,6 +117,14 @@ def _close_all_at_exit() -> None:
 atexit.register(_close_all_at_exit)
 
 
+def remove_orphaned_scratch(parent: Optional[Path] = None) -> list[Path]:
+    """Rule 6: the folders of driver processes whose harness is gone (killed before its exit hook)."""
+    return children.remove_folders_of_gone(SCRATCH_PREFIX, parent)
+
+
+_SWEPT = False
+
+
 class DriverProcess:
     """One driver program, started on demand and kept for the run (Rules 1-5).
 
@@ -132,6 +148,7 @@ class DriverProcess:
         self._threads: list[threading.Thread] = []
         self._next_id = 1
         self._lock = threading.Lock()
+        self.scratch: Optional[Path] = None  # Rule 6: the running process's TMPDIR
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -155,11 +172,13 @@ class DriverProcess:
         except Exception as exc:  # noqa: BLE001 - a driver that cannot be built is refused
             self.refused = f"{self.name}: cannot be prepared: {exc}"
             raise DriverRefused(self.refused) from exc
+        env = self._scratch_env()
         try:
             self._proc = children.popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, env=self.env)
+                start_new_session=True, env=env)
         except OSError as exc:
+            self._remove_scratch()
             self.refused = f"{self.name}: cannot run {argv[0]!r}: {exc}"
             raise DriverRefused(self.refused) from exc
         self.starts += 1
@@ -229,8 +248,24 @@ class DriverProcess:
             for thread in self._threads:
                 thread.join(CLOSE_TIMEOUT)
             self._threads = []
+        self._remove_scratch()
         with _LIVE_LOCK:
             _LIVE.discard(self)
+
+    def _scratch_env(self) -> dict:
+        """Rule 6: a new folder for the process about to start, and the environment naming it."""
+        global _SWEPT
+        if not _SWEPT:
+            _SWEPT = True
+            remove_orphaned_scratch()
+        self._remove_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+        return {**(os.environ if self.env is None else self.env), "TMPDIR": str(self.scratch)}
+
+    def _remove_scratch(self) -> None:
+        scratch, self.scratch = self.scratch, None
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def stderr_tail(self, lines: int = 5) -> str:
         return " | ".join(list(self._stderr)[-lines:])

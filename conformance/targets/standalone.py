@@ -50,6 +50,7 @@ from typing import Mapping, Optional
 
 import httpx
 
+from conformance import children
 from conformance.errors import TargetError
 from conformance.targets import maven
 from conformance.targets import standalone_conf
@@ -180,16 +181,6 @@ def peak_rss_mb(pid: int) -> Optional[float]:
 
 # -- data folders (Rule 5) ------------------------------------------------------------------------
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_abandoned(root: Optional[Path] = None) -> list[Path]:
     """Remove data folders whose owner process is gone; returns what was removed."""
     root = Path(root or tempfile.gettempdir())
@@ -199,7 +190,7 @@ def sweep_abandoned(root: Optional[Path] = None) -> list[Path]:
             owner = int((folder / OWNER_FILE).read_text().strip())
         except (OSError, ValueError):
             owner = None
-        if owner is not None and _alive(owner):
+        if owner is not None and children.process_alive(owner):
             continue
         if owner is None and time.time() - folder.stat().st_mtime < 3600:
             continue  # being created right now by someone, or not ours to judge yet

@@ -14,6 +14,7 @@ those; any other name answers ``[topic]``, as a client does for a non-partitione
 import json
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -31,6 +32,9 @@ def main() -> None:
         request = json.loads(line)
         rid, cmd, args = request["id"], request["cmd"], request.get("args", {})
         if cmd == "hello":
+            if mode == "keeps-files":
+                with tempfile.NamedTemporaryFile(prefix="unpacked-", delete=False) as kept:
+                    kept.write(b"what a client library unpacks")
             if mode == "silent":
                 time.sleep(600)
             if mode == "refuse":

@@ -5,7 +5,9 @@ on, and nothing is left running."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,8 +16,9 @@ import jsonschema
 import pytest
 
 from conformance import verdicts as v
-from conformance.drivers.external import (SCHEMA_PATH, DriverCrashed, DriverHung, DriverProcess, DriverProtocolError,
-                                          DriverRefused, DriverRequestError, Raised, round_trip)
+from conformance.drivers.external import (SCHEMA_PATH, SCRATCH_PREFIX, DriverCrashed, DriverHung, DriverProcess, DriverProtocolError,
+                                          DriverRefused, DriverRequestError, Raised, remove_orphaned_scratch,
+                                          round_trip)
 from conformance.drivers.java import JavaClientDriver
 from conformance.errors import Unsupported
 from conformance.execute import TargetSession
@@ -66,6 +69,31 @@ def test_a_well_behaved_driver_agrees_answers_and_is_gone_after_close():
     pid = process.pid
     process.close()
     assert gone_soon(pid) and not process.running
+
+
+def test_each_process_keeps_its_files_in_a_folder_of_its_own_that_goes_with_it():
+    process = fake("keeps-files")
+    process.start()
+    first = process.scratch
+    assert first is not None and [p.name[:9] for p in first.iterdir()] == ["unpacked-"]
+    with pytest.raises(DriverHung):
+        get_partitions(process, "hang", timeout=0.3)
+    assert not first.exists()  # killed: its folder went with it
+    process.start()
+    second = process.scratch
+    assert second != first and second.exists()
+    process.close()
+    assert not second.exists() and process.scratch is None
+
+
+def test_the_folders_of_a_harness_killed_outright_are_removed_by_the_next(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = tmp_path / f"{SCRATCH_PREFIX}{dead.pid}-abc"
+    live = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-abc"
+    orphan.mkdir(), live.mkdir()
+    assert remove_orphaned_scratch(tmp_path) == [orphan]
+    assert live.exists() and not orphan.exists()
 
 
 def test_wrong_protocol_version_is_refused_once_and_remembered():

@@ -37,12 +37,22 @@ import java.util.Map;
  *
  * <p>Rule 5: "shutdown" answers and then ends the process after closing every handle; end of input
  * does the same.
+ *
+ * <p>Rule 6: the JVM's temporary folder is the TMPDIR the harness gives the process (the JVM itself
+ * ignores TMPDIR), so the native libraries the client unpacks go with the folder the harness removes.
  */
 public final class DriverLoop {
     public static final int PROTOCOL = 1;
 
-    // Rule 1: initialised when the class is, which a driver's main does before it touches its client.
+    // Rules 1 and 6: initialised when the class is, which a driver's main does before it touches its client.
     private static final PrintStream ANSWERS = claimStdout();
+
+    static {
+        String scratch = System.getenv("TMPDIR");
+        if (scratch != null && !scratch.isEmpty()) {
+            System.setProperty("java.io.tmpdir", scratch);
+        }
+    }
 
     private static PrintStream claimStdout() {
         PrintStream answers = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
