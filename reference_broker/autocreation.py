@@ -171,7 +171,11 @@ def _bind_integer(value: Any) -> int | None:
                                   "not a valid `java.lang.Integer` value")
     number = int(value)  # truncates a float toward zero, as Java's (int) cast
     if number not in _JAVA_INT:
-        raise InvalidPolicies(f"Numeric value ({value}) out of range of int")  # [I]
+        low, high = _JAVA_INT[0], _JAVA_INT[-1]
+        if isinstance(value, str):  # Jackson's two texts, spaced as each is
+            raise InvalidPolicies(f'Cannot deserialize value of type `java.lang.Integer` from String "{value}": '
+                                  f"Overflow: numeric value ({value}) out of range of `java.lang.Integer` ({low} -{high})")
+        raise InvalidPolicies(f"Numeric value ({value}) out of range of int ({low} - {high})")  # [I] for a float
     return number
 
 

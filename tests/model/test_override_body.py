@@ -27,6 +27,9 @@ NO_CREATOR = f"Cannot construct instance of {IMPL} (although at least one Creato
      "Cannot deserialize value of type `java.lang.Integer` from Boolean value (token `JsonToken.VALUE_FALSE`)"),
     ('{"defaultNumPartitions": "two"}',
      'Cannot deserialize value of type `java.lang.Integer` from String "two": not a valid `java.lang.Integer` value'),
+    ('{"defaultNumPartitions": 3000000000}', "Numeric value (3000000000) out of range of int (-2147483648 - 2147483647)"),
+    ('{"defaultNumPartitions": "-2147483649"}', 'Cannot deserialize value of type `java.lang.Integer` from String '
+     '"-2147483649": Overflow: numeric value (-2147483649) out of range of `java.lang.Integer` (-2147483648 -2147483647)'),
 ])
 def test_bodies_jackson_refuses(body, message):
     assert override_body.bind(body) == RestError(400, message)
@@ -39,13 +42,15 @@ def test_bodies_jackson_refuses(body, message):
     ('{"allowAutoTopicCreation": 1, "topicType": false}', AutoTopicCreationOverride(True, "false")),
     ('{"allowAutoTopicCreation": null, "defaultNumPartitions": -2.9}', AutoTopicCreationOverride(False, None, -2)),
     ('{"defaultNumPartitions": "-3"}', AutoTopicCreationOverride(False, None, -3)),
+    ('{"defaultNumPartitions": 2147483647}', AutoTopicCreationOverride(False, None, 2147483647)),
+    ('{"defaultNumPartitions": "-2147483648"}', AutoTopicCreationOverride(False, None, -2147483648)),
 ])
 def test_bodies_jackson_binds(body, bound):
     assert override_body.bind(body) == bound
 
 
 @pytest.mark.parametrize("body", ["{", "1.5", '{"allowAutoTopicCreation": 2}', '{"topicType": {}}',
-                                  '{"defaultNumPartitions": " 2"}', '{"defaultNumPartitions": 3000000000}'])
+                                  '{"defaultNumPartitions": " 2"}', '{"defaultNumPartitions": 3e9}'])
 def test_bodies_outside_the_model_are_refused_not_guessed(body):
     with pytest.raises(ModelUsageError):
         override_body.bind(body)
