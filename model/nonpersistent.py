@@ -81,6 +81,10 @@ from model.state import State, parse_topic
 UNABLE_TO_LOAD = "Broker is unable to load persistent topic"
 # Releases without "domain-checked-before-topic-policies" (model/releases.py): their texts.
 NP_UNABLE_TO_LOAD_BEFORE = "Broker is not unable to load non-persistent topic"
+# What getTopic's empty answer (absent, not to be created) becomes, by the command that asked:
+# ServerCnx#handleProducer turns getOrCreateTopic's NoSuchElementException into "Topic not found %s",
+# ServerCnx#handleSubscribe fails with its own text (both alike at v3.0.7, v4.0.7 and v4.2.4).
+ABSENT_TOPIC_TEXT = {"PRODUCER": "Topic not found {}", "SUBSCRIBE": "Topic {} does not exist"}
 
 
 def _policies_first_refusal(topic: TopicName) -> str:
@@ -134,8 +138,9 @@ def domain_enabled(state: State, topic: TopicName) -> bool:
 # -- attaching producers and consumers ---------------------------------------------------------------
 
 
-def _attach(state: State, topic: TopicName, api: str):
-    """(state, refusal or None) for a PRODUCER/SUBSCRIBE on exactly ``topic`` (BrokerService#getTopic)."""
+def _attach(state: State, topic: TopicName, api: str, command: str = "PRODUCER"):
+    """(state, refusal or None) for ``command`` (PRODUCER or SUBSCRIBE) on exactly ``topic``
+    (BrokerService#getTopic)."""
     if not domain_enabled(state, topic):
         if state.has("domain-checked-before-topic-policies"):
             refusal = ServerError("NotAllowedError", UNABLE_TO_LOAD)
@@ -150,14 +155,23 @@ def _attach(state: State, topic: TopicName, api: str):
         if topic.partition_index >= state.partition_count(topic.partitioned_base):
             raise ModelUsageError(f"{topic}: attaching beyond the partition count is not modelled (text not in the sources)")
         return state.with_topics(topic), None
+    if state.partition_count(topic) > 0 and api == "binary" and not state.topic_exists(topic):
+        # The base name of a partitioned topic goes to getTopic like any other name: not to be
+        # created, it is absent; to be created, 4.2's validateTopicConsistency refuses it and older
+        # releases create a non-partitioned topic of that name beside the partitions (observed on
+        # 3.0.7 and 4.0.7).
+        if not is_allow_auto_topic_creation(state, topic):
+            return state, ServerError("TopicNotFound", ABSENT_TOPIC_TEXT[command].format(topic))
+        if state.has("partition-name-needs-partitioned-metadata"):
+            return state, ServerError("NotAllowedError", f"Found partitioned metadata for non-partitioned topic: {topic}")
+        return state.with_topics(topic), None
     if state.partition_count(topic) > 0:
         raise ModelUsageError(f"{topic} is partitioned: attach to its partitions by name, or use api client")
     if state.topic_exists(topic) or is_allow_auto_topic_creation(state, topic):
         return state.with_topics(topic), None
     if api == "client":
         return state, ClientError("TopicNotFound")
-    raise ModelUsageError(f"{topic}: the binary refusal text for an absent topic is not in the sources; "
-                          "use api client for this row")
+    return state, ServerError("TopicNotFound", ABSENT_TOPIC_TEXT[command].format(topic))
 
 
 def _targets(state: State, topic: TopicName, op):
@@ -405,7 +419,8 @@ def bad_command(state: State, op: BadCommand):
         raise ModelUsageError("BadCommand needs exact frames: api binary (the wire driver)")
     topic = parse_topic(op.topic)
     if op.command != "subscribe-unknown-subtype":  # the SUBSCRIBE never parses, so nothing attaches
-        state, refusal = _attach(state, topic, "binary")
+        command = "PRODUCER" if op.command == "send-after-close-producer" else "SUBSCRIBE"
+        state, refusal = _attach(state, topic, "binary", command)
         if refusal is not None:
             return state, refusal
     return state, ConnectionClosed()

@@ -231,7 +231,7 @@ class ServerCnx:
             if existing is not None:  # Rule 6
                 name = existing[1].producers.get((self.id, event.producer_id), "")
                 return self._producer_success(event.request_id, name)
-            self.core.ensure_topic_for_attach(topic)
+            self.core.ensure_topic_for_attach(topic, command="PRODUCER")
         except InvalidName as exc:
             return self._error(event.request_id, "InvalidTopicName", str(exc))
         except BrokerError as exc:

@@ -50,9 +50,10 @@ from reference_broker.metadata.store import NodeExists
 PARTITIONED = "partitioned"
 NON_PARTITIONED = "non-partitioned"
 
-# Used for the binary reply when a producer/consumer attaches to an absent topic that may not be
-# created. [I] no source read gives the text for this path.
-_ATTACH_NOT_FOUND = "Topic {} does not exist"
+# The binary reply when a producer or a consumer attaches to an absent topic that may not be
+# created: ServerCnx#handleProducer turns getOrCreateTopic's empty answer into "Topic not found %s",
+# ServerCnx#handleSubscribe fails with "Topic " + topicName + " does not exist".
+_ATTACH_NOT_FOUND = {"PRODUCER": "Topic not found {}", "SUBSCRIBE": "Topic {} does not exist"}
 
 
 def parse_topic(value: TopicName | str) -> TopicName:
@@ -370,8 +371,9 @@ class TopicOps:
 
     # --- producers and consumers (Rule 3) -------------------------------------------------------
 
-    def ensure_topic_for_attach(self, topic: TopicName | str, *, create: bool = True) -> None:
-        """Make ``topic`` exist for a PRODUCER/SUBSCRIBE, or raise the refusal to send back.
+    def ensure_topic_for_attach(self, topic: TopicName | str, *, create: bool = True,
+                                command: str = "SUBSCRIBE") -> None:
+        """Make ``topic`` exist for ``command`` (PRODUCER or SUBSCRIBE), or raise the refusal to send back.
 
         ``create`` is CommandSubscribe.force_topic_creation (default true): when false an absent
         topic is not auto-created even if allowed ("createTopicIfDoesNotExist =
@@ -396,7 +398,8 @@ class TopicOps:
                     # 4.2.4: TopicNotFound for both); anything getTopic loads meets
                     # validateTopicConsistency (rows pip344-produce-003-*).
                     if not self._non_partitioned_exists(topic):
-                        raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND.format(topic))
+                        raise TopicNotFound(topic_not_found_reason(topic),
+                                            binary_message=_ATTACH_NOT_FOUND[command].format(topic))
                     raise NotAllowed(
                         f"Illegal topic partition name {topic} with max allowed {base_partitions} partitions"
                     )
@@ -411,15 +414,17 @@ class TopicOps:
                 if topic.persistent:
                     self._check_max_topics(topic, 1)
                 raise NotAllowed(f"Partition metadata not found for the partitioned topic: {topic}")
-        elif self._partitions_of(topic) > 0:
-            # Newest BrokerService.validateTopicConsistency; producers attach to the partitions.
-            raise NotAllowed(f"Found partitioned metadata for non-partitioned topic: {topic}")
         if self._non_partitioned_exists(topic):
             return
         if not (create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config)):
-            raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND.format(topic))
+            raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND[command].format(topic))
         if topic.persistent:
             self._check_max_topics(topic, 1)  # BrokerService#createPersistentTopic0
+        if self._partitions_of(topic) > 0:
+            # BrokerService#validateTopicConsistency at v4.2.4 checks what getTopic creates, so the base
+            # name of a partitioned topic is refused only where it would be created (rows
+            # pip344-produce-006-*); producers attach to the partitions.
+            raise NotAllowed(f"Found partitioned metadata for non-partitioned topic: {topic}")
         self._load(topic)
 
     def mark_non_persistent_active(self, topic: TopicName | str) -> None:

@@ -535,6 +535,12 @@ def test_attach_loads_partitions_of_existing_partitioned_topic_even_without_auto
     # #isAllowAutoTopicCreationAsync at v4.2.4)
     with pytest.raises(TopicNotFound):
         core.ensure_topic_for_attach(f"{domain}://public/default/p-partition-1")
+    # the base name is absent and may not be created; where it would be, 4.2 refuses it
+    # (rows pip344-produce-006-*)
+    with pytest.raises(TopicNotFound) as absent:
+        core.ensure_topic_for_attach(f"{domain}://public/default/p", command="PRODUCER")
+    assert absent.value.binary_message == f"Topic not found {domain}://public/default/p"
+    core.update_dynamic_config("allowAutoTopicCreation", "true")
     with pytest.raises(NotAllowed, match="Found partitioned metadata for non-partitioned topic"):
         core.ensure_topic_for_attach(f"{domain}://public/default/p")
 
