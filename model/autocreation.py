@@ -49,7 +49,15 @@ class Refused:
 
 
 def is_allow_auto_topic_creation(state: State, topic: TopicName) -> bool:
-    """BrokerService.isAllowAutoTopicCreationAsync (Rule 1)."""
+    """BrokerService.isAllowAutoTopicCreationAsync (Rule 1). From the release of
+    BEHAVIOURS["partition-attach-follows-metadata"], a partition name of a topic that has
+    partitioned metadata may be created exactly when its index is below the count, in either
+    domain and whatever the policies say: every caller (lookups, partitioned metadata, attach) asks
+    this one function."""
+    if topic.is_partition and state.has("partition-attach-follows-metadata"):
+        count = state.partition_count(topic.partitioned_base)
+        if count > 0:
+            return count > topic.partition_index
     override = state.policies(topic.namespace_name).autoTopicCreationOverride
     if override is not None:
         return override.allowAutoTopicCreation

@@ -119,22 +119,31 @@ def produce_consume(state: State, op: ProduceConsume):
     state, answer = client_partition_metadata(state, topic, op.transport)
     if not isinstance(answer, Partitions):
         return state, client_exception(op.transport, answer)
-    if answer.partitions > 0:
-        targets = [topic.partition(i) for i in range(answer.partitions)]
-    elif state.topic_exists(topic):
-        targets = []
-    else:
+    state, refusal = attach(state, topic, answer.partitions)
+    if refusal is not None:
+        return state, refusal
+    return state, Delivered(tuple(f"m{i}" for i in range(op.count)))
+
+
+def attach_targets(topic: TopicName, partitions: int) -> tuple[TopicName, ...]:
+    """The topics the client attaches to after its partitions lookup answered ``partitions``."""
+    return tuple(topic.partition(i) for i in range(partitions)) or (topic,)
+
+
+def attach(state: State, topic: TopicName, partitions: int) -> tuple[State, Optional[ClientError]]:
+    """Rules 4 and 5: the client's producers and consumers attach to ``attach_targets``; the state
+    holds every topic they made, or the refusal that ended them."""
+    if partitions == 0 and not state.topic_exists(topic):
         refusal = _partition_attach_refusal(state, topic)
         if refusal is not None:
             return state, refusal
-        targets = [topic]
-    for target in targets:
+    for target in attach_targets(topic, partitions):
         if state.topic_exists(target):
             continue
         if target.persistent and exceeds_max_topics(state, target, 1):  # Rule 5
             return state, NOT_ALLOWED
         state = state.with_topics(target)
-    return state, Delivered(tuple(f"m{i}" for i in range(op.count)))
+    return state, None
 
 
 def _partition_attach_refusal(state: State, topic: TopicName) -> Optional[ClientError]:

@@ -62,8 +62,8 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from model import lookups
-from model.autocreation import is_allow_auto_topic_creation
-from model.client import NOT_ALLOWED, client_exception, client_partition_metadata
+from model.attach import wire_attach
+from model.client import attach, attach_targets, client_exception, client_partition_metadata
 from model.errors import ModelUsageError
 from model.names import TopicName
 from model.ops import (
@@ -71,7 +71,7 @@ from model.ops import (
     GetTopicStats, Lookup, PubSub,
 )
 from model.outcomes import (
-    ACCEPTED, DROPPED, FALSE, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView, Partitions,
+    ACCEPTED, DROPPED, FALSE, POSITIVE, STORED, ZERO, ConnectionClosed, InternalStatsView, Partitions,
     PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
     payload_ranges, relayed_client_error, run_length,
 )
@@ -81,10 +81,6 @@ from model.state import State, parse_topic
 UNABLE_TO_LOAD = "Broker is unable to load persistent topic"
 # Releases without "domain-checked-before-topic-policies" (model/releases.py): their texts.
 NP_UNABLE_TO_LOAD_BEFORE = "Broker is not unable to load non-persistent topic"
-# What getTopic's empty answer (absent, not to be created) becomes, by the command that asked:
-# ServerCnx#handleProducer turns getOrCreateTopic's NoSuchElementException into "Topic not found %s",
-# ServerCnx#handleSubscribe fails with its own text (both alike at v3.0.7, v4.0.7 and v4.2.4).
-ABSENT_TOPIC_TEXT = {"PRODUCER": "Topic not found {}", "SUBSCRIBE": "Topic {} does not exist"}
 
 
 def _policies_first_refusal(topic: TopicName) -> str:
@@ -138,9 +134,9 @@ def domain_enabled(state: State, topic: TopicName) -> bool:
 # -- attaching producers and consumers ---------------------------------------------------------------
 
 
-def _attach(state: State, topic: TopicName, api: str, command: str = "PRODUCER"):
-    """(state, refusal or None) for ``command`` (PRODUCER or SUBSCRIBE) on exactly ``topic``
-    (BrokerService#getTopic)."""
+def _attach(state: State, topic: TopicName, command: str = "PRODUCER"):
+    """(state, refusal or None) for ``command`` (PRODUCER or SUBSCRIBE) sent on the wire for exactly
+    ``topic``: the isolation of domains (Rule 6), then model/attach.py."""
     if not domain_enabled(state, topic):
         if state.has("domain-checked-before-topic-policies"):
             refusal = ServerError("NotAllowedError", UNABLE_TO_LOAD)
@@ -148,36 +144,16 @@ def _attach(state: State, topic: TopicName, api: str, command: str = "PRODUCER")
             refusal = ServerError("ServiceNotReady", _policies_first_refusal(topic))
         else:
             refusal = ServerError("NotAllowedError", NP_UNABLE_TO_LOAD_BEFORE)
-        return state, refusal if api == "binary" else NOT_ALLOWED
+        return state, refusal
     if not state.namespace_exists(topic.namespace_name):
         raise ModelUsageError(f"{topic}: attaching in a missing namespace is not modelled; rows attach in their namespace")
-    if topic.is_partition and state.partition_count(topic.partitioned_base) > 0:
-        if topic.partition_index >= state.partition_count(topic.partitioned_base):
-            raise ModelUsageError(f"{topic}: attaching beyond the partition count is not modelled (text not in the sources)")
-        return state.with_topics(topic), None
-    if state.partition_count(topic) > 0 and api == "binary" and not state.topic_exists(topic):
-        # The base name of a partitioned topic goes to getTopic like any other name: not to be
-        # created, it is absent; to be created, 4.2's validateTopicConsistency refuses it and older
-        # releases create a non-partitioned topic of that name beside the partitions (observed on
-        # 3.0.7 and 4.0.7).
-        if not is_allow_auto_topic_creation(state, topic):
-            return state, ServerError("TopicNotFound", ABSENT_TOPIC_TEXT[command].format(topic))
-        if state.has("partition-name-needs-partitioned-metadata"):
-            return state, ServerError("NotAllowedError", f"Found partitioned metadata for non-partitioned topic: {topic}")
-        return state.with_topics(topic), None
-    if state.partition_count(topic) > 0:
-        raise ModelUsageError(f"{topic} is partitioned: attach to its partitions by name, or use api client")
-    if state.topic_exists(topic) or is_allow_auto_topic_creation(state, topic):
-        return state.with_topics(topic), None
-    if api == "client":
-        return state, ClientError("TopicNotFound")
-    return state, ServerError("TopicNotFound", ABSENT_TOPIC_TEXT[command].format(topic))
+    return wire_attach(state, topic, command)
 
 
 def _targets(state: State, topic: TopicName, op):
     """(state, refusal or None, topics the producer and consumers attach to)."""
     if op.api == "binary":
-        state, refusal = _attach(state, topic, "binary")
+        state, refusal = _attach(state, topic)
         return state, refusal, (topic,)
     if op.api != "client":
         raise ModelUsageError(f"{type(op).__name__}(api={op.api!r}): use binary (the wire driver) or client")
@@ -187,17 +163,15 @@ def _targets(state: State, topic: TopicName, op):
     state, answer = client_partition_metadata(state, topic, op.transport)
     if not isinstance(answer, Partitions):
         return state, client_exception(op.transport, answer), ()
-    targets = tuple(topic.partition(i) for i in range(answer.partitions)) or (topic,)
-    for target in targets:
-        if op.transport == "http":
-            # The client looks each topic up over HTTP before it connects; a refused lookup ends it.
+    targets = attach_targets(topic, answer.partitions)
+    if op.transport == "http":
+        # The client looks each topic up over HTTP before it connects; a refused lookup ends it.
+        for target in targets:
             _, found = lookups.lookup(state, Lookup(str(target), "rest"))
             if isinstance(found, RestError):
                 return state, client_exception("http", found), ()
-        state, refusal = _attach(state, target, "client")
-        if refusal is not None:
-            return state, refusal, ()
-    return state, None, targets
+    state, refusal = attach(state, topic, answer.partitions)
+    return state, refusal, (() if refusal is not None else targets)
 
 
 # -- the scenario ------------------------------------------------------------------------------------
@@ -420,7 +394,7 @@ def bad_command(state: State, op: BadCommand):
     topic = parse_topic(op.topic)
     if op.command != "subscribe-unknown-subtype":  # the SUBSCRIBE never parses, so nothing attaches
         command = "PRODUCER" if op.command == "send-after-close-producer" else "SUBSCRIBE"
-        state, refusal = _attach(state, topic, "binary", command)
+        state, refusal = _attach(state, topic, command)
         if refusal is not None:
             return state, refusal
     return state, ConnectionClosed()

@@ -149,6 +149,21 @@ PARTITION_NAME_REFUSED = RestError(412, "Partitioned Topic Name should not conta
 PARTITIONS_NOT_POSITIVE = RestError(406, "Number of partitions should be more than 0")
 TOO_MANY_TOPICS = "Exceed maximum number of topics in namespace."
 
+# -- attaching a producer or a consumer (model/attach.py) ----------------------------------------
+
+# What getTopic's empty answer (absent, not to be created) becomes, by the command that asked:
+# ServerCnx#handleProducer turns getOrCreateTopic's NoSuchElementException into "Topic not found %s";
+# ServerCnx#handleSubscribe fails with its own text (both alike at v3.0.7, v4.0.7 and v4.2.4).
+ATTACH_ABSENT = {"PRODUCER": "Topic not found {}", "SUBSCRIBE": "Topic {} does not exist"}
+# BrokerService#validateTopicConsistency at v4.2.4 (the topic's full name follows each).
+PARTITION_METADATA_NOT_FOUND = "Partition metadata not found for the partitioned topic: "
+FOUND_PARTITIONED_METADATA = "Found partitioned metadata for non-partitioned topic: "
+
+
+def illegal_partition_name(topic, partitions: int) -> str:
+    """BrokerService#getTopic (v3.0.7, v4.0.7) and #validateTopicConsistency (v4.2.4)."""
+    return f"Illegal topic partition name {topic} with max allowed {partitions} partitions"
+
 
 def partitions_above_max(maximum: int) -> str:
     return f"Number of partitions should be less than or equal to {maximum}"

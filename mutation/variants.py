@@ -94,7 +94,7 @@ MUTANTS: tuple[Mutant, ...] = (
        f"{CT}.get_partitioned_metadata", "return partitions  # PersistentTopicsBase", "return partitions + 1  # PersistentTopicsBase"),
     _m("p344-autocreate-when-disallowed", "344", "both", "the flag alone decides auto-creation; broker and namespace are ignored",
        f"{CT}.get_partitioned_metadata",
-       "if auto_create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config):",
+       "if auto_create and self._may_auto_create(topic, policies):",
        "if auto_create:"),
     # -- auto-creation rules (Pulsar's BrokerService/AutoTopicCreationOverrideImpl), judged by the PIP-344 tables ---------------------------------
     _m("auto-override-ignored", "344", "both", "the namespace override is ignored; the broker config decides",

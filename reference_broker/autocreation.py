@@ -13,9 +13,11 @@ Rules, from Pulsar's BrokerService/AutoTopicCreationOverrideImpl "How the broker
   Rule 4: "if the namespace ``autoTopicCreationOverride`` is set, use its
           ``allowAutoTopicCreation``; else use the broker's ``allowAutoTopicCreation``. There is no
           topic-level override for topic creation."
-  Rule 5: "If the answer is true and the name is a partition: false while that partitioned topic
-          is being deleted." Our deletions are atomic (one core call), so nothing is ever
-          observed "being deleted"; the rule has nothing to match either.
+  Rule 5: a partition name of a topic that has partitioned metadata may be created exactly when
+          its index is below the count ("return partitionedTopicMetadata.get().partitions >
+          topicName.getPartitionIndex();" at v4.2.4), whatever Rule 4 says, in either domain;
+          false while that partitioned topic is being deleted, which our atomic deletions never
+          show. The caller gives the count, since nothing here reads the store.
 ``isDefaultTopicTypePartitioned``: "always false for names ending with the DLQ or retry
 suffixes (PR #22705). Otherwise the override's ``topicType``, falling back to the broker config."
 ``getDefaultNumPartitions``: "the override's value, or else the broker's ``defaultNumPartitions``."
@@ -59,12 +61,16 @@ def is_system_topic(topic: TopicName) -> bool:
     return topic.partitioned_base.local_name in SYSTEM_TOPIC_LOCAL_NAMES
 
 
-def is_allow_auto_topic_creation(topic: TopicName, policies: Mapping[str, Any] | None, config: BrokerConfig) -> bool:
-    """``isAllowAutoTopicCreationAsync`` (Rules 1-5)."""
+def is_allow_auto_topic_creation(topic: TopicName, policies: Mapping[str, Any] | None, config: BrokerConfig, *,
+                                 base_partitions: int) -> bool:
+    """``isAllowAutoTopicCreationAsync`` (Rules 1-5); ``base_partitions``: the partition count of the
+    topic a partition name belongs to (0: no metadata, or not a partition name)."""
     if policies and policies.get("deleted"):
         return False  # Rule 1
     if config.systemTopicEnabled and is_system_topic(topic):
         return True  # Rule 3
+    if topic.is_partition and base_partitions > 0:
+        return base_partitions > topic.partition_index  # Rule 5
     override = _override(policies)
     if override is not None:
         return bool(override.get("allowAutoTopicCreation"))  # Rule 4, namespace first

@@ -112,9 +112,11 @@ class TopicOps:
     def is_allow_auto_topic_creation(self, topic: TopicName | str) -> bool:
         """The effective decision (namespace override first, then broker config; Pulsar's BrokerService/AutoTopicCreationOverrideImpl)."""
         topic = parse_topic(topic)
-        return autocreation.is_allow_auto_topic_creation(
-            topic, self._policies_or_none(topic.namespace_name), self.config
-        )
+        return self._may_auto_create(topic, self._policies_or_none(topic.namespace_name))
+
+    def _may_auto_create(self, topic: TopicName, policies: Mapping[str, Any] | None) -> bool:
+        base_partitions = self._partitions_of(topic.partitioned_base) if topic.is_partition else 0
+        return autocreation.is_allow_auto_topic_creation(topic, policies, self.config, base_partitions=base_partitions)
 
     # --- partitioned metadata (Rule 2) ----------------------------------------------------------
 
@@ -129,12 +131,12 @@ class TopicOps:
         # A missing namespace: the auto-creating fetch fails on the namespace check and the binary
         # answer carries that check's reason; the existence check finds nothing and says nothing
         # (ServerCnx#handlePartitionMetadataRequest, observed on 3.0.7, 4.0.7 and 4.2.4).
-        may_create = auto_create and autocreation.is_allow_auto_topic_creation(topic, None, self.config)
+        may_create = auto_create and self._may_auto_create(topic, None)
         policies = self._namespace_for_topic(topic, binary_message="Namespace not found" if may_create else "")
         partitions = self._partitions_of(topic)
         if partitions > 0:
             return partitions  # PersistentTopicsBase.internalGetPartitionedMetadataAsync: metadata as stored
-        if auto_create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config):
+        if auto_create and self._may_auto_create(topic, policies):
             # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync (fetchPartitionedTopicMetadataCheckAllowAutoCreationAsync)
             if self._non_partitioned_exists(topic):
                 return 0  # "Topic exists ... non-partitioned -> 0"
@@ -394,10 +396,10 @@ class TopicOps:
                 if topic.partition_index >= base_partitions:
                     # BrokerService#isAllowAutoTopicCreationAsync at v4.2.4: "return
                     # partitionedTopicMetadata.get().partitions > topicName.getPartitionIndex();", so an
-                    # absent partition past the count is not created, in either domain (observed on
-                    # 4.2.4: TopicNotFound for both); anything getTopic loads meets
-                    # validateTopicConsistency (rows pip344-produce-003-*).
-                    if not self._non_partitioned_exists(topic):
+                    # absent persistent partition past the count is not created (TopicNotFound); getTopic
+                    # creates every non-persistent partition name, and validateTopicConsistency refuses
+                    # it, as it refuses a persistent one it loads (rows pip344-produce-003-*, -007-*).
+                    if topic.persistent and not self._non_partitioned_exists(topic):
                         raise TopicNotFound(topic_not_found_reason(topic),
                                             binary_message=_ATTACH_NOT_FOUND[command].format(topic))
                     raise NotAllowed(
@@ -406,7 +408,7 @@ class TopicOps:
                 self._load(topic)  # "the topic is created regardless of createIfMissing"
                 return
             if not self._non_partitioned_exists(topic) and (
-                not topic.persistent or (create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config))
+                not topic.persistent or (create and self._may_auto_create(topic, policies))
             ):
                 # BrokerService#validateTopicConsistency at v4.2.4, on every topic getTopic creates (a
                 # non-persistent partition name always goes there): "Partition metadata not found for the
@@ -416,7 +418,7 @@ class TopicOps:
                 raise NotAllowed(f"Partition metadata not found for the partitioned topic: {topic}")
         if self._non_partitioned_exists(topic):
             return
-        if not (create and autocreation.is_allow_auto_topic_creation(topic, policies, self.config)):
+        if not (create and self._may_auto_create(topic, policies)):
             raise TopicNotFound(topic_not_found_reason(topic), binary_message=_ATTACH_NOT_FOUND[command].format(topic))
         if topic.persistent:
             self._check_max_topics(topic, 1)  # BrokerService#createPersistentTopic0
@@ -449,7 +451,7 @@ class TopicOps:
         # Pulsar's TopicLookupBase.lookupTopicAsync: a 404 during the cluster check -> TopicNotFound(message), message "Namespace not found".
         policies = self._namespace_for_topic(topic, binary_message="Namespace not found")
         if check_existence and topic.persistent and not self._exists_for_lookup(topic):
-            if not autocreation.is_allow_auto_topic_creation(topic, policies, self.config):
+            if not self._may_auto_create(topic, policies):
                 raise TopicNotFound(lookup_topic_not_found_reason(topic))
         return LookupResult(broker_url=self.broker_service_url, http_url=self.web_service_url)
 

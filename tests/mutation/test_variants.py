@@ -67,10 +67,10 @@ def test_every_mutant_replaces_exactly_one_function_and_is_undone(name):
 def test_a_mutant_changes_the_behaviour_it_names():
     config = build_config(overrides=["allowAutoTopicCreation=false"])
     topic = TopicName.parse("persistent://public/default/t")
-    assert autocreation.is_allow_auto_topic_creation(topic, {}, config) is False
+    assert autocreation.is_allow_auto_topic_creation(topic, {}, config, base_partitions=0) is False
     with patch.applied("auto-broker-flag-ignored"):
-        assert autocreation.is_allow_auto_topic_creation(topic, {}, config) is True
-    assert autocreation.is_allow_auto_topic_creation(topic, {}, config) is False
+        assert autocreation.is_allow_auto_topic_creation(topic, {}, config, base_partitions=0) is True
+    assert autocreation.is_allow_auto_topic_creation(topic, {}, config, base_partitions=0) is False
 
 
 def test_an_unknown_or_stale_mutant_is_refused():
