@@ -50,6 +50,14 @@ def test_an_unexpected_server_error_is_its_message_without_the_stack_trace():
         500, "Default number of partitions should be more than 0")
 
 
+def test_a_relayed_client_error_has_its_request_id_and_addresses_replaced():
+    relayed = ('{"errorMsg":"Namespace not found","reqId":1343608233031677873, "remote":"127.0.0.1/127.0.0.1:47891", '
+               '"local":"/127.0.0.1:48524"}')
+    driver, _ = _driver(lambda r: httpx.Response(500, json={"reason": relayed}))
+    assert driver.perform(ops.CreateNonPartitionedTopic(T)) == RestError(
+        500, '{"errorMsg":"Namespace not found","reqId":<id>, "remote":"<address>", "local":"<address>"}')
+
+
 def test_admin_calls_use_pulsar_paths_and_bodies():
     driver, seen = _driver(lambda r: httpx.Response(204) if r.url.path != "/admin/v2/clusters"
                            else httpx.Response(200, json=["standalone"]))
