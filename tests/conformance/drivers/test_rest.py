@@ -69,6 +69,7 @@ def test_admin_calls_use_pulsar_paths_and_bodies():
     assert driver.perform(ops.CreateNonPartitionedTopic("non-persistent://t1/n1/np")) == Done()
     assert driver.perform(ops.DeletePartitionedTopic("persistent://t1/n1/p")) == Done()
     assert driver.perform(ops.DeleteNamespace("t1/n1")) == Done()
+    assert driver.perform(ops.DeleteTopic("persistent://t1/n1/p-partition-0")) == Done()
     assert driver.perform(ops.SetBrokerConfig("allowAutoTopicCreation", "false")) == Done()
     calls = [(r.method, r.url.path, r.content.decode()) for r in seen if r.url.path != "/admin/v2/clusters"]
     assert calls[0][:2] == ("PUT", "/admin/v2/tenants/t1")
@@ -82,7 +83,8 @@ def test_admin_calls_use_pulsar_paths_and_bodies():
     assert calls[5][:2] == ("PUT", "/admin/v2/non-persistent/t1/n1/np")
     assert calls[6][:2] == ("DELETE", "/admin/v2/persistent/t1/n1/p/partitions")
     assert calls[7][:2] == ("DELETE", "/admin/v2/namespaces/t1/n1")
-    assert calls[8][:2] == ("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/false")
+    assert calls[8][:2] == ("DELETE", "/admin/v2/persistent/t1/n1/p-partition-0")
+    assert calls[9][:2] == ("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/false")
 
 
 def test_a_raw_override_body_is_sent_as_written():
