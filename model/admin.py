@@ -14,9 +14,10 @@ Rule 4: listings read what exists: ``ListTopics`` gives non-partitioned topics a
         metadata; both as full names, compared as sets.
 Rule 5: a namespace or tenant missing answers per resource: topic resources go through
         validateGlobalNamespaceOwnership (texts.namespace_missing, per era), namespace resources
-        through getNamespacePoliciesAsync (404 "Namespace does not exist"). Two calls check
+        through getNamespacePoliciesAsync (404 "Namespace does not exist"). Three calls check
         something else first: DELETE .../partitions refuses a partition name (412) before it
-        reads the namespace, and the binary listing in mode PERSISTENT never reads it.
+        reads the namespace, and the binary listing in mode PERSISTENT and DELETE of one topic
+        (``delete_topic``) never read it.
 Rule 6: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace policy, given in the
         namespace-create body, which replaces it) counts the stored topics of the namespace's domain
         (model/autocreation.py stored_topics): creating a partitioned topic checks them plus its
@@ -41,8 +42,8 @@ from model.errors import ModelUsageError
 from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, check_named_entity
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
-    DeletePartitionedTopic, GetAutoTopicCreation, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
-    SetAutoTopicCreation, SetBrokerConfig,
+    DeletePartitionedTopic, DeleteTopic, GetAutoTopicCreation, ListPartitionedTopics, ListTopics,
+    RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
 )
 from model.outcomes import Done, OverrideShown, RestError, TopicList
 from model.state import NamespacePolicies, State, parse_namespace, parse_topic
@@ -292,6 +293,34 @@ def delete_partitioned_topic(state: State, op: DeletePartitionedTopic):
         # rows pip344-admin-delete-absent-001/002 (texts.delete_absent_partitioned_topic)
         return state, texts.delete_absent_partitioned_topic(state.era, topic, state.topic_exists(topic))
     return state.without_partitioned_topic(topic), DONE
+
+
+def delete_topic(state: State, op: DeleteTopic):
+    """DELETE /admin/v2/{domain}/{tenant}/{ns}/{topic}: one non-partitioned topic or one partition.
+
+    Nothing reads the namespace first: PersistentTopicsBase#internalDeleteTopicAsync checks the
+    topic's ownership, which a standalone broker takes even for a missing namespace."""
+    topic = parse_topic(op.topic)
+    if state.partition_count(topic) > 0:
+        # PersistentTopics#deleteTopic reads partitionedTopicExistsAsync(topicName), the metadata of
+        # exactly this name, before internalDeleteTopicAsync: a partition name has none of its own.
+        return state, texts.delete_partitioned_as_topic(topic)
+    if getattr(state.live.get(topic), "attached", False):
+        raise ModelUsageError(
+            f"DeleteTopic({topic}): an earlier PubSub's producers and consumers are still attached, and "
+            "PersistentTopic#delete refuses a topic in use with counts the model does not keep; set close_after "
+            "on it or delete another topic")
+    if state.topic_exists(topic):
+        return state.without_topic(topic), DONE
+    # BrokerService#deleteTopicInternal, topic not loaded: "Nothing to do if it's not persistent".
+    if not topic.persistent:
+        return state, DONE
+    if not state.namespace_exists(topic.namespace_name) \
+            and not state.has("topic-delete-skips-policies-without-change-events"):
+        return state, texts.DELETE_TOPIC_POLICIES_NAMESPACE_MISSING
+    # ManagedLedgerFactory#asyncDelete finds no ledger: PersistentTopics#deleteTopic answers 404
+    # getTopicNotFoundErrorMessage.
+    return state, texts.topic_not_found(topic)
 
 
 def list_topics(state: State, op: ListTopics):

@@ -37,6 +37,7 @@ HANDLERS: dict[type, Callable] = {
     CreatePartitionedTopic: admin.create_partitioned_topic,
     CreateNonPartitionedTopic: admin.create_non_partitioned_topic,
     DeletePartitionedTopic: admin.delete_partitioned_topic,
+    ops.DeleteTopic: admin.delete_topic,
     GetPartitionedMetadata: lookups.get_partitioned_metadata,
     GetPartitionsForTopic: client.get_partitions_for_topic,
     ListTopics: admin.list_topics,

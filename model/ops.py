@@ -92,6 +92,13 @@ class DeletePartitionedTopic:
 
 
 @dataclass(frozen=True)
+class DeleteTopic:
+    """DELETE /admin/v2/{domain}/{t}/{ns}/{topic} with ``force`` left at its default (false): a
+    non-partitioned topic or one partition."""
+    topic: str
+
+
+@dataclass(frozen=True)
 class GetPartitionedMetadata:
     """PIP-344's lookup.
 
@@ -349,7 +356,7 @@ class WithCredentials:
 Operation = (
     SetBrokerConfig | CreateTenant | CreateNamespace | DeleteNamespace | SetAutoTopicCreation
     | GetAutoTopicCreation | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
-    | DeletePartitionedTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
+    | DeletePartitionedTopic | DeleteTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
     | ListPartitionedTopics | Lookup | Handshake | ProduceConsume | PubSub | BadCommand
     | GetTopicStats | GetPartitionedStats | GetInternalStats
 )
@@ -359,7 +366,7 @@ OPERATION_TYPES: dict[str, type] = {
     for cls in (
         SetBrokerConfig, CreateTenant, CreateNamespace, DeleteNamespace, SetAutoTopicCreation,
         GetAutoTopicCreation, RemoveAutoTopicCreation, CreatePartitionedTopic, CreateNonPartitionedTopic,
-        DeletePartitionedTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListTopics,
+        DeletePartitionedTopic, DeleteTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListTopics,
         ListPartitionedTopics, Lookup, Handshake, ProduceConsume, PubSub, BadCommand, GetTopicStats,
         GetPartitionedStats, GetInternalStats,
     )

@@ -144,6 +144,16 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "topic name <rest>'), before the domain, the local name and then the namespace are checked; before, "
         "Splitter.on(\"/\").limit(4), the namespace checked first and a 4-part name a legacy v1 name",
         "TopicName(String) and splitBySlash at v4.2.4 against v3.0.7 and v4.0.7"),
+    "topic-delete-skips-policies-without-change-events": _behaviour(
+        ">=3.0.11 <3.1 | >=3.3.6 <4 | >=4.0.4",
+        "DELETE of a persistent topic that is not loaded deletes its topic policies only when the namespace's "
+        "__change_events topic exists, so an absent topic in a missing namespace is 404 'Topic <t> not found'; "
+        "before, it always wrote a DELETE event to __change_events through the broker's own client, whose lookup "
+        "in a missing namespace fails: 500 with that client's relayed 'Namespace not found'",
+        "apache/pulsar PR #24097, labelled release/3.0.11, release/3.3.6 and release/4.0.4; "
+        "SystemTopicBasedTopicPoliciesService#deleteTopicPoliciesAsync: 'Skip delete topic-level policies because' "
+        "at v4.0.7 and v4.2.4, 'return sendTopicPolicyEvent(topicName, ActionType.DELETE, null);' at v3.0.7; "
+        "observed: 3.0.7 answers 500, 4.0.7 and 4.2.4 answer 404"),
 }
 
 ERAS = ("pip344", "pre-pip344", "any")

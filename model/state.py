@@ -153,6 +153,10 @@ class State:
     def with_live(self, topic: TopicName, stats: object) -> "State":
         return replace(self, live=self.live.set(topic, stats))
 
+    def without_topic(self, topic: TopicName) -> "State":
+        """Delete one non-partitioned topic or partition; a new one of that name starts its stats at zero."""
+        return replace(self, topics=self.topics - {topic}, live=self.live.remove(topic))
+
     def without_partitioned_topic(self, topic: TopicName) -> "State":
         """Delete the metadata and every partition of ``topic``."""
         count = self.partition_count(topic)

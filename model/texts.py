@@ -13,7 +13,7 @@ Rule 2: a missing namespace and a missing tenant answer alike: Pulsar reads the 
 from __future__ import annotations
 
 from model.names import NamespaceName, TopicName
-from model.outcomes import RestError, ServerError
+from model.outcomes import RestError, ServerError, relayed_client_error
 
 # -- REST, topic resources ---------------------------------------------------------------------
 
@@ -52,6 +52,21 @@ def delete_absent_partitioned_topic(era: str, topic: TopicName, non_partitioned_
                                   "delete-partitioned-topic please call delete.")
         return RestError(404, f"Topic {topic} not found.")
     return partitioned_topic_not_found(topic)
+
+
+def delete_partitioned_as_topic(topic: TopicName) -> RestError:
+    """DELETE /admin/v2/{domain}/{t}/{ns}/{topic} of a name with partitioned metadata: PersistentTopics
+    #deleteTopic (the same at v3.0.7, v4.0.7 and v4.2.4; NonPersistentTopics inherits it) refuses it
+    before anything else is read (rows pip344-admin-delete-topic-*)."""
+    return RestError(409, f"{topic} is a partitioned topic, instead of calling delete topic, please call "
+                          "delete-partitioned-topic.")
+
+
+# DELETE of an absent persistent topic in a missing namespace before apache/pulsar PR #24097: the
+# topic-policies DELETE event goes to the namespace's __change_events through the broker's own
+# client, whose lookup fails; PersistentTopics#deleteTopic answers 500 with that client's error
+# (model/releases.py topic-delete-skips-policies-without-change-events).
+DELETE_TOPIC_POLICIES_NAMESPACE_MISSING = RestError(500, relayed_client_error("Namespace not found"))
 
 
 def namespace_missing(era: str, namespace: NamespaceName) -> RestError:

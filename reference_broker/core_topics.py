@@ -297,14 +297,20 @@ class TopicOps:
                                    f"there isn't a partitioned topic {head} created.")
 
     def delete_topic(self, topic: TopicName | str) -> None:
-        """DELETE /admin/v2/{domain}/{t}/{ns}/{topic}: a non-partitioned topic or one partition."""
+        """DELETE /admin/v2/{domain}/{t}/{ns}/{topic}: a non-partitioned topic or one partition.
+
+        Pulsar's PersistentTopics#deleteTopic refuses a name with partitioned metadata of its own;
+        then BrokerService#deleteTopicInternal deletes what exists, and nothing reads the namespace."""
         topic = parse_topic(topic)
-        self._namespace_for_topic(topic)
         if self._partitions_of(topic) > 0:
-            raise NotAllowed(f"{topic} is a partitioned topic: delete it with DELETE .../partitions")  # [I]
-        if not self._non_partitioned_exists(topic):
+            raise AlreadyExists(f"{topic} is a partitioned topic, instead of calling delete topic, please call "
+                                "delete-partitioned-topic.")
+        if self._non_partitioned_exists(topic):
+            self._drop_non_partitioned(topic)
+        elif topic.persistent:
+            # the managed ledger to delete is missing (PersistentTopics#deleteTopic: 404)
             raise TopicNotFound(topic_not_found_reason(topic), binary_message="")
-        self._drop_non_partitioned(topic)
+        # else "Nothing to do if it's not persistent" (BrokerService#deleteTopicInternal)
 
     def _create_ledger_if_missing(self, topic: TopicName) -> None:
         try:

@@ -72,6 +72,7 @@ OPERATIONS: dict[str, OpShape] = {
     "CreatePartitionedTopic": OpShape(frozenset({"topic", "partitions"}), ("rest",), None),
     "CreateNonPartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
     "DeletePartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
+    "DeleteTopic": OpShape(frozenset({"topic"}), ("rest",), None),
     "CreateNamespace": OpShape(frozenset({"policies"}), ("rest",), None),
     "DeleteNamespace": OpShape(frozenset(), ("rest",), None),
     # ``body``: the JSON text POSTed verbatim instead of the three fields (model/override_body.py)

@@ -71,7 +71,7 @@ DEFAULT_CLUSTER = "standalone"
 _OPS = (
     ops.SetBrokerConfig, ops.CreateTenant, ops.CreateNamespace, ops.DeleteNamespace,
     ops.SetAutoTopicCreation, ops.GetAutoTopicCreation, ops.RemoveAutoTopicCreation, ops.CreatePartitionedTopic,
-    ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.GetPartitionedMetadata,
+    ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.DeleteTopic, ops.GetPartitionedMetadata,
     ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup, ops.GetTopicStats, ops.GetPartitionedStats,
     ops.GetInternalStats,
 ) + RestBatch.OPS + RestBuckets.OPS
@@ -260,6 +260,9 @@ class RestDriver:
 
     def _do_DeletePartitionedTopic(self, op: ops.DeletePartitionedTopic):
         return self._done(self.request("DELETE", f"/admin/v2/{topic_path(op.topic)}/partitions"))
+
+    def _do_DeleteTopic(self, op: ops.DeleteTopic):
+        return self._done(self.request("DELETE", f"/admin/v2/{topic_path(op.topic)}"))
 
     def _do_GetPartitionedMetadata(self, op: ops.GetPartitionedMetadata):
         # Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: checkAllowAutoCreation is a query boolean, default false; None = omit it.

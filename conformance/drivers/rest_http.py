@@ -9,6 +9,8 @@ Rule 1: a 2xx answer with no body to read is ``Done``; any other status is ``Res
         body Jersey could not bind (Pulsar: 400 text/plain, Jackson's message) has its parser
         location cut off: "\n at [Source: ...; line: 1, column: N]" and the reference chain
         after it differ by Jackson release (the source is redacted from 2.16 on) and by column.
+        A reason that relays an error of Pulsar's own client has its request id and socket
+        addresses replaced (outcomes.normalise_message), as the wire driver does.
 Rule 2: a 2xx body that is not JSON where JSON is due is a ProtocolViolation (``json_body``).
 """
 
@@ -23,7 +25,7 @@ import httpx
 
 from conformance.errors import ProtocolViolation
 from model.names import InvalidName, NamespaceName, TopicName
-from model.outcomes import Done, RestError
+from model.outcomes import Done, RestError, normalise_message
 
 
 def path_segment(text: str) -> str:
@@ -78,7 +80,7 @@ def error_reason(response: httpx.Response) -> str:
         return text.split(_JACKSON_LOCATION, 1)[0]
     if isinstance(body, dict) and isinstance(body.get("reason"), str):
         unexpected = _UNEXPECTED.match(body["reason"])
-        return unexpected.group(1) if unexpected else body["reason"]
+        return normalise_message(unexpected.group(1) if unexpected else body["reason"])
     return text
 
 

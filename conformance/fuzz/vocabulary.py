@@ -182,6 +182,8 @@ RULES: list[OpRule] = [
            lambda n, domain, which, local: model_ops.CreateNonPartitionedTopic(n.topic(domain, which, local))),
     OpRule("delete_partitioned", frozenset({"admin"}), lambda caps: {"domain": DOMAINS, "which": SLOTS, "local": BASES},
            lambda n, domain, which, local: model_ops.DeletePartitionedTopic(n.topic(domain, which, local)), 2),
+    OpRule("delete_topic", frozenset({"admin"}), lambda caps: {"domain": DOMAINS, "which": SLOTS, "local": ANY_LOCALS},
+           lambda n, domain, which, local: model_ops.DeleteTopic(n.topic(domain, which, local)), 2),
     OpRule("partitioned_metadata", frozenset(),
            lambda caps: {"api": _apis(caps), "auto": AUTO_CREATE, "domain": DOMAINS, "which": SLOTS,
                          "local": ANY_LOCALS},

@@ -4,7 +4,7 @@ from model.errors import ModelUsageError
 from model.machine import apply, initial_state, run
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
-    DeletePartitionedTopic, GetPartitionedMetadata, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
+    DeletePartitionedTopic, DeleteTopic, GetPartitionedMetadata, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
     SetAutoTopicCreation, SetBrokerConfig,
 )
 from model.outcomes import Done, Partitions, RestError, ServerError, TopicList
@@ -192,6 +192,46 @@ def test_delete_partitioned_topic_removes_metadata_and_partitions():
     assert outcome == DONE
     assert answer(state, ListPartitionedTopics(NS)) == TopicList(frozenset())
     assert answer(state, ListTopics(NS)) == TopicList(frozenset({name("n")}))
+
+
+PARTITIONED_AS_TOPIC = ("{} is a partitioned topic, instead of calling delete topic, please call "
+                        "delete-partitioned-topic.")
+
+
+@pytest.mark.parametrize("op,outcome", [
+    (DeleteTopic(name("p")), RestError(409, PARTITIONED_AS_TOPIC.format(name("p")))),
+    (DeleteTopic(name("one")), RestError(409, PARTITIONED_AS_TOPIC.format(name("one")))),
+    (DeleteTopic(name("zz")), RestError(404, f"Topic {name('zz')} not found")),
+    (DeleteTopic(name("p-partition-2")), RestError(404, f"Topic {name('p-partition-2')} not found")),
+    (DeleteTopic(name("zz", "non-persistent")), DONE),  # nothing loaded, nothing stored
+    (DeleteTopic("non-persistent://public/gone/t"), DONE),
+    (DeleteTopic("persistent://public/gone/t"), RestError(404, "Topic persistent://public/gone/t not found")),
+])
+def test_delete_topic_refusals(op, outcome):
+    state = broker(topics={"p": 2, "one": 1, "n": 0})
+    assert apply(state, op) == (state, outcome)
+
+
+def test_delete_topic_removes_one_topic_or_one_partition():
+    state, outcome = apply(broker(topics={"p": 2, "n": 0}), DeleteTopic(name("n")))
+    assert outcome == DONE and answer(state, ListTopics(NS)) == TopicList(frozenset({name("p-partition-0"),
+                                                                                    name("p-partition-1")}))
+    assert answer(state, GetPartitionedMetadata(name("n"), "rest")) == RestError(404, f"Topic {name('n')} not found")
+    state, outcome = apply(state, DeleteTopic(name("p-partition-0")))
+    assert outcome == DONE and answer(state, ListTopics(NS)) == TopicList(frozenset({name("p-partition-1")}))
+    assert answer(state, GetPartitionedMetadata(name("p"), "rest")) == Partitions(2)
+    np_state, outcome = apply(broker(topics={"n": 0}, domain="non-persistent"), DeleteTopic(name("n", "non-persistent")))
+    assert outcome == DONE and answer(np_state, ListTopics(NS, domain="non-persistent")) == TopicList(frozenset())
+
+
+def test_delete_topic_in_a_missing_namespace_before_the_change_events_check():
+    """apache/pulsar PR #24097 (3.0.11, 3.3.6, 4.0.4): 3.0.7 writes the policies' DELETE event anyway."""
+    old = initial_state(release=(3, 0, 7))
+    assert answer(old, DeleteTopic("persistent://public/gone/t")) == RestError(
+        500, '{"errorMsg":"Namespace not found","reqId":<id>, "remote":"<address>", "local":"<address>"}')
+    assert answer(old, DeleteTopic("non-persistent://public/gone/t")) == DONE
+    assert answer(initial_state(release=(4, 0, 7)), DeleteTopic("persistent://public/gone/t")) == RestError(
+        404, "Topic persistent://public/gone/t not found")
 
 
 def test_lists_per_api_and_domain():

@@ -29,6 +29,8 @@ def test_changes_return_new_states():
     assert changed.partition_count(topic) == 2 and changed.topic_exists(topic.partition(0))
     removed = changed.without_partitioned_topic(topic)
     assert removed.partition_count(topic) == 0 and not removed.topics
+    one = changed.with_live(topic.partition(0), "stats").without_topic(topic.partition(0))
+    assert one.partition_count(topic) == 2 and not one.topics and not one.live
 
 
 def test_partitioned_metadata_needs_a_positive_count():

@@ -8,7 +8,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from model.machine import apply, initial_state
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, DeleteNamespace, DeletePartitionedTopic,
-    GetPartitionedMetadata, GetPartitionsForTopic, ListPartitionedTopics, ListTopics, Lookup, ProduceConsume,
+    DeleteTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListPartitionedTopics, ListTopics, Lookup, ProduceConsume,
     RemoveAutoTopicCreation, SetAutoTopicCreation, SetBrokerConfig,
 )
 from model.outcomes import RestError
@@ -72,6 +72,12 @@ class ModelInvariants(RuleBasedStateMachine):
     @rule(domain=DOMAINS, ns=NAMESPACES, local=LOCALS)
     def delete_partitioned(self, domain, ns, local):
         self.do(DeletePartitionedTopic(full(domain, ns, local)))
+
+    @rule(domain=DOMAINS, ns=NAMESPACES, local=ANY_LOCALS)
+    def delete_topic(self, domain, ns, local):
+        before, _ = self.do(DeleteTopic(full(domain, ns, local)))
+        assert self.state.partitioned == before.partitioned  # one partition goes, its metadata stays
+        assert {str(t) for t in before.topics - self.state.topics} <= {full(domain, ns, local)}
 
     @rule(domain=DOMAINS, ns=NAMESPACES, local=ANY_LOCALS, api=APIS,
           auto_create=st.sampled_from([True, False, None]))

@@ -265,6 +265,17 @@ def test_create_and_delete_partitioned_topic(admin):
     assert admin.get(P).json() == []
 
 
+def test_delete_topic_over_rest(admin):
+    assert admin.put(f"{P}/p/partitions", json=2).status_code == 204
+    assert reason(admin.delete(f"{P}/p"), 409) == (
+        "persistent://public/default/p is a partitioned topic, instead of calling delete topic, please call "
+        "delete-partitioned-topic.")
+    assert admin.delete(f"{P}/p-partition-0").status_code == 204
+    assert admin.get(P).json() == ["persistent://public/default/p-partition-1"]
+    assert reason(admin.delete(f"{P}/p-partition-0"), 404) == "Topic persistent://public/default/p-partition-0 not found"
+    assert admin.delete("/admin/v2/non-persistent/public/default/absent").status_code == 204
+
+
 def test_limits_over_rest():
     admin = Admin(maxNumPartitionsPerPartitionedTopic=2, maxTopicsPerNamespace=3)
     assert reason(admin.put(f"{P}/p/partitions", json=3), 406) == "Number of partitions should be less than or equal to 2"

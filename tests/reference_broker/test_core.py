@@ -476,6 +476,35 @@ def test_delete_partitioned_topic(core):
         core.delete_partitioned_topic("a-partition-x")
 
 
+def test_delete_topic_of_one_partition_keeps_the_metadata(core):
+    core.create_partitioned_topic("p", 2)
+    core.delete_topic("p-partition-0")
+    assert core.list_topics(NS, "persistent") == ["persistent://public/default/p-partition-1"]
+    assert core.list_partitioned_topics(NS, "persistent") == ["persistent://public/default/p"]
+    with pytest.raises(TopicNotFound):
+        core.delete_topic("p-partition-2")
+
+
+@pytest.mark.parametrize("name,refusal", [
+    # BrokerService#deleteTopicInternal: "Nothing to do if it's not persistent"; no namespace is read
+    ("non-persistent://public/default/absent", None),
+    ("non-persistent://public/nosuch/absent", None),
+    ("non-persistent://public/default/np-partition-0", None),
+    ("persistent://public/nosuch/absent", (404, "Topic persistent://public/nosuch/absent not found")),
+    ("non-persistent://public/default/np", (409, "non-persistent://public/default/np is a partitioned topic, "
+                                                 "instead of calling delete topic, please call delete-partitioned-topic.")),
+])
+def test_delete_topic_of_what_is_not_loaded(core, name, refusal):
+    core.create_partitioned_topic("non-persistent://public/default/np", 2)
+    try:
+        core.delete_topic(name)
+        answered = None
+    except (TopicNotFound, AlreadyExists) as exc:
+        answered = (exc.http_status, exc.reason)
+    assert answered == refusal
+    assert core.list_partitioned_topics(NS, "non-persistent") == ["non-persistent://public/default/np"]
+
+
 def test_create_and_delete_non_partitioned_topic(core):
     core.create_non_partitioned_topic("t")
     with pytest.raises(AlreadyExists, match="This topic already exists"):
@@ -488,11 +517,15 @@ def test_create_and_delete_non_partitioned_topic(core):
         core.create_non_partitioned_topic("p-partition-5")
     with pytest.raises(InvalidTopicName, match="numeric value if there isn't a partitioned topic q created"):
         core.create_non_partitioned_topic("q-partition-0")
-    with pytest.raises(NotAllowed, match="is a partitioned topic"):
+    with pytest.raises(AlreadyExists) as refused:  # PersistentTopics#deleteTopic@v4.2.4
         core.delete_topic("p")
+    assert (refused.value.http_status, refused.value.reason) == (
+        409, "persistent://public/default/p is a partitioned topic, instead of calling delete topic, please call "
+             "delete-partitioned-topic.")
     core.delete_topic("t")
-    with pytest.raises(TopicNotFound):
+    with pytest.raises(TopicNotFound) as absent:
         core.delete_topic("t")
+    assert (absent.value.http_status, absent.value.reason) == (404, "Topic persistent://public/default/t not found")
     core.create_non_partitioned_topic("non-persistent://public/default/np")
     assert core.list_topics(NS, "non-persistent") == ["non-persistent://public/default/np"]
 

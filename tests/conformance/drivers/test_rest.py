@@ -50,6 +50,14 @@ def test_an_unexpected_server_error_is_its_message_without_the_stack_trace():
         500, "Default number of partitions should be more than 0")
 
 
+def test_a_relayed_client_error_has_its_request_id_and_addresses_replaced():
+    relayed = ('{"errorMsg":"Namespace not found","reqId":1343608233031677873, "remote":"127.0.0.1/127.0.0.1:47891", '
+               '"local":"/127.0.0.1:48524"}')
+    driver, _ = _driver(lambda r: httpx.Response(500, json={"reason": relayed}))
+    assert driver.perform(ops.CreateNonPartitionedTopic(T)) == RestError(
+        500, '{"errorMsg":"Namespace not found","reqId":<id>, "remote":"<address>", "local":"<address>"}')
+
+
 def test_admin_calls_use_pulsar_paths_and_bodies():
     driver, seen = _driver(lambda r: httpx.Response(204) if r.url.path != "/admin/v2/clusters"
                            else httpx.Response(200, json=["standalone"]))
@@ -61,6 +69,7 @@ def test_admin_calls_use_pulsar_paths_and_bodies():
     assert driver.perform(ops.CreateNonPartitionedTopic("non-persistent://t1/n1/np")) == Done()
     assert driver.perform(ops.DeletePartitionedTopic("persistent://t1/n1/p")) == Done()
     assert driver.perform(ops.DeleteNamespace("t1/n1")) == Done()
+    assert driver.perform(ops.DeleteTopic("persistent://t1/n1/p-partition-0")) == Done()
     assert driver.perform(ops.SetBrokerConfig("allowAutoTopicCreation", "false")) == Done()
     calls = [(r.method, r.url.path, r.content.decode()) for r in seen if r.url.path != "/admin/v2/clusters"]
     assert calls[0][:2] == ("PUT", "/admin/v2/tenants/t1")
@@ -74,7 +83,8 @@ def test_admin_calls_use_pulsar_paths_and_bodies():
     assert calls[5][:2] == ("PUT", "/admin/v2/non-persistent/t1/n1/np")
     assert calls[6][:2] == ("DELETE", "/admin/v2/persistent/t1/n1/p/partitions")
     assert calls[7][:2] == ("DELETE", "/admin/v2/namespaces/t1/n1")
-    assert calls[8][:2] == ("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/false")
+    assert calls[8][:2] == ("DELETE", "/admin/v2/persistent/t1/n1/p-partition-0")
+    assert calls[9][:2] == ("POST", "/admin/v2/brokers/configuration/allowAutoTopicCreation/false")
 
 
 def test_a_raw_override_body_is_sent_as_written():
