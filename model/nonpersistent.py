@@ -51,9 +51,10 @@ Rule 7 (bad input, ServerCnx): a SEND for a producer that is not registered ("Re
         Rows: pip2-bad-*.
 
 The model refuses (ModelUsageError) what the sources do not settle: which sends a concurrent
-client burst loses (use view "bounds"), attach refusal texts, a second Exclusive consumer, mixed
+client burst loses (use view "bounds"), a second Exclusive consumer, mixed
 subscription types, Failover consumers with different permits, a second Key_Shared consumer (the
-sticky-key selector splits keys by hash).
+sticky-key selector splits keys by hash). What an attach on the wire is refused with is
+model/attach.py's.
 """
 
 from __future__ import annotations
