@@ -189,7 +189,7 @@ def _main(args: argparse.Namespace) -> int:
             say(f"  {status:9} {mutant.describe()}")
         return 0
 
-    if todo:
+    if todo and args.budget > 0:  # a zero budget tests nothing, so it needs no baseline either
         broken = {m.id: problem for m in todo if (problem := compiles(m))}
         for mutant in todo:
             if mutant.id in broken:
