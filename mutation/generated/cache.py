@@ -12,9 +12,10 @@ Rule 2: a result holds while
           pulsar_codec/, conformance/ but for the two files that only start mutation checks);
         - its ``plan`` holds: the targets and PIPs of the runs that judged it (scope Rule 2);
         - and either its ``cases_key`` holds (every spec file of those PIPs, plus the files every
-          PIP shares), or it was killed and the row that killed it is unchanged: adding or changing
-          other rows cannot make a killing row pass, so only survivors are tried again when rows
-          are added;
+          PIP shares), or it was caught (killed, or an error or a time-out: run Rule 2) and the row
+          it was caught at is unchanged: adding or changing other rows cannot make that row pass,
+          nor start a broker that did not start for it, so only survivors are tried again when
+          rows are added;
         - and a survivor was judged by the current rule (``JUDGE``, run Rule 2).
 Rule 2b: a survivor for which only the ``cases_key`` fails is tried again on the rows that are new
         or changed since it was judged, and on no others: with the same broker code and harness the
@@ -48,6 +49,7 @@ NOT_HARNESS = ("conformance/mutation_check.py", "conformance/power_commands.py")
 HARNESS_DIRS = ("conformance", "model", "pulsar_codec")
 # How a survivor was judged (run Rule 2); a survivor judged by an older rule is tested again.
 JUDGE = 2
+CAUGHT = ("killed", "error", "timeout")
 _PIP_LINE = re.compile(r'^pip:\s*"?([0-9A-Za-z]+)"?\s*$', re.MULTILINE)
 
 
@@ -190,7 +192,7 @@ def still_holds(result: dict, keys: Keys, rows: RowIndex) -> bool:
     if result.get("cases_key") == keys.cases:
         return True
     killer_row = result.get("killer_row")
-    return result.get("status") == "killed" and bool(killer_row) and \
+    return result.get("status") in CAUGHT and bool(killer_row) and \
         result.get("killer_row_digest") is not None and rows.digest(killer_row) == result["killer_row_digest"]
 
 

@@ -142,11 +142,12 @@ def _result(status: str, keys: cache.Keys, rows: cache.RowIndex, killer_row: str
             "killer_row_digest": rows.digest(killer_row) if killer_row else None}
 
 
-def test_a_killed_result_holds_while_its_killing_row_is_unchanged(tmp_path):
+@pytest.mark.parametrize("caught", ["killed", "error", "timeout"])
+def test_a_caught_result_holds_while_the_row_it_was_caught_at_is_unchanged(tmp_path, caught):
     root = _spec_root(tmp_path)
     rows = cache.RowIndex(root)
     keys = cache.Keys("mod", "harness", cache.cases_key(root, ["344"]), "reference:344")
-    killed = _result("killed", keys, rows, killer_row="pip344-a")
+    killed = _result(caught, keys, rows, killer_row="pip344-a")
     survived = _result("survived", keys, rows)
     assert cache.still_holds(killed, keys, rows) and cache.still_holds(survived, keys, rows)
 
