@@ -48,12 +48,20 @@ class Refused:
     binary: str = "ServiceNotReady"
 
 
+# BrokerService#isAllowAutoTopicCreationAsync: "Other system topics can be created automatically"
+# while systemTopicEnabled, which the model's broker keeps at its default (true; no row sets it).
+# The one system topic a client names in an ordinary namespace: the namespace's events topic.
+SYSTEM_TOPIC_LOCAL_NAMES = ("__change_events",)
+
+
 def is_allow_auto_topic_creation(state: State, topic: TopicName) -> bool:
-    """BrokerService.isAllowAutoTopicCreationAsync (Rule 1). From the release of
+    """BrokerService.isAllowAutoTopicCreationAsync (Rule 1): a system topic always may. From the release of
     BEHAVIOURS["partition-attach-follows-metadata"], a partition name of a topic that has
     partitioned metadata may be created exactly when its index is below the count, in either
     domain and whatever the policies say: every caller (lookups, partitioned metadata, attach) asks
     this one function."""
+    if topic.partitioned_base.local_name in SYSTEM_TOPIC_LOCAL_NAMES:
+        return True
     if topic.is_partition and state.has("partition-attach-follows-metadata"):
         count = state.partition_count(topic.partitioned_base)
         if count > 0:
