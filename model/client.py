@@ -11,37 +11,18 @@ Rule 2: "Non-partitioned → [topic]; partitioned → the list of topic-partitio
 Rule 3: failures surface as the client exception named in CLIENT_EXCEPTIONS below.
         Rows: pip344-seed-list-*, pip344-seed-bg-*-client, pip344-gpmt-001-*.
 Rule 4 (ProduceConsume): after the partitions lookup the client subscribes and produces on every
-        partition, or on the topic itself. The broker's getOrCreateTopic asks
-        BrokerService#isAllowAutoTopicCreationAsync, then getTopic creates a missing topic only if
-        that allowed it. A missing name with no partition suffix needs auto-creation, else
-        TopicNotFound. For a partition name K of <t> (``_partition_attach_refusal``):
-        - <t> has N > K partitions: a non-persistent partition is always created
-          (NonPersistentTopicTest testAutoCreateNonPersistentPartitionsWhenThePartitionedTopicExists,
-          Pulsar's NonPersistentTopicTest); a persistent one too from the release of
-          BEHAVIOURS["partition-attach-follows-metadata"], before only when auto-creation allows it.
-        - <t> has N <= K partitions: TopicNotFound, except a persistent one on releases before that
-          behaviour with auto-creation on: NotAllowedError "Illegal topic partition name ..."
-          (BrokerService#getTopic). A non-persistent one is TopicNotFound on every release read
-          (observed on 3.0.7, 4.0.7 and 4.2.4).
-        - <t> has no partitioned metadata: a persistent one is created as an ordinary topic when
-          auto-creation allows it ("Allow creating non-partitioned persistent topic that name
-          includes", BrokerService#getTopic), else TopicNotFound; a non-persistent one is never
-          created (getTopic answers empty, TopicNotFound). From the release of
-          BEHAVIOURS["partition-name-needs-partitioned-metadata"] both are NotAllowedError where
-          the broker would create them ("Partition metadata not found for the partitioned topic").
-        Rows: pip344-produce-*.
-Rule 5 (maxTopicsPerNamespace): each persistent topic the attach creates first passes
-        BrokerService#checkMaxTopicsPerNamespace with one more topic (createPersistentTopic0), one
-        at a time; over the limit the broker answers NotAllowedError "Exceed maximum number of
-        topics in namespace." and the client fails with NotAllowed. Non-persistent topics are
-        never counted. Rows: pip344-bound-topics-producer-*.
+        partition, or on the topic itself, one at a time. Each attach is the broker's answer to that
+        PRODUCER on the wire (model/attach.py: auto-creation, partition names by release, the
+        namespace's topic limit); the client reports TopicNotFound as TopicNotFound and every
+        NotAllowedError as NotAllowed. A partition name the lookup already refused never gets that
+        far. Rows: pip344-produce-*, pip344-bound-topics-producer-*.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from model.autocreation import exceeds_max_topics, is_allow_auto_topic_creation
+from model.attach import wire_attach
 from model.errors import ModelUsageError
 from model.lookups import binary_partitioned_metadata, rest_partitioned_metadata
 from model.names import TopicName
@@ -131,44 +112,11 @@ def attach_targets(topic: TopicName, partitions: int) -> tuple[TopicName, ...]:
 
 
 def attach(state: State, topic: TopicName, partitions: int) -> tuple[State, Optional[ClientError]]:
-    """Rules 4 and 5: the client's producers and consumers attach to ``attach_targets``; the state
-    holds every topic they made, or the refusal that ended them."""
-    if partitions == 0 and not state.topic_exists(topic):
-        refusal = _partition_attach_refusal(state, topic)
-        if refusal is not None:
-            return state, refusal
+    """Rule 4: the client's producers and consumers attach to ``attach_targets`` one at a
+    time, each as model/attach.py's attach on the wire; the state holds every topic they made, or
+    the refusal that ended them, as the client reports it."""
     for target in attach_targets(topic, partitions):
-        if state.topic_exists(target):
-            continue
-        if target.persistent and exceeds_max_topics(state, target, 1):  # Rule 5
-            return state, NOT_ALLOWED
-        state = state.with_topics(target)
+        state, refused = wire_attach(state, target, "PRODUCER")
+        if refused is not None:
+            return state, TOPIC_DOES_NOT_EXIST if refused.error == "TopicNotFound" else NOT_ALLOWED
     return state, None
-
-
-def _partition_attach_refusal(state: State, topic: TopicName) -> Optional[ClientError]:
-    """Rule 4, for an absent topic whose partitions lookup answered 0: None when the attach creates it."""
-    allowed = is_allow_auto_topic_creation(state, topic)
-    if not topic.is_partition:
-        return None if allowed else TOPIC_DOES_NOT_EXIST
-    base_partitions = state.partition_count(topic.partitioned_base)
-    consistency_checked = state.has("partition-name-needs-partitioned-metadata")
-    if not topic.persistent:
-        # getTopic's non-persistent branch reads the metadata whatever isAllowAutoTopicCreationAsync said.
-        if topic.partition_index < base_partitions:
-            return None
-        # Past the count no release creates it or names it illegal (observed TopicNotFound on 3.0.7,
-        # 4.0.7 and 4.2.4, row pip344-produce-003-partition-past-count-non-persistent); with no
-        # metadata at all, validateTopicConsistency refuses it from 4.2.
-        if base_partitions > 0:
-            return TOPIC_DOES_NOT_EXIST
-        return NOT_ALLOWED if consistency_checked else TOPIC_DOES_NOT_EXIST
-    if base_partitions == 0:
-        if not allowed:
-            return TOPIC_DOES_NOT_EXIST
-        return NOT_ALLOWED if consistency_checked else None
-    if state.has("partition-attach-follows-metadata"):
-        return None if topic.partition_index < base_partitions else TOPIC_DOES_NOT_EXIST
-    if not allowed:
-        return TOPIC_DOES_NOT_EXIST
-    return None if topic.partition_index < base_partitions else NOT_ALLOWED

@@ -103,8 +103,9 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "with 'a number smaller than number of partition'; before, 'smaller then'",
         "PersistentTopicsBase#validateNonPartitionTopicNameAsync: 'smaller then' at v3.0.2, v3.0.7, v3.1.2, v3.2.3, "
         "v3.3.2; 'smaller than' at v4.0.7 and v4.2.4"),
-    # Producers and consumers on partition names (model/client.py Rule 4). The sources of 3.0.8 to
-    # 4.0.6 and of 4.1.x were not read, so each range starts at the first release read that has it.
+    # Producers and consumers on partition names (model/attach.py, which model/client.py attaches by).
+    # The sources of 3.0.8 to 4.0.6 and of 4.1.x were not read, so each range starts at the first
+    # release read that has it.
     "partition-attach-follows-metadata": _behaviour(
         ">=4.0.7",
         "a producer or consumer on a persistent '<t>-partition-<K>' of a partitioned <t> may create it by <t>'s "
