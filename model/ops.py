@@ -176,7 +176,8 @@ class PubSub:
        ``initial_position`` and grants ``permits`` (wire: one FLOW; client: ``receiver_queue_size``);
     4. each entry of ``bursts`` is a burst of that many SENDs: the wire driver writes a burst's
        frames in ONE socket write and awaits all its receipts before the next burst; the client
-       calls ``send_async`` that many times, flushes, and awaits every callback;
+       calls ``send_async`` that many times, flushes, and awaits every callback (no entries: the
+       producer sends nothing);
     5. wire only: ``flow_after`` more permits per consumer (a persistent subscription then gets its
        backlog; a non-persistent one has none);
     6. a barrier (wire: PING/PONG; client: a partitions lookup on the same connection), then every

@@ -566,9 +566,10 @@ def _field_value(check: _Checker, node: _Node, key: str, shape: OpShape) -> None
                                           f"permits >= 0], got {item!r}")
     elif key == "bursts":
         items = node.value
-        if not isinstance(items, list) or not items or any(
+        # Empty is legal: a producer that attaches and sends nothing is a state stats must show.
+        if not isinstance(items, list) or any(
                 not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in items):
-            check.fail(node, f"bursts must be a non-empty list of ints >= 1 (SENDs per socket write), got {items!r}")
+            check.fail(node, f"bursts must be a list of ints >= 1 (SENDs per socket write), got {items!r}")
     elif key == "api":
         check.string(node, key, ("rest", "binary", "client") if shape.selector == "api+transport" else ("rest", "binary"))
     elif key == "transport":
