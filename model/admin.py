@@ -33,13 +33,12 @@ Rule 7: before the release of BEHAVIOURS["create-partitioned-checks-existing-par
 
 from __future__ import annotations
 
-import re
-
 from model import buckets, override_body, texts
 from model.autocreation import exceeds_max_topics
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
-from model.names import PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, check_named_entity
+from model.names import (
+    PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, check_named_entity, java_parse_integer)
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
     DeletePartitionedTopic, DeleteTopic, GetAutoTopicCreation, ListPartitionedTopics, ListTopics,
@@ -263,9 +262,10 @@ def _partition_suffix_refusal(state: State, topic: TopicName):
         return None
     index = local.index(PARTITION_SUFFIX)
     text = local[index + len(PARTITION_SUFFIX):]
-    if not _JAVA_LONG.match(text) or not -2**63 <= int(text) < 2**63:
+    suffix = java_parse_integer(text, 64)
+    if suffix is None:
         return None  # Long.parseLong fails: an ordinary name
-    suffix, base = int(text), local[:index]
+    base = local[:index]
     partitions = state.partition_count(TopicName(topic.domain, topic.tenant, topic.namespace, base))
     if partitions > 0 and suffix >= partitions:
         than = "than" if state.has("partition-suffix-refusal-says-than") else "then"
@@ -275,9 +275,6 @@ def _partition_suffix_refusal(state: State, topic: TopicName):
         return RestError(412, f"Can't create topic {local} with \"-partition-\" followed by numeric value if there "
                               f"isn't a partitioned topic {base} created.")
     return None
-
-
-_JAVA_LONG = re.compile(r"^[+-]?[0-9]+$")
 
 
 def delete_partitioned_topic(state: State, op: DeletePartitionedTopic):

@@ -4,13 +4,18 @@ This is a *value helper*: the model, the harness and the reference broker all us
 allowed because it decides nothing about behaviour (STYLE R1). What it owns:
 
 Rule 1: a short name ``t`` means ``persistent://public/default/t``; ``tenant/ns/t`` means
-        ``persistent://tenant/ns/t``; a full name carries its domain.
+        ``persistent://tenant/ns/t``; a full name carries its domain, written in any letter case
+        (TopicDomain#getEnum compares with String#equalsIgnoreCase, so ``Persistent://`` and even
+        ``persıstent://``, a dotless i, name the persistent domain); the value holds it in lower case.
 Rule 2: only v2 names (three parts after the domain) are accepted. Pulsar would read a fourth
         part as the legacy v1 ``tenant/cluster/ns/t`` form; we refuse it as invalid, and say so.
-Rule 3: a local name ending in ``-partition-K`` is partition K of the base name when K is a Java
-        int written the way Java writes it (TopicName#getPartitionIndex: Integer.parseInt, then the
-        length of String.valueOf must match): ``-partition-01`` and ``-partition-99999999999`` are
-        ordinary names. Anything else has partition index -1, as in Pulsar.
+Rule 3: a local name whose text after its last ``-partition-`` is K is partition K of the name
+        before it when K is a Java int written the way Java writes it (TopicName#getPartitionIndex:
+        Integer.parseInt, then the length of String.valueOf must match): ``-partition-01``,
+        ``-partition-1`` followed by a newline and ``-partition-99999999999`` are ordinary names.
+        Integer.parseInt reads every decimal digit of the Basic Multilingual Plane (Character#digit),
+        so ``t-partition-`` followed by ARABIC-INDIC DIGIT ONE (U+0661) is partition 1 of ``t``.
+        Anything else has partition index -1, as in Pulsar.
 Rule 4: tenant and namespace names follow NamedEntity's pattern ``[-=:.\\w]*`` and are non-empty.
 Rule 5: ``pulsar_refusal`` is Pulsar's own TopicName parser, for the names it refuses and its words:
         the one of 3.x and 4.0 (``Splitter.on("/").limit(4)``: 4 parts are a legacy v1 name, the
@@ -35,9 +40,19 @@ PARTITION_SUFFIX = "-partition-"
 DEFAULT_TENANT = "public"
 DEFAULT_NAMESPACE = "default"
 
-_NAMED_ENTITY = re.compile(r"^[-=:.\w]+$")
-_PARTITION = re.compile(r"^(?P<base>.+)-partition-(?P<index>[0-9]+)$")
-_JAVA_INT_MAX = 2**31 - 1
+_NAMED_ENTITY = re.compile(r"^[-=:.\w]+\Z")
+
+
+def java_parse_integer(text: str, bits: int) -> Optional[int]:
+    """Integer#parseInt (``bits`` 32) or Long#parseLong (64) in base 10, or None where Java throws
+    NumberFormatException: an optional sign, then one or more chars Character#digit reads as a
+    decimal digit, which includes every decimal digit of the Basic Multilingual Plane (a char
+    beyond it is two UTF-16 chars to Java, neither a digit), within the type's range."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not all(c.isdecimal() and ord(c) <= 0xFFFF for c in digits):
+        return None
+    value = int(text)  # Python's int reads the same digits and sign
+    return value if -2 ** (bits - 1) <= value < 2 ** (bits - 1) else None
 
 
 class InvalidName(ValueError):
@@ -79,9 +94,10 @@ class TopicName:
         if not isinstance(text, str) or not text:
             raise InvalidName("Invalid topic name: empty")
         if "://" in text:
-            domain, _, rest = text.partition("://")
-            if domain not in DOMAINS:
-                raise InvalidName(f"Invalid topic domain {domain!r} in {text!r}: expected persistent or non-persistent")
+            written, _, rest = text.partition("://")
+            domain = domain_named(written)
+            if domain is None:
+                raise InvalidName(f"Invalid topic domain {written!r} in {text!r}: expected persistent or non-persistent")
         else:
             domain, rest = PERSISTENT, text
             if "/" not in rest:
@@ -108,12 +124,12 @@ class TopicName:
 
     @property
     def partition_index(self) -> int:
-        match = _PARTITION.match(self.local_name)
-        if match is None:
+        """Rule 3."""
+        if PARTITION_SUFFIX not in self.local_name:
             return -1
-        text = match.group("index")
-        index = int(text)
-        return index if str(index) == text and index <= _JAVA_INT_MAX else -1  # Rule 3
+        text = self.local_name.rpartition(PARTITION_SUFFIX)[2]
+        index = java_parse_integer(text, 32)
+        return index if index is not None and index >= 0 and len(str(index)) == len(text) else -1
 
     @property
     def is_partition(self) -> bool:
@@ -124,8 +140,7 @@ class TopicName:
         """The partitioned topic this partition belongs to (itself when not a partition)."""
         if self.partition_index < 0:
             return self
-        match = _PARTITION.match(self.local_name)
-        return TopicName(self.domain, self.tenant, self.namespace, match.group("base"))
+        return TopicName(self.domain, self.tenant, self.namespace, self.local_name.rpartition(PARTITION_SUFFIX)[0])
 
     def partition(self, index: int) -> "TopicName":
         return TopicName(self.domain, self.tenant, self.namespace, f"{self.local_name}{PARTITION_SUFFIX}{index}")
@@ -141,7 +156,7 @@ class TopicName:
 
 # -- Pulsar's own parser (Rule 5) -----------------------------------------------------------------
 
-_JAVA_NAMED_ENTITY = re.compile(r"^[-=:.\w]*$", re.ASCII)
+_JAVA_NAMED_ENTITY = re.compile(r"^[-=:.\w]*\Z", re.ASCII)
 SHORT_NAME = "Invalid short topic name '{}', it should be in the format of <tenant>/<namespace>/<topic> or <topic>"
 BLANK_LOCAL = "Invalid topic name: {}. Topic local name must not be blank."
 V1_REFUSED = ("V1 topic names (with cluster component) are no longer supported. Please use the V2 format: "
@@ -169,11 +184,39 @@ def _check_namespace(*parts: str) -> None:
         _check_entity(part)
 
 
-def _domain(text: str) -> str:
+# Character#toLowerCase's one-char mapping where Python's full mapping has more chars and the
+# simple one (UnicodeData.txt) is not the char itself; for every other such char it is.
+_SIMPLE_LOWER = {"\u0130": "i"}
+
+
+def _java_equals_ignore_case(a: str, b: str) -> bool:
+    """String#equalsIgnoreCase: char by char, equal once upper-cased or once upper- then lower-cased,
+    with Character's one-char mappings."""
+    def upper(c: str) -> str:
+        mapped = c.upper()
+        return mapped if len(mapped) == 1 else c
+
+    def lower(c: str) -> str:
+        mapped = c.lower()
+        return mapped if len(mapped) == 1 else _SIMPLE_LOWER.get(c, c)
+
+    return len(a) == len(b) and all(
+        x == y or upper(x) == upper(y) or lower(upper(x)) == lower(upper(y)) for x, y in zip(a, b))
+
+
+def domain_named(text: str) -> Optional[str]:
+    """The domain TopicDomain#getEnum reads in ``text``, or None when it names none (Rule 1)."""
     for domain in DOMAINS:
-        if text.lower() == domain:
+        if _java_equals_ignore_case(text, domain):
             return domain
-    raise PulsarRefused(f"Invalid topic domain: '{text}'")
+    return None
+
+
+def _domain(text: str) -> str:
+    domain = domain_named(text)
+    if domain is None:
+        raise PulsarRefused(f"Invalid topic domain: '{text}'")
+    return domain
 
 
 def _local_name(local: str, complete: str, blank_refused: bool) -> None:

@@ -39,8 +39,8 @@ from model.outcomes import RestError
 OVERRIDE_CLASS = "org.apache.pulsar.common.policies.data.impl.AutoTopicCreationOverrideImpl"
 _BOOLEAN_TEXTS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _INT_MIN, _INT_MAX = -2 ** 31, 2 ** 31 - 1
-_DIGITS = re.compile(r"^-?[0-9]+$")
-_WORD = re.compile(r"^[A-Za-z]+$")
+_DIGITS = re.compile(r"^-?[0-9]+\Z")
+_WORD = re.compile(r"^[A-Za-z]+\Z")
 
 
 class _Refused(Exception):

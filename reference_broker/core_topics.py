@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from model.names import DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, pulsar_refusal
+from model.names import (
+    DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, java_parse_integer, pulsar_refusal)
 from reference_broker import autocreation
 from reference_broker.core_namespaces import parse_namespace
 from reference_broker.errors import (
@@ -282,11 +283,8 @@ class TopicOps:
         if PARTITION_SUFFIX not in local:
             return
         head, _, tail = local.partition(PARTITION_SUFFIX)
-        try:
-            suffix = int(tail) if tail.lstrip("+-").isdigit() and tail.isascii() else None
-        except ValueError:
-            suffix = None
-        if suffix is None or not -2**63 <= suffix < 2**63:
+        suffix = java_parse_integer(tail, 64)  # Long.parseLong, which reads non-ASCII digits too
+        if suffix is None:
             return  # Long.parseLong refuses it: an ordinary name
         partitions = self._partitions_of(TopicName(topic.domain, topic.tenant, topic.namespace, head))
         if partitions > 0 and suffix >= partitions:

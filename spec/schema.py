@@ -35,8 +35,11 @@ APIS = ("rest", "binary", "client-binary", "client-http",
         "java-client-binary", "java-client-http", "java-admin")  # the Java client and admin client
 DOMAINS = ("persistent", "non-persistent")
 PRESENCE = ("present", "missing")
-ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+$")
-LOCAL_NAME = re.compile(r"^[-=:.\w]+$")
+ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+\Z")
+LOCAL_NAME = re.compile(r"^[-=:.\w]+\Z")
+# A full name in the case's namespace whose domain is written otherwise than Pulsar's words (in
+# another letter case); whether Pulsar reads it is the model's to say, so the row states that too.
+DOMAIN_AS_WRITTEN = re.compile(r"^[^:/{}]+://\{ns\}/[-=:.\w]+\Z")
 DESCRIPTION_MAX = 100
 ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready", "connection-closed",
                "precondition-failed", "conflict",  # PIP-157: REST 412, REST 409
@@ -112,7 +115,7 @@ OPERATIONS.update({  # the official Java client and admin client (model/java_cli
 # ``credentials: none`` or ``{role: R, token: valid|forged|expired}``; these operations only.
 CREDENTIAL_OPERATIONS = ("GetPartitionedMetadata", "Lookup", "ListTopics", "Handshake")
 TOKEN_KINDS = ("valid", "forged", "expired")
-ROLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+ROLE_NAME = re.compile(r"^[a-z][a-z0-9-]*\Z")
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
 ROW_FORBIDDEN_OPERATIONS = ("CreateTenant", "SetBrokerConfig")
@@ -367,7 +370,8 @@ def _load_row(path: str, node: _Node, table: str, feature: str, pip: str) -> Row
         observe = tuple(_load_operation(check, obs.child(i), observe=True) for i in range(len(obs.value)))
     stated = _load_stated(check, node.child("stated"), observe) if "stated" in value else ()
     topic = dict(operation).get("topic")
-    if isinstance(topic, str) and not LOCAL_NAME.match(topic) and dict(stated).get("error") != "invalid-name":
+    if (isinstance(topic, str) and not LOCAL_NAME.match(topic) and not DOMAIN_AS_WRITTEN.match(topic)
+            and dict(stated).get("error") != "invalid-name"):
         check.fail(node.child("operation"), f"topic {topic!r} is not a local name, so it is a name Pulsar refuses: "
                                             "the row states error: invalid-name")
     note = check.string(node.child("note"), "note") if "note" in value else None
@@ -504,7 +508,7 @@ def _load_operation(check: _Checker, node: _Node, observe: bool) -> tuple[tuple[
 # A batch name that is not a local name: a template with {ns} once, which the case replaces with its
 # namespace and sends as written (invalid names, a derived missing namespace). Only forms that stay
 # in the case's own names: an optional "<word>://" before {ns}, and "/" or "-" right after it.
-BATCH_TEMPLATE = re.compile(r"^(?:[a-z-]+://)?\{ns\}[-/][^{}]*$")
+BATCH_TEMPLATE = re.compile(r"^(?:[a-z-]+://)?\{ns\}[-/][^{}]*\Z")
 
 
 def _batch_topics(check: _Checker, node: _Node) -> None:
@@ -661,8 +665,8 @@ DIVERGENCE_KINDS = (
     "unimplemented",   # the release never implemented the (tentative) PIP the rows state
     "defect",          # a bug of the implementation, against its own documented behaviour
 )
-CASE_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\[[a-z-]+\])?$")
-DIVERGENCE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+CASE_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\[[a-z-]+\])?\Z")
+DIVERGENCE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
 @dataclass(frozen=True)

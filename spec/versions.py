@@ -22,8 +22,8 @@ class RangeError(ValueError):
 
 Release = tuple[int, int, int]
 NEWEST: Optional[Release] = None
-_RELEASE = re.compile(r"^(?:Pulsar Server)?(\d+)\.(\d+)\.(\d+)(?:-[A-Za-z0-9.]+)?$")
-_BOUND = re.compile(r"^(>=|<=|>|<|=)(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+_RELEASE = re.compile(r"^(?:Pulsar Server)?(\d+)\.(\d+)\.(\d+)(?:-[A-Za-z0-9.]+)?\Z")
+_BOUND = re.compile(r"^(>=|<=|>|<|=)(\d+)(?:\.(\d+))?(?:\.(\d+))?\Z")
 
 
 def parse_release(text: Optional[str]) -> Optional[Release]:

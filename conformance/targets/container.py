@@ -62,7 +62,7 @@ ENV_PREFIX = "PULSAR_PREFIX_"
 START_TIMEOUT = 120.0
 ENGINE_CHECK_TIMEOUT = 1.0
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # Docker's tag grammar
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")  # Docker's tag grammar
 
 
 def check_tag(tag: str) -> str:

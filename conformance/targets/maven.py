@@ -42,14 +42,14 @@ BROKER_ARTIFACT = "pulsar-broker"
 BOM_ARTIFACT = "pulsar"
 RESOLVE_TIMEOUT = 900.0
 SETTINGS = Path(__file__).with_name("maven-settings.xml")
-_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
+_RELEASE = re.compile(r"^\d+\.\d+\.\d+\Z")
 # Maven's ways of saying an artifact is missing; the coordinates are group:artifact:type:version.
 _MISSING = (re.compile(r"Could not find artifact (\S+)"),
             re.compile(r"Failure to find (\S+)"),
             re.compile(r"Could not transfer artifact (\S+)"),
             re.compile(r"Failed to read artifact descriptor for (\S+)"),
             re.compile(r"(\S+:\S+:\S+:\S+) was not found in"))
-_COORDINATES = re.compile(r"^[\w.\-]+:[\w.\-]+(:[\w.\-]+){1,3}$")
+_COORDINATES = re.compile(r"^[\w.\-]+:[\w.\-]+(:[\w.\-]+){1,3}\Z")
 
 
 def cache_dir() -> Path:

@@ -26,7 +26,7 @@ from typing import Optional
 from conformance.targets.base import Target
 from conformance.targets.process import ManagedProcess
 
-_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)(?: (pulsar\+ssl://\S+) (https://\S+))?\s*$")
+_READY = re.compile(r"^READY (pulsar://\S+) (http://\S+)(?: (pulsar\+ssl://\S+) (https://\S+))?\s*\Z")
 
 
 def ready_fields(lines: list[str]) -> Optional[tuple[str, ...]]:

@@ -95,7 +95,7 @@ def _templates(app) -> list[tuple[str, "re.Pattern[str]", dict]]:
     cached = getattr(app.state, "path_templates", None)
     if cached is None:
         cached = app.state.path_templates = [
-            (template, re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "$"),
+            (template, re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template)) + r"\Z"),
              operations)
             for template, operations in app.openapi().get("paths", {}).items()]
     return cached

@@ -38,10 +38,10 @@ from reference_broker.security import HTTP_REFUSED, TENANT_MISSING, Authenticati
 log = logging.getLogger("reference_broker.admin.security")
 
 _DOMAIN = r"(persistent|non-persistent)"
-_LIST = re.compile(rf"^/admin/v2/{_DOMAIN}/([^/]+)/([^/]+)(?:/partitioned)?/?$")
-_TOPIC = re.compile(rf"^/admin/v2/{_DOMAIN}/([^/]+)/([^/]+)/([^/]+)(/[^/]*)?/?$")
-_LOOKUP = re.compile(rf"^/lookup/v2/topic/{_DOMAIN}/([^/]+)/([^/]+)/([^/]+)/?$")
-_NAMESPACE = re.compile(r"^/admin/v2/namespaces/([^/]+)(?:/([^/]+))?(?:/.*)?$")
+_LIST = re.compile(rf"^/admin/v2/{_DOMAIN}/([^/]+)/([^/]+)(?:/partitioned)?/?\Z")
+_TOPIC = re.compile(rf"^/admin/v2/{_DOMAIN}/([^/]+)/([^/]+)/([^/]+)(/[^/]*)?/?\Z")
+_LOOKUP = re.compile(rf"^/lookup/v2/topic/{_DOMAIN}/([^/]+)/([^/]+)/([^/]+)/?\Z")
+_NAMESPACE = re.compile(r"^/admin/v2/namespaces/([^/]+)(?:/([^/]+))?(?:/.*)?\Z")
 _STATS = ("/stats", "/partitioned-stats", "/internalStats")
 
 SUPER_USER_ONLY = "This operation requires super-user access"

@@ -12,7 +12,9 @@ SHORT = "it should be in the format of <tenant>/<namespace>/<topic> or <topic>"
 
 
 @pytest.mark.parametrize("name", ["t", "public/default/t", "persistent://public/ns/t", "non-persistent://a/b/c",
-                                  "PERSISTENT://public/ns/t", "persistent://public/ns/t-partition-01",
+                                  "PERSISTENT://public/ns/t", "Non-Persistent://public/ns/t",
+                                  "pers\u0131stent://public/ns/t", "PERS\u0130STENT://public/ns/t",
+                                  "per\u017fistent://public/ns/t", "persistent://public/ns/t-partition-01",
                                   "persistent://a/b/c?d", "persistent://-=:._/b/c"])
 def test_names_every_release_accepts(name):
     assert [refusal(name, r) for r in (V3_0, V4_0, V4_2)] == [None, None, None]
@@ -21,6 +23,7 @@ def test_names_every_release_accepts(name):
 @pytest.mark.parametrize("name, v3_0, v4_0, v4_2", [
     ("persistent://bad$tenant/ns/t", *["Invalid named entity: bad$tenant"] * 3),
     ("persistent://t\u00e9/ns/t", *["Invalid named entity: t\u00e9"] * 3),  # Java's \w is ASCII
+    ("persistent://public\n/ns/t", *["Invalid named entity: public\n"] * 3),  # Matcher#matches: the whole name
     ("persistent://public/ns/ ", None, *["Invalid topic name: persistent://public/ns/ . Topic local name must not "
                                          "be blank."] * 2),
     ("persistent://public/ns/", "Invalid topic name: persistent://public/ns/",
@@ -30,6 +33,7 @@ def test_names_every_release_accepts(name):
     ("persistent://public//t", "Invalid namespace format. namespace: public/",
      "Invalid namespace format. namespace: public/", "Invalid topic name public//t"),
     ("nonpersistent://public/ns/t", *["Invalid topic domain: 'nonpersistent'"] * 3),
+    ("persistent\u00df://public/ns/t", *["Invalid topic domain: 'persistent\u00df'"] * 3),  # no one-char mapping
     ("public/ns", *[f"Invalid short topic name 'public/ns', {SHORT}"] * 3),
     ("a//b", f"Invalid short topic name 'a//b', {SHORT}", f"Invalid short topic name 'a//b', {SHORT}",
      "Invalid topic name a//b"),

@@ -53,6 +53,8 @@ MALFORMED = [
     ('{allowAutoTopicCreation: "true"}', "{allowAutoTopicCreation: true}", 15, "must be a quoted string"),
     ("{name: t, partitions: 0}", "{name: public/default/t, partitions: 0}", 15, "must be a local name"),
     ("{name: t, partitions: 0}", "{name: t, partitions: -2}", 15, "partitions must be an int >= 0"),
+    ("topic: t, auto_create", "topic: 'persistent://public/default/t', auto_create", 16, "not a local name"),
+    ("topic: t, auto_create", "topic: 'Persistent://{ns}/a/t', auto_create", 16, "not a local name"),
     ("topic: t, auto_create: true}", "topic: t, auto_create: yes-please}", 16, "auto_create must be bool"),
     ("{op: GetPartitionedMetadata,", "{op: GetPartitionMetadata,", 16, "op must be one of"),
     ("topic: t, auto_create: true}", "topic: t, api: rest}", 16, "unknown field 'api'"),
@@ -80,6 +82,11 @@ def test_malformed_rows_are_refused_with_file_and_line(tmp_path, old, new, line,
         load_file(path)
     assert str(error.value).startswith(f"{path}:{line}: "), str(error.value)
     assert message in str(error.value)
+
+
+def test_a_domain_written_otherwise_in_the_case_namespace_loads_for_the_model_to_judge(tmp_path):
+    (row,) = load_file(write(tmp_path, GOOD_ROW.replace("topic: t,", "topic: 'PERSISTENT://{ns}/t',"))).rows
+    assert row.operation_json()["topic"] == "PERSISTENT://{ns}/t"
 
 
 def test_missing_field_names_the_row(tmp_path):
