@@ -52,7 +52,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from conformance import children
 from conformance.errors import ConformanceError, Indefinite, Unsupported
@@ -281,6 +281,14 @@ class DriverProcess:
             if started is not None and started != self.starts:
                 raise DriverGone(f"{self.name} was restarted since start {started}; what it made then is gone")
             return self._exchange(cmd, dict(args or {}), timeout)
+
+    def request_making(self, cmd: str, args: Optional[dict] = None, *, timeout: float) -> tuple[Any, int]:
+        """A request that makes something the process holds (a handle): its answer and the start
+        (``starts``) of the process that answered, read together, so later requests about it can
+        name that start."""
+        with self._lock:
+            self.start()
+            return self._exchange(cmd, dict(args or {}), timeout), self.starts
 
     def _exchange(self, cmd: str, args: dict, timeout: float, *, during_start: bool = False, quiet: bool = False):
         proc = self._proc

@@ -26,6 +26,11 @@ Rule 5: credentials (conformance/security.py) go in client.create / admin.create
         hello lists them; an operation that needs one its driver lacks is Unsupported.
 Rule 4: every request is bounded by the driver's ``timeout`` (the Java side waits at most that
         for each future; external.py waits a grace longer and then stops the process).
+Rule 6: the process is shared, so another case's hung request may stop it while this case holds a
+        client; every request about a handle names the start of the process that made it, and one
+        made before a restart is never sent (DriverGone). A lookup had then sent nothing to the
+        broker, so it is asked once more from a new client; ProduceConsume may have, so its answer
+        is indefinite.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, DEFAULT_TIMEO
 from conformance.drivers.external import DriverGone, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
 from conformance.drivers.java_exceptions import outcome_of
-from conformance.errors import Unsupported
+from conformance.errors import Indefinite, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
@@ -128,12 +133,32 @@ class _JavaDriver:
     def close(self) -> None:
         """The process is the run's (Rule 1); a driver object holds nothing of its own."""
 
-    def _call(self, cmd: str, *, wait_s: Optional[float] = None, **args):
+    def _call(self, cmd: str, *, wait_s: Optional[float] = None, born: Optional[int] = None, **args):
+        """One request; with ``born``, about handles made in that start of the process (Rule 6)."""
         args["timeout_ms"] = int((self.timeout if wait_s is None else wait_s) * 1000)
         self.transcript.sent(f"{cmd} {args}")
-        answer = self.process.request(cmd, args, timeout=self.timeout)
+        answer = self.process.request(cmd, args, timeout=self.timeout, started=born)
         self.transcript.received(repr(answer))
         return answer
+
+    def _make(self, cmd: str, **args) -> tuple[object, int]:
+        """A request that makes a client or an admin: its answer and the start it lives in (Rule 6)."""
+        args["timeout_ms"] = int(self.timeout * 1000)
+        self.transcript.sent(f"{cmd} {args}")
+        answer, born = self.process.request_making(cmd, args, timeout=self.timeout)
+        self.transcript.received(repr(answer))
+        return answer, born
+
+    def _again_once(self, attempt, what: str):
+        """Rule 6: ``attempt()``, and once more if the process went before it sent anything."""
+        try:
+            return attempt()
+        except DriverGone as gone:
+            self.transcript.note(f"{gone}; {what} is asked again from a new client")
+        try:
+            return attempt()
+        except DriverGone as gone:
+            raise Indefinite(f"{gone}, twice: the driver process keeps being stopped by other cases") from None
 
     def _close(self, handle: str, born: Optional[int] = None) -> None:
         """Closing is best effort: the answer of the operation is already decided. A handle made
@@ -178,57 +203,68 @@ class JavaClientDriver(_JavaDriver):
         url = self.urls.get(op.transport)
         if not url:
             raise Unsupported("no-http-service", f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
-        created = self._call("client.create", service_url=url, operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
-                             connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, **self._options(url))
+        if isinstance(op, ops.JavaGetPartitionsForTopic):
+            return self._again_once(lambda: self._with_client(url, op), f"getPartitionsForTopic({op.topic})")
+        try:
+            return self._with_client(url, op)
+        except DriverGone as gone:
+            raise Indefinite(f"{gone}: this case's producer and consumer went with it, so what they did is "
+                             "unknown") from None
+
+    def _with_client(self, url: str, op):
+        created, born = self._make("client.create", service_url=url,
+                                   operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
+                                   connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, **self._options(url))
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} client.create")
-        client, born = created, self.process.starts
         try:
             if isinstance(op, ops.JavaGetPartitionsForTopic):
-                return self._get_partitions(client["handle"], op)
-            return self._produce_consume(client["handle"], op)
+                return self._get_partitions(created["handle"], born, op)
+            return self._produce_consume(created["handle"], born, op)
         except _Failed as failed:
             return failed.outcome
         finally:
-            self._close(client["handle"], born)
+            self._close(created["handle"], born)
 
     def _ok(self, answer, what: str) -> dict:
         if isinstance(answer, Raised):
             raise _Failed(outcome_of(answer, f"{self.process.name} {what}"))
         return answer
 
-    def _get_partitions(self, client: str, op: ops.JavaGetPartitionsForTopic):
+    def _get_partitions(self, client: str, born: int, op: ops.JavaGetPartitionsForTopic):
         flag = {} if op.auto_create is None else {"auto_create": op.auto_create}
-        answer = self._ok(self._call("client.get_partitions", client=client, topic=op.topic, **flag),
+        answer = self._ok(self._call("client.get_partitions", born=born, client=client, topic=op.topic, **flag),
                           f"getPartitionsForTopic({op.topic}{'' if op.auto_create is None else f', {op.auto_create}'})")
         return PartitionList(tuple(answer["topics"]))
 
-    def _produce_consume(self, client: str, op: ops.JavaProduceConsume):
+    def _produce_consume(self, client: str, born: int, op: ops.JavaProduceConsume):
         subscription = f"conformance-{secrets.token_hex(4)}"
         subscribe = dict(client=client, topic=op.topic, subscription=subscription, sub_type=op.sub_type)
-        consumer = self._ok(self._call("consumer.subscribe", **subscribe), "subscribe")["handle"]
-        producer = self._ok(self._call("producer.create", client=client, topic=op.topic), "createProducer")["handle"]
+        consumer = self._ok(self._call("consumer.subscribe", born=born, **subscribe), "subscribe")["handle"]
+        producer = self._ok(self._call("producer.create", born=born, client=client, topic=op.topic),
+                            "createProducer")["handle"]
         for index in range(op.count):
-            self._ok(self._call("producer.send", producer=producer, payload=f"m{index}"), "send")
-        received = self._drain(consumer, op.count, RECEIVE_IDLE_S, acknowledge=True)
-        self._close(consumer)
-        again = self._ok(self._call("consumer.subscribe", **subscribe), "subscribe again")["handle"]
-        received += self._drain(again, op.count, REDELIVERY_IDLE_S, acknowledge=False)
-        self._close(again)
-        self._close(producer)
+            self._ok(self._call("producer.send", born=born, producer=producer, payload=f"m{index}"), "send")
+        received = self._drain(consumer, born, op.count, RECEIVE_IDLE_S, acknowledge=True)
+        self._close(consumer, born)
+        again = self._ok(self._call("consumer.subscribe", born=born, **subscribe), "subscribe again")["handle"]
+        received += self._drain(again, born, op.count, REDELIVERY_IDLE_S, acknowledge=False)
+        self._close(again, born)
+        self._close(producer, born)
         return Delivered(tuple(received))
 
-    def _drain(self, consumer: str, most: int, idle_s: float, *, acknowledge: bool) -> list[str]:
+    def _drain(self, consumer: str, born: int, most: int, idle_s: float, *, acknowledge: bool) -> list[str]:
         """Receive until ``most`` messages came or none came for ``idle_s``."""
         payloads: list[str] = []
         while len(payloads) < most:
-            message = self._ok(self._call("consumer.receive", wait_s=idle_s, consumer=consumer), "receive")["message"]
+            message = self._ok(self._call("consumer.receive", wait_s=idle_s, born=born, consumer=consumer),
+                               "receive")["message"]
             if message is None:
                 break
             payloads.append(message["payload"])
             if acknowledge:
-                self._ok(self._call("consumer.acknowledge", consumer=consumer, message_id=message["message_id"]),
-                         "acknowledge")
+                self._ok(self._call("consumer.acknowledge", born=born, consumer=consumer,
+                                    message_id=message["message_id"]), "acknowledge")
         return payloads
 
 
@@ -250,12 +286,15 @@ class JavaAdminDriver(_JavaDriver):
             raise Unsupported("no-driver", f"the java-admin driver cannot perform {type(op).__name__}")
         if not self.admin_url:
             raise Unsupported("no-admin-api", "target has no admin URL for the Java admin client")
-        created = self._call("admin.create", admin_url=self.admin_url, **self._options(self.admin_url))
+        return self._again_once(lambda: self._with_admin(op), f"getPartitionedTopicMetadata({op.topic})")
+
+    def _with_admin(self, op: ops.JavaGetPartitionedTopicMetadata):
+        created, born = self._make("admin.create", admin_url=self.admin_url, **self._options(self.admin_url))
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} admin.create")
-        born = self.process.starts
         try:
-            answer = self._call("admin.get_partitioned_topic_metadata", admin=created["handle"], topic=op.topic)
+            answer = self._call("admin.get_partitioned_topic_metadata", born=born, admin=created["handle"],
+                                topic=op.topic)
             if isinstance(answer, Raised):
                 return outcome_of(answer, f"{self.process.name} getPartitionedTopicMetadata({op.topic})")
             return Partitions(answer["partitions"])

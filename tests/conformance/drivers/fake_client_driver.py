@@ -8,7 +8,9 @@ After hello, ``client.get_partitions`` answers by the topic's local name (the pa
 /): ``crash`` exits mid-request, ``hang`` starts a grandchild process (its pid written to stderr)
 and never answers, ``garbage`` writes a line that is not JSON, ``wrong-id`` answers another id,
 ``raise`` answers "raised" with a Java client exception, ``unsupported`` and ``error`` answer
-those; any other name answers ``[topic]``, as a client does for a non-partitioned topic.
+those; any other name answers ``[topic]``, as a client does for a non-partitioned topic. A
+request naming a client handle this process never made (or closed) is an "error", as the real
+drivers answer it.
 """
 
 import json
@@ -28,6 +30,7 @@ def main() -> None:
     if mode == "crash-at-start":
         sys.exit(7)
     handles = 0
+    open_handles = set()
     for line in sys.stdin:
         request = json.loads(line)
         rid, cmd, args = request["id"], request["cmd"], request.get("args", {})
@@ -42,14 +45,20 @@ def main() -> None:
                 continue
             answer(rid, ok={"protocol": 2 if mode == "wrong-version" else 1, "driver": "fake", "language": "python",
                             "library": "none", "library_version": "0", "commands": ["hello", "noop"]})
+        elif cmd == "close" and args.get("handle") not in open_handles:
+            answer(rid, error=f"close: no open handle {args.get('handle')}")
         elif cmd in ("noop", "close", "reset"):
+            open_handles.discard(args.get("handle"))
             answer(rid, ok={"closed": 0} if cmd == "reset" else {})
         elif cmd == "shutdown":
             answer(rid, ok={})
             return
         elif cmd == "client.create":
             handles += 1
+            open_handles.add(f"c{handles}")
             answer(rid, ok={"handle": f"c{handles}"})
+        elif cmd == "client.get_partitions" and args.get("client") not in open_handles:
+            answer(rid, error=f"client.get_partitions: no open handle {args.get('client')}")
         elif cmd == "client.get_partitions":
             name = args["topic"].rsplit("/", 1)[-1]
             if name == "crash":

@@ -20,7 +20,7 @@ from conformance.drivers.external import (SCHEMA_PATH, SCRATCH_PREFIX, DriverCra
                                           DriverRefused, DriverRequestError, Raised, remove_orphaned_scratch,
                                           round_trip)
 from conformance.drivers.java import JavaClientDriver
-from conformance.errors import Unsupported
+from conformance.errors import Indefinite, Unsupported
 from conformance.execute import TargetSession
 from model import ops
 from model.outcomes import ClientError, Done, PartitionList
@@ -230,3 +230,43 @@ def test_in_a_run_a_driver_of_another_protocol_version_makes_every_case_broken_a
     verdicts = [session.run_case(_java_case("t")).verdict for _ in range(3)]
     assert all(x.verdict == v.BROKEN and "answered hello with protocol 2" in x.reason for x in verdicts)
     assert process.starts == 1 and not process.running
+
+
+class _StoppedAfterMaking(DriverProcess):
+    """A shared process that another case's hung request stops right after this case made a handle."""
+
+    def __init__(self, *args, stops: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stops = stops
+
+    def request_making(self, *args, **kwargs):
+        made = super().request_making(*args, **kwargs)
+        if self.stops:
+            self.stops -= 1
+            self._kill()
+        return made
+
+
+def _stopped_after_making(stops: int) -> _StoppedAfterMaking:
+    return _StoppedAfterMaking("fake-ok", [sys.executable, str(FAKE), "ok"], start_timeout=5.0, grace=0.5, stops=stops)
+
+
+def test_a_lookup_whose_client_went_with_a_restarted_process_is_asked_again_from_a_new_client():
+    process = _stopped_after_making(1)
+    driver = JavaClientDriver("pulsar://127.0.0.1:1", None, process, timeout=0.5)
+    # Without the restart check, c1 would be asked of the new process, which never made it.
+    assert driver.perform(ops.JavaGetPartitionsForTopic("persistent://t/ns/t")) == PartitionList(("persistent://t/ns/t",))
+    assert process.starts == 2  # stopped after its c1; the second start made the client that answered
+    assert "asked again from a new client" in str([entry.summary for entry in driver.transcript.entries])
+    process.close()
+
+
+def test_a_process_stopped_under_every_attempt_is_indefinite_and_so_is_a_produce_consume_it_interrupted():
+    process = _stopped_after_making(2)
+    driver = JavaClientDriver("pulsar://127.0.0.1:1", None, process, timeout=0.5)
+    with pytest.raises(Indefinite, match="twice"):
+        driver.perform(ops.JavaGetPartitionsForTopic("persistent://t/ns/t"))
+    process.stops = 1
+    with pytest.raises(Indefinite, match="producer and consumer went with it"):
+        driver.perform(ops.JavaProduceConsume("persistent://t/ns/t", count=1))
+    process.close()
