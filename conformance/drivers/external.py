@@ -33,8 +33,10 @@ Rule 5: stdout is read line by line by a daemon thread into a queue; stderr by a
         shown in a reason.
 Rule 6: each started process gets a folder of its own as ``TMPDIR`` (clients/README.md): what a
         client library unpacks there (the Java client's native libraries) goes with the process,
-        since the folder is removed when the process ends; folders of harness processes killed
-        before they could remove theirs are removed by the next harness that starts a driver.
+        since the folder is removed when the process ends; at exit the harness removes every
+        folder of its own no running process holds (one a worker made just before the harness
+        was stopped), and folders of harness processes killed before they could remove theirs
+        are removed by the next harness that starts a driver.
 """
 
 from __future__ import annotations
@@ -112,6 +114,20 @@ def _close_all_at_exit() -> None:
         live = list(_LIVE)
     for process in live:
         process.close()
+    remove_own_scratch()
+
+
+def remove_own_scratch() -> list[Path]:
+    """Rule 6: this harness's folders that no running driver process holds: a worker thread the
+    harness's end interrupted between making a folder and starting its process leaves one."""
+    with _LIVE_LOCK:
+        held = {process.scratch for process in _LIVE}
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}{os.getpid()}-*"):
+        if folder not in held:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 atexit.register(_close_all_at_exit)

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 
 from conformance import verdicts as v
-from conformance.drivers.external import (SCHEMA_PATH, SCRATCH_PREFIX, DriverCrashed, DriverHung, DriverProcess, DriverProtocolError,
-                                          DriverRefused, DriverRequestError, Raised, remove_orphaned_scratch,
-                                          round_trip)
+from conformance.drivers.external import (
+    SCHEMA_PATH, SCRATCH_PREFIX, DriverCrashed, DriverHung, DriverProcess, DriverProtocolError, DriverRefused,
+    DriverRequestError, Raised, remove_orphaned_scratch, remove_own_scratch, round_trip)
 from conformance.drivers.java import JavaClientDriver
 from conformance.errors import Indefinite, Unsupported
 from conformance.execute import TargetSession
@@ -94,6 +94,16 @@ def test_the_folders_of_a_harness_killed_outright_are_removed_by_the_next(tmp_pa
     orphan.mkdir(), live.mkdir()
     assert remove_orphaned_scratch(tmp_path) == [orphan]
     assert live.exists() and not orphan.exists()
+
+
+def test_at_exit_a_folder_made_for_a_process_that_never_started_goes_and_a_running_ones_stays():
+    running, interrupted = fake(), fake()
+    running.start()
+    interrupted._scratch_env()  # a worker stopped between making the folder and starting the process
+    stranded = interrupted.scratch
+    assert remove_own_scratch() == [stranded]
+    assert not stranded.exists() and running.scratch.exists()
+    running.close()
 
 
 def test_wrong_protocol_version_is_refused_once_and_remembered():
@@ -255,7 +265,8 @@ def test_a_lookup_whose_client_went_with_a_restarted_process_is_asked_again_from
     process = _stopped_after_making(1)
     driver = JavaClientDriver("pulsar://127.0.0.1:1", None, process, timeout=0.5)
     # Without the restart check, c1 would be asked of the new process, which never made it.
-    assert driver.perform(ops.JavaGetPartitionsForTopic("persistent://t/ns/t")) == PartitionList(("persistent://t/ns/t",))
+    topic = "persistent://t/ns/t"
+    assert driver.perform(ops.JavaGetPartitionsForTopic(topic)) == PartitionList((topic,))
     assert process.starts == 2  # stopped after its c1; the second start made the client that answered
     assert "asked again from a new client" in str([entry.summary for entry in driver.transcript.entries])
     process.close()
