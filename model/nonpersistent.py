@@ -123,8 +123,13 @@ class LiveStats:
     entries_added: int = 0
     publishers: tuple[str, ...] = ()
     subscriptions: tuple[tuple[str, str, int, str, Optional[int]], ...] = ()
-    attached: bool = False  # producers/consumers of an earlier PubSub are still attached
+    producers: int = 0      # producers and consumers of earlier PubSubs still attached
+    consumers: int = 0
     known: bool = True      # False after a "bounds" PubSub: timing decided the counters
+
+    @property
+    def attached(self) -> bool:
+        return self.producers + self.consumers > 0
 
 
 def domain_enabled(state: State, topic: TopicName) -> bool:
@@ -325,7 +330,7 @@ def pub_sub(state: State, op: PubSub):
     outcome = PubSubResult(run_length(receipts), delivered, True)
     if persistent:
         for target in targets:  # only marks the topic used (above); persistent stats are not modelled
-            state = state.with_live(target, LiveStats(known=False, attached=not op.close_after))
+            state = state.with_live(target, LiveStats(known=False, **_left_attached(op)))
     else:
         state = _record_live(state, op, targets, subs, counters)
     return state, outcome
@@ -342,7 +347,7 @@ def _bounds(state: State, op: PubSub, topic: TopicName, targets, persistent: boo
         raise ModelUsageError("view bounds needs every subscription to have permits for every send")
     for target in targets:
         state = state.with_live(target, replace(state.live.get(target, LiveStats()), known=False,
-                                                attached=not op.close_after))
+                                                **_left_attached(op)))
     return state, PubSubBounds(send_errors=0, pip2_ids_only=True, first_accepted=True, delivered_accepted=True)
 
 
@@ -350,7 +355,7 @@ def _record_live(state: State, op: PubSub, targets, subs: dict, counters: dict) 
     if len(targets) != 1:
         # A partitioned client producer routes to one partition chosen at random: which one is not fixed.
         for target in targets:
-            state = state.with_live(target, LiveStats(known=False, attached=not op.close_after))
+            state = state.with_live(target, LiveStats(known=False, **_left_attached(op)))
         return state
     target = targets[0]
     before = state.live.get(target, LiveStats())
@@ -372,7 +377,14 @@ def _record_live(state: State, op: PubSub, targets, subs: dict, counters: dict) 
     return state.with_live(target, LiveStats(
         msg_in=before.msg_in + counters["in"], msg_out=before.msg_out + out,
         entries_added=before.entries_added + accepted_sends, publishers=publishers,
-        subscriptions=subscriptions, attached=attached, known=before.known))
+        subscriptions=subscriptions, known=before.known, **_left_attached(op)))
+
+
+def _left_attached(op: PubSub) -> dict:
+    """What a PubSub leaves attached to each topic it used: its producer and its consumers, every
+    one of them counted as PersistentTopic#currentUsageCount counts, unless it closed them."""
+    attached = not op.close_after
+    return {"producers": 1 if attached else 0, "consumers": len(op.consumers) if attached else 0}
 
 
 def _unacked(state: State, op: PubSub, sub: _Sub) -> Optional[int]:

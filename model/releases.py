@@ -155,6 +155,13 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "SystemTopicBasedTopicPoliciesService#deleteTopicPoliciesAsync: 'Skip delete topic-level policies because' "
         "at v4.0.7 and v4.2.4, 'return sendTopicPolicyEvent(topicName, ActionType.DELETE, null);' at v3.0.7; "
         "observed: 3.0.7 answers 500, 4.0.7 and 4.2.4 answer 404"),
+    "topic-busy-names-client-kinds": _behaviour(
+        ">=4.2",
+        "DELETE of a loaded persistent topic with producers or consumers attached is refused (412) with 'Topic has "
+        "N client(s) connected Including C consumers, P producers, and R replicators.'; before, 'Topic has N "
+        "connected producers/consumers'. A non-persistent topic keeps the older words in every release",
+        "apache/pulsar PR #24975 (merged November 2025; the 4.0.x and 4.1.x lines after 4.0.7 were not read); "
+        "PersistentTopic#delete at v4.2.4 against v3.0.7 and v4.0.7, NonPersistentTopic#delete at all three"),
 }
 
 ERAS = ("pip344", "pre-pip344", "any")

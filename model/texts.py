@@ -62,6 +62,18 @@ def delete_partitioned_as_topic(topic: TopicName) -> RestError:
                           "delete-partitioned-topic.")
 
 
+def topic_busy(topic: TopicName, producers: int, consumers: int, names_kinds: bool) -> RestError:
+    """DELETE of a loaded topic with producers or consumers attached: PersistentTopic#delete and
+    NonPersistentTopic#delete refuse it (TopicBusyException, which PersistentTopics#deleteTopic
+    answers 412 without force), counting currentUsageCount; ``names_kinds`` is the persistent
+    words of BEHAVIOURS["topic-busy-names-client-kinds"]."""
+    users = producers + consumers
+    if topic.persistent and names_kinds:
+        return RestError(412, f"Topic has {users} {'client' if users == 1 else 'clients'} connected Including "
+                              f"{consumers} consumers, {producers} producers, and 0 replicators.")
+    return RestError(412, f"Topic has {users} connected producers/consumers")
+
+
 # DELETE of an absent persistent topic in a missing namespace before apache/pulsar PR #24097: the
 # topic-policies DELETE event goes to the namespace's __change_events through the broker's own
 # client, whose lookup fails; PersistentTopics#deleteTopic answers 500 with that client's error

@@ -93,6 +93,8 @@ class BrokerCore(NamespaceOps, TopicOps):
         self._active_non_persistent: set[TopicName] = set()
         # Called with each deleted topic so the topics layer can close its producers and consumers.
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
+        # The producers and consumers attached to a loaded topic: the topics layer answers it.
+        self.topic_users: Callable[[TopicName], tuple[int, int]] = lambda topic: (0, 0)
         host = config.advertised_host
         self.broker_service_url = broker_service_url or f"pulsar://{host}:{config.brokerServicePort}"
         self.web_service_url = web_service_url or f"http://{host}:{config.webServicePort}"

@@ -107,6 +107,13 @@ class InvalidTopicName(BrokerError):
     http_status = 412
 
 
+class TopicBusy(BrokerError):
+    """A loaded topic with producers or consumers attached cannot be deleted without force: REST 412
+    (only the admin API deletes a topic)."""
+
+    http_status = 412
+
+
 class NotAllowed(BrokerError):
     """A rule refuses the operation (limits, disabled domains): binary NotAllowedError (22)."""
 

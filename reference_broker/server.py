@@ -59,6 +59,7 @@ class BrokerServer:
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="broker-off-loop")
         # Rule 3: a topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
+        core.topic_users = self._users_of
         core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)
         self.connections: set[BrokerProtocol] = set()
         self.cluster_name = core.config.get("clusterName")
@@ -141,6 +142,13 @@ class BrokerServer:
         for protocol in list(self.connections):
             if protocol.cnx is not None:
                 protocol.cnx.close_topic_users(topic.name, consumers=False)
+
+    def _users_of(self, topic: TopicName) -> tuple[int, int]:
+        """The producers and consumers attached to ``topic`` here, as currentUsageCount counts them."""
+        loaded = self.topics.get(topic)
+        if loaded is None:
+            return 0, 0
+        return len(loaded.producers), sum(len(sub.consumers) for sub in loaded.subscriptions.values())
 
     def unload_topics_owned_elsewhere(self) -> list[str]:
         """Rule 3, after ClusterNode renewed this broker's session: topics loaded here whose bundle

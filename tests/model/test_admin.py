@@ -5,7 +5,7 @@ from model.machine import apply, initial_state, run
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,
     DeletePartitionedTopic, DeleteTopic, GetPartitionedMetadata, ListPartitionedTopics, ListTopics, RemoveAutoTopicCreation,
-    SetAutoTopicCreation, SetBrokerConfig,
+    PubSub, SetAutoTopicCreation, SetBrokerConfig,
 )
 from model.outcomes import Done, Partitions, RestError, ServerError, TopicList
 
@@ -232,6 +232,38 @@ def test_delete_topic_in_a_missing_namespace_before_the_change_events_check():
     assert answer(old, DeleteTopic("non-persistent://public/gone/t")) == DONE
     assert answer(initial_state(release=(4, 0, 7)), DeleteTopic("persistent://public/gone/t")) == RestError(
         404, "Topic persistent://public/gone/t not found")
+
+
+@pytest.mark.parametrize("release, persistent_words", [
+    ((4, 0, 7), "Topic has 3 connected producers/consumers"),
+    ((4, 2, 4), "Topic has 3 clients connected Including 2 consumers, 1 producers, and 0 replicators."),
+])
+def test_a_topic_in_use_is_not_deleted_in_the_words_of_its_release(release, persistent_words):
+    """PersistentTopic#delete counts what is attached; the kinds are named from 4.2 (PR #24975),
+    never by NonPersistentTopic#delete."""
+    non_persistent_words = "Topic has 3 connected producers/consumers"
+    for domain, words in (("persistent", persistent_words), ("non-persistent", non_persistent_words)):
+        state, _ = run(initial_state(release=release), [CreateNamespace(NS)])
+        two_consumers = (("s", "Shared", 10), ("s", "Shared", 10))
+        state, _ = apply(state, PubSub(name("t", domain), two_consumers, (1,)))
+        assert answer(state, DeleteTopic(name("t", domain))) == RestError(412, words)
+        state, _ = apply(initial_state(release=release), CreateNamespace(NS))
+        state, _ = apply(state, PubSub(name("t", domain), two_consumers, (1,), close_after=True))
+        assert answer(state, DeleteTopic(name("t", domain))) == DONE
+
+
+def test_one_client_is_one_client():
+    state = broker(era="pip344")
+    state, _ = apply(state, PubSub(name("t"), (), ()))
+    assert answer(state, DeleteTopic(name("t"))) == RestError(
+        412, "Topic has 1 client connected Including 0 consumers, 1 producers, and 0 replicators.")
+
+
+def test_deleting_a_partitioned_topic_with_a_partition_in_use_is_not_modelled():
+    state = broker(topics={"p": 2})
+    state, _ = apply(state, PubSub(name("p-partition-1"), (("s", "Exclusive", 10),), (1,)))
+    with pytest.raises(ModelUsageError, match="still attached to a partition"):
+        apply(state, DeletePartitionedTopic(name("p")))
 
 
 def test_lists_per_api_and_domain():
