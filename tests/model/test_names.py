@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from model.names import InvalidName, NamespaceName, TopicName, java_parse_integer
+from model.names import InvalidName, NamespaceName, TopicName, java_parse_integer, pulsar_refusal
 
 
 @pytest.mark.parametrize("text, full", [
@@ -72,3 +73,20 @@ def test_a_named_entity_is_matched_whole_so_a_final_line_feed_is_refused(text):
 ])
 def test_java_parse_integer_reads_what_integer_and_long_parse(text, bits, value):
     assert java_parse_integer(text, bits) == value
+
+
+_DOMAINS_AS_WRITTEN = st.sampled_from(["", "persistent://", "PERSISTENT://", "Non-Persistent://", "pers\u0131stent://",
+                                       "nonpersistent://", "://", "persistent:/"])
+_CHARS = st.sampled_from(["a", "B", "-", "_", ".", "=", ":", "0", "\u0661", " ", "\t", "\n", "\u0131", "\u017f",
+                          "\u00e9", "\u00df", "-partition-1", "%"])
+_SEGMENTS = st.lists(st.lists(_CHARS, max_size=4).map("".join), min_size=1, max_size=5).map("/".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_DOMAINS_AS_WRITTEN, _SEGMENTS)
+def test_every_name_pulsar_accepts_parses(domain, segments):
+    """The reference broker asks pulsar_refusal first and then TopicName.parse; the second must
+    never refuse what the first accepted, or a broker built on both refuses more than Pulsar."""
+    text = domain + segments
+    if pulsar_refusal(text) is None:
+        TopicName.parse(text)
