@@ -12,7 +12,8 @@ Rule 1 (may a missing topic be created): model/autocreation.py's is_allow_auto_t
         which from BEHAVIOURS["partition-attach-follows-metadata"] lets a partition name of a topic
         with partitioned metadata be created exactly when its index is below the count.
 Rule 2 (absent): a topic that neither exists nor may be created is TopicNotFound, in the words of
-        the command that asked (texts.ATTACH_ABSENT).
+        the command that asked (texts.ATTACH_ABSENT; a PRODUCER's named no topic before
+        BEHAVIOURS["producer-topic-not-found-names-it"]).
 Rule 3 (persistent): a partition name at or past the count of its partitioned topic is refused by
         getTopic ("Illegal topic partition name ...") before BEHAVIOURS
         ["partition-name-needs-partitioned-metadata"], and by validateTopicConsistency from it.
@@ -50,7 +51,7 @@ def wire_attach(state: State, topic: TopicName, command: str) -> tuple[State, Op
     checked = state.has("partition-name-needs-partitioned-metadata")
     if topic.persistent:
         if not exists and not is_allow_auto_topic_creation(state, topic):
-            return state, _absent(topic, command)  # Rule 2
+            return state, _absent(state, topic, command)  # Rule 2
         if topic.is_partition and 0 < count <= topic.partition_index and not checked:
             return state, ServerError("NotAllowedError", texts.illegal_partition_name(topic, count))
         if not exists and exceeds_max_topics(state, topic, 1):
@@ -59,9 +60,9 @@ def wire_attach(state: State, topic: TopicName, command: str) -> tuple[State, Op
     else:
         if topic.is_partition and not checked:
             if topic.partition_index >= count:
-                return state, _absent(topic, command)  # Rule 4
+                return state, _absent(state, topic, command)  # Rule 4
         elif not topic.is_partition and not exists and not is_allow_auto_topic_creation(state, topic):
-            return state, _absent(topic, command)
+            return state, _absent(state, topic, command)
         creating_or_loading = not exists
     if checked and creating_or_loading:
         refusal = _inconsistency(state, topic, count)
@@ -70,7 +71,9 @@ def wire_attach(state: State, topic: TopicName, command: str) -> tuple[State, Op
     return state.with_topics(topic), None
 
 
-def _absent(topic: TopicName, command: str) -> ServerError:
+def _absent(state: State, topic: TopicName, command: str) -> ServerError:
+    if command == "PRODUCER" and not state.has("producer-topic-not-found-names-it"):
+        return ServerError("TopicNotFound", texts.PRODUCER_ABSENT_UNNAMED)
     return ServerError("TopicNotFound", texts.ATTACH_ABSENT[command].format(topic))
 
 

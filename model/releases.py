@@ -88,6 +88,14 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "Consumer#addAndGetUnAckedMsgs: 'if (Subscription.isIndividualAckMode(subType))' at v3.0.2, "
         "'if (isPersistentTopic && Subscription.isIndividualAckMode(subType))' at v3.0.7, v4.0.7 and v4.2.4; "
         "observed: 3.0.2 counts them, 3.0.7, 3.2.3, 4.0.7 and 4.2.4 do not"),
+    "producer-topic-not-found-names-it": _behaviour(
+        ">=3.0.3 <3.1 | >=3.2",
+        "a PRODUCER for a topic that is absent and may not be created fails TopicNotFound 'Topic not found <topic>'; "
+        "before, 'Topic Not Found.'",
+        "apache/pulsar PR #20932, labelled release/2.10.6, release/2.11.4 and release/3.0.3 (the 3.1 line was not "
+        "read); ServerCnx#handleProducer: 'new TopicNotFoundException(\"Topic Not Found.\")' at v3.0.2, "
+        "'String.format(\"Topic not found %s\", topicName.toString())' at v3.0.7; observed: 3.0.2 answers "
+        "'Topic Not Found.', 3.0.7, 3.2.3, 4.0.7 and 4.2.4 name the topic"),
     # Topic names (model/refused_names.py). The sources of 4.1.x were not read, so the V1 range starts at
     # the first release read that has it.
     "topic-local-name-blank-refused": _behaviour(

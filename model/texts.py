@@ -179,9 +179,11 @@ TOO_MANY_TOPICS = "Exceed maximum number of topics in namespace."
 # -- attaching a producer or a consumer (model/attach.py) ----------------------------------------
 
 # What getTopic's empty answer (absent, not to be created) becomes, by the command that asked:
-# ServerCnx#handleProducer turns getOrCreateTopic's NoSuchElementException into "Topic not found %s";
-# ServerCnx#handleSubscribe fails with its own text (both alike at v3.0.7, v4.0.7 and v4.2.4).
+# ServerCnx#handleProducer turns getOrCreateTopic's NoSuchElementException into "Topic not found %s"
+# (before BEHAVIOURS["producer-topic-not-found-names-it"], "Topic Not Found."); ServerCnx#handleSubscribe
+# fails with its own text (alike at v3.0.2, v3.0.7, v4.0.7 and v4.2.4).
 ATTACH_ABSENT = {"PRODUCER": "Topic not found {}", "SUBSCRIBE": "Topic {} does not exist"}
+PRODUCER_ABSENT_UNNAMED = "Topic Not Found."
 # BrokerService#validateTopicConsistency at v4.2.4 (the topic's full name follows each).
 PARTITION_METADATA_NOT_FOUND = "Partition metadata not found for the partitioned topic: "
 FOUND_PARTITIONED_METADATA = "Found partitioned metadata for non-partitioned topic: "
