@@ -1,10 +1,20 @@
-"""Child processes that die with the harness, whichever thread starts them.
+"""Child processes that die with the harness, whichever thread starts them, and never hang its start.
 
-The harness's children (brokers, ZooKeeper, client drivers) get PR_SET_PDEATHSIG(SIGKILL), so a
-harness killed outright takes them with it. Linux sends that signal when the *thread* that
-forked the child exits, not the process; and cases run on worker threads that come and go. So
-every child is forked by one long-lived thread of this module (``popen``), which lives as long
-as the harness process does.
+The harness's children (brokers, ZooKeeper, client drivers) die with it: a harness killed outright
+takes them along. Two facts of Linux shape how:
+
+- the parent-death signal (PR_SET_PDEATHSIG) fires when the *thread* that forked the child ends,
+  not the process, and cases run on worker threads that come and go. So every child is forked by
+  a long-lived spawner thread of this module (``popen``).
+- nothing may run between fork and exec in the child of a multi-threaded process but what is safe
+  after fork: Python code there (``preexec_fn``) can wait forever on a lock another thread held at
+  the fork (a child stuck before exec was seen). So the signal is set by util-linux's ``setpriv
+  --pdeathsig KILL`` in front of the command, which execs it in the same process, and the fork
+  runs no Python.
+
+Every start is bounded (``SPAWN_TIMEOUT_S``): a start that does not return raises
+``ChildStartTimeout`` to its caller, the spawner thread that hung is given up and a new one serves
+the next start, and a child that the hung start makes after all is killed at once.
 
 Folders a harness process keeps in the temporary directory (key files, drivers' TMPDIRs) are named
 ``<prefix><pid>-...``: one that a killed harness could not remove is removed by a later one
@@ -13,7 +23,6 @@ Folders a harness process keeps in the temporary directory (key files, drivers' 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import queue
 import shutil
@@ -22,53 +31,103 @@ import subprocess
 import sys
 import tempfile
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Optional
 
-_requests: "queue.Queue[tuple[tuple, dict, Future]]" = queue.Queue()
-_started = threading.Lock()
-_thread = None
+from conformance.errors import ConformanceError
+
+SPAWN_TIMEOUT_S = 30.0
+SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
 
-def _load_prctl():
-    try:
-        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
-    except OSError:
-        return None
+class ChildStartTimeout(ConformanceError, OSError):
+    """A child process could not be started within ``SPAWN_TIMEOUT_S`` (an OSError, as every other
+    failure to start a program is)."""
 
 
-# Loaded here, in the parent: a dlopen between fork and exec can wait forever on a loader lock
-# that another thread of the harness held at the fork (observed: a child stuck before exec).
-_PRCTL = _load_prctl() if sys.platform.startswith("linux") else None
+class _Spawner:
+    """One thread that forks every child asked of it, for as long as the harness lives."""
+
+    def __init__(self) -> None:
+        self.requests: "queue.Queue[tuple[tuple, dict, Future, threading.Event]]" = queue.Queue()
+        self.thread = threading.Thread(target=self._serve, name="child process spawner", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            args, kwargs, future, abandoned = self.requests.get()
+            try:
+                child = subprocess.Popen(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - the caller gets it
+                future.set_exception(exc)
+                continue
+            if abandoned.is_set():  # its caller gave up waiting: nobody would ever stop it
+                _kill(child, kwargs.get("start_new_session", False))
+                continue
+            future.set_result(child)
 
 
-def die_with_parent() -> None:  # runs in the child between fork and exec
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+_spawner: Optional[_Spawner] = None
+_spawner_lock = threading.Lock()
 
 
-def _fork_forever() -> None:
-    while True:
-        args, kwargs, future = _requests.get()
-        try:
-            future.set_result(subprocess.Popen(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - the caller gets it
-            future.set_exception(exc)
+def with_death_signal(argv: list) -> list:
+    """``argv`` run so that it gets SIGKILL when the thread that forked it ends (Linux, setpriv)."""
+    if SETPRIV is None:
+        return list(argv)
+    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
 
 
-def popen(*args, **kwargs) -> subprocess.Popen:
-    """``subprocess.Popen`` with death-with-the-harness, forked by the long-lived thread."""
-    global _thread
-    if sys.platform.startswith("linux"):
-        kwargs.setdefault("preexec_fn", die_with_parent)
-    with _started:
-        if _thread is None:
-            _thread = threading.Thread(target=_fork_forever, name="child process spawner", daemon=True)
-            _thread.start()
+def popen(argv, timeout: float = SPAWN_TIMEOUT_S, **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen(argv, **kwargs)`` forked by the spawner thread, dying with the harness;
+    raises ChildStartTimeout when the start does not return within ``timeout`` seconds."""
+    global _spawner
+    if "preexec_fn" in kwargs:
+        raise ValueError("children.popen runs no Python between fork and exec: no preexec_fn")
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = _Spawner()
+        spawner = _spawner
+    _check_executable(str(argv[0]), kwargs.get("env"), kwargs.get("cwd"))
     future: Future = Future()
-    _requests.put((args, kwargs, future))
-    return future.result()
+    abandoned = threading.Event()
+    spawner.requests.put(((with_death_signal(list(argv)),), kwargs, future, abandoned))
+    try:
+        return future.result(timeout)
+    except FutureTimeout:
+        abandoned.set()
+        with _spawner_lock:
+            if _spawner is spawner:
+                _spawner = None  # the next start gets a thread that is not stuck
+        raise ChildStartTimeout(f"starting {argv[0]!r} did not return within {timeout:g} s; "
+                                "the spawner thread was given up and a new one serves later starts") from None
+
+
+def _check_executable(program: str, env: Optional[dict], cwd) -> None:
+    """The FileNotFoundError Popen would raise for a missing program, raised before setpriv hides
+    it behind an exit status."""
+    if os.sep in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd or os.getcwd(), program)
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
+    else:
+        found = shutil.which(program, path=os.pathsep.join(os.get_exec_path(env))) is not None
+    if not found:
+        raise FileNotFoundError(2, "No such file or directory", program)
+
+
+def _kill(child: subprocess.Popen, own_group: bool) -> None:
+    try:
+        if own_group:
+            os.killpg(child.pid, signal.SIGKILL)
+        else:
+            child.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        child.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def process_alive(pid: int) -> bool:

@@ -36,7 +36,7 @@ from conformance.errors import Indefinite, TargetError, Unsupported
 from conformance.execute import TargetSession, era_mismatch, new_namespace
 from conformance.fuzz.steps import outcome_json
 from conformance.fuzz.vocabulary import ERA, Names, capabilities, random_program
-from conformance.stepper import ANSWERED, Stepper
+from conformance.executor import ANSWERED, Stepper
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state
 

@@ -1,19 +1,20 @@
 """Errors of the conformance harness: one root, split by what the verdict must be.
 
-Rule 1: a *target's answer* is never an exception here; drivers turn answers into
-        ``model.outcomes`` values. These exceptions say that no answer could be compared.
-Rule 2: ``Unsupported`` means the step could not be attempted on this target (no admin API, a
-        broker config the target cannot take, a feature it was detected to lack), never that its
-        answer is unwelcome. It names one of conformance/reasons.py's ids, gives the verdict
-        "unsupported" and never counts as passed.
-Rule 3: ``Indefinite`` means we attempted it and waited, but got no answer within the bound (a
-        timeout, a closed connection, an unreachable target). It is never a spec failure.
-Rule 4: ``ProtocolViolation`` means the target answered with something that is not a Pulsar
-        answer at all (a frame our codec rejects, a response of the wrong type). That *is* a
-        spec failure: the verdict is "failed" with the violation as the actual value.
-Rule 5: ``TargetError`` means a target could not be started or driven; its cases are reported
-        "unsupported" with the reason "target could not start: ...".
-Every message names what to do about it (STYLE R6).
+A target's answer is never an exception here: drivers turn answers into ``model.outcomes`` values.
+These exceptions say that no answer could be compared, and why; the step executor
+(conformance/executor.py, ``TROUBLE``) is the one place that turns each into a step's status.
+
+- ``Unsupported``: the step cannot be attempted on this target (no admin API, a broker config the
+  target cannot take, a feature it was detected to lack), never that its answer is unwelcome. It
+  names one of conformance/reasons.py's ids.
+- ``Indefinite``: the step was attempted and a bounded wait ended without an answer (a timeout, a
+  closed connection). ``NoContact`` is the part of it where the request never reached the broker,
+  which is why any step may be tried again after it.
+- ``ProtocolViolation``: the target answered with something that is not a Pulsar answer at all (a
+  frame the codec rejects, a response of the wrong type). That is a finding about the target.
+- ``TargetError``: a target could not be started, configured or driven.
+
+Every message names what to do about it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Unsupported(ConformanceError):
 
     def __init__(self, kind: str, reason: str):
         from conformance.reasons import check
-        check(kind)  # Rule 2: only reasons docs/unsupported.md justifies
+        check(kind)  # only reasons docs/unsupported.md justifies
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
@@ -40,6 +41,12 @@ class Indefinite(ConformanceError):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class NoContact(Indefinite):
+    """The step's request never reached the broker: a connection that could not be made within its
+    bound, or a driver process that was busy, gone or not started before it sent anything. Since
+    nothing happened on the broker, the step may be performed again whatever it does."""
 
 
 class ProtocolViolation(ConformanceError):

@@ -1,25 +1,22 @@
 """Running cases on one target: the part of a run that does not know about pytest.
 
 ``TargetSession`` owns a target and its drivers; ``run_case`` performs one case and returns a
-``CaseRun`` with its verdict. The pytest plugin and the tests both call it.
+``CaseRun`` with its verdict. The scheduler (scheduler.py) runs many at once through
+``execute_case``; the tests call ``run_case``.
 
-Rule 1: each case gets a fresh namespace ``public/c<8 hex>``: isolation per case, not a fresh
-        broker (a broker restart costs seconds; a namespace costs nothing).
-Rule 2: before any step: a case needing a feature the target was detected to lack
-        (feature_flags.py, capabilities.py), a case whose era is not the target's detected era,
-        and a broker_config the target cannot take each give "unsupported" with the reason; a
-        target that could not start, stopped serving, or could not be restarted with the case's
-        configuration gives "target-error" with the reason (verdicts.target_error). Nothing is
-        sent for such a case. A case that ends indefinite or with a protocol violation is
-        target-error instead when the target no longer answers a fresh CONNECT (``down``).
-Rule 3: steps run in order and stop at the first one that does not give its expected outcome
-        (verdicts.py Rule 2). Every exception is caught here and becomes a verdict, so one bad
-        case never stops a run: Unsupported -> unsupported, Indefinite -> indefinite,
-        ProtocolViolation -> failed, TargetError -> indefinite, anything else -> broken. A setup
-        step a binary-protocol stand-in performs for the admin API (routing.py Rule 2) is judged
-        like the others: the stand-in is chosen only where Pulsar would succeed through it.
-Rule 4: drivers are rebuilt when the target's ``generation`` changes (a restarted process has
-        new sockets) and reset before every case (fresh transcripts, fresh connections).
+- Each case gets a fresh namespace ``public/c<8 hex>`` (``new_namespace``): isolation per case, not
+  a fresh broker (a broker restart costs seconds; a namespace costs nothing).
+- Before any step, ``applicability`` decides whether the case can run at all: a feature the target
+  was detected to lack (feature_flags.py, capabilities.py), another era or release, and
+  ``configure`` a broker_config the target cannot take, each give "unsupported" with the reason;
+  a target that could not start, stopped serving, or could not be restarted with the case's
+  configuration gives "target-error". Nothing is sent for such a case.
+- ``perform`` runs the steps through the step executor (executor.py), which retries what is safe
+  and maps every exception to a status, and stops at the first step whose answer differs from the
+  model's (verdicts.py). A step that ends indefinite or with a protocol violation makes the case
+  target-error instead when the target no longer answers a fresh CONNECT (``down``).
+- Drivers are rebuilt when the target's ``generation`` changes (a restarted process has new sockets)
+  and reset before every case (fresh transcripts, fresh connections).
 """
 
 from __future__ import annotations
@@ -38,12 +35,11 @@ from conformance.drivers.metadata import MetadataDriver
 from conformance.drivers.rest import RestDriver
 from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite, ProtocolViolation, TargetError, Unsupported
-from conformance.routing import NamespaceLedger, Router, action_driver_name
+from conformance.executor import BROKEN, INDEFINITE, UNSUPPORTED, VIOLATION, StepExecutor, StepResult
+from conformance.routing import action_driver_name
 from conformance.targets.base import ERA_PIP344, Target
 from conformance.targets.reference_cluster import attach_cluster
 from conformance.transcript import Transcript
-from model import ops
-from model.outcomes import Done
 
 NAMESPACE_TENANT = "public"
 
@@ -135,34 +131,24 @@ class TargetSession:
         return self._drivers
 
     def run_case(self, case) -> CaseRun:
-        """Perform ``case`` on the target and judge it (Rules 1-4)."""
-        started = time.monotonic()
+        """Start the target if needed, decide whether ``case`` can run on it, configure it, and
+        perform and judge the case; one case at a time (the scheduler runs them concurrently)."""
         try:
             driver_name = action_driver_name(case.api)
         except Unsupported as exc:
             return CaseRun(case, self.target.name, "?", v.unsupported(exc.reason, kind=exc.kind), 0.0)
-        run = CaseRun(case, self.target.name, driver_name, v.unsupported("not run", kind="not-run"), 0.0)
         try:
-            run.verdict = self._judge(case, run)
-        except Exception as exc:  # noqa: BLE001 - Rule 3: a harness bug is a verdict, not a crash
-            run.verdict = v.broken(exc)
-        run.duration_s = time.monotonic() - started
-        run.transcripts = [d.transcript for d in (self._drivers or {}).values() if d is not None and d.transcript]
-        return run
-
-    def _judge(self, case, run: CaseRun) -> v.Verdict:
-        self.start()
-        verdict = applicability(case, self.target)
-        if verdict is not None:
-            return verdict
-        verdict = configure(self.target, case)
-        if verdict is not None:
-            return verdict
-        return perform(case, self.target, self.drivers(), run)
+            self.start()
+            refusal = applicability(case, self.target) or configure(self.target, case)
+        except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
+            refusal = v.broken(exc)
+        if refusal is not None:
+            return CaseRun(case, self.target.name, driver_name, refusal, 0.0)
+        return execute_case(case, self.target, self.drivers(), driver_name)
 
 
 def down(target: Target) -> Optional[str]:
-    """Rule 2: after an indefinite or garbled answer, whether the target itself stopped serving
+    """After an indefinite or garbled answer, whether the target itself stopped serving
     (targets/base.py ``unresponsive``); if so it is stopped and every later case is target-error."""
     why = target.unresponsive()
     if why is None:
@@ -173,7 +159,7 @@ def down(target: Target) -> Optional[str]:
 
 
 def applicability(case, target: Target) -> Optional[v.Verdict]:
-    """Rule 2: the verdict of a case that cannot run on ``target`` (started), or None when it can."""
+    """The verdict of a case that cannot run on ``target`` (started), or None when it can."""
     if not target.start_error:
         died = target.check_alive()
         if died:  # its later cases are target-error with the reason, like a failed start's
@@ -219,55 +205,55 @@ def configure(target: Target, case) -> Optional[v.Verdict]:
     return None
 
 
-def _stand_in_note(router: Router, step, driver, index: int) -> str:
-    """Names a setup step a binary-protocol stand-in performed for the admin API (routing.py Rule 2):
-    it is used only where Pulsar would succeed through it, so its failure is the target's."""
-    if step.role == "setup" and driver is not None and router.is_substitute(step, driver):
-        return (f"setup step {index} ({type(step.op).__name__}) through the {driver.name} driver, standing in "
+def _stand_in_note(result: StepResult, step, index: int) -> str:
+    """Names a setup step a binary-protocol stand-in performed for the admin API (routing.py): it is
+    used only where Pulsar would succeed through it, so its failure is the target's."""
+    if step.role == "setup" and result.substitute:
+        return (f"setup step {index} ({type(step.op).__name__}) through the {result.driver} driver, standing in "
                 f"for the admin API where Pulsar with this config would succeed: ")
     return ""
 
 
 def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
-    """Rules 1 and 3: the case's steps on a configured ``target`` through ``drivers``, judged."""
-    for driver in drivers.values():
-        if driver is not None:
-            driver.reset()
-    router = Router(drivers, has_admin=target.has_admin, broker_config=getattr(case, "broker_config", None))
-    ledger = NamespaceLedger() if NamespaceLedger.applies(target) else None
+    """The case's steps on a configured ``target`` through ``drivers`` (conformance/executor.py), in a
+    fresh namespace, judged: the first step whose answer differs from the model's ends the case."""
+    executor = StepExecutor(target, drivers, getattr(case, "broker_config", None))
     run.namespace = new_namespace()
     steps = tuple(case.bind(run.namespace, release=target.release).steps)
     if not steps:
         return v.unsupported("case has no steps after binding; nothing to compare", kind="no-steps")
     last = None
     for index, step in enumerate(steps):
-        try:
-            actual = ledger.check(step) if ledger is not None else None
-            driver = None
-            if actual is None:
-                driver = router.driver_for(step, case.api)
-                actual = driver.perform(step.op)
-        except Unsupported as exc:
-            return v.unsupported(exc.reason, index, step, kind=exc.kind)
-        except Indefinite as exc:
+        result = executor.perform(step, case.api)
+        if result.status == UNSUPPORTED:
+            return v.unsupported(result.reason, index, step, kind=result.kind)
+        if result.status == BROKEN:
+            return v.broken(result.error, index, step)
+        if result.status in (INDEFINITE, VIOLATION):
             stopped = down(target)
             if stopped:
                 return v.target_error(stopped, index, step)
-            return v.indefinite(_stand_in_note(router, step, driver, index) + exc.reason, index, step)
-        except ProtocolViolation as exc:
-            stopped = down(target)
-            if stopped:
-                return v.target_error(stopped, index, step)
-            return v.failed(index, step, exc, f"{step.role} step {index} ({type(step.op).__name__}): "
-                                              f"protocol violation: {exc.reason}")
-        except TargetError as exc:
-            return v.indefinite(f"target error: {exc}", index, step)
-        except Exception as exc:  # noqa: BLE001 - a bug in a driver: broken, at this step
-            return v.broken(exc, index, step)
-        if isinstance(step.op, ops.SetBrokerConfig) and actual == Done():
-            target.note_config_change(step.op.key, step.op.value)
-        if not v.compare(step.expected, actual):
-            note = _stand_in_note(router, step, driver, index)
-            return v.failed(index, step, actual, note and f"{note}expected {step.expected!r}, got {actual!r}")
-        last = (index, step, actual)
+        if result.status == INDEFINITE:
+            return v.indefinite(_stand_in_note(result, step, index) + result.reason, index, step)
+        if result.status == VIOLATION:
+            return v.failed(index, step, ProtocolViolation(result.reason),
+                            f"{step.role} step {index} ({type(step.op).__name__}): protocol violation: {result.reason}")
+        if not v.compare(step.expected, result.actual):
+            note = _stand_in_note(result, step, index)
+            return v.failed(index, step, result.actual,
+                            note and f"{note}expected {step.expected!r}, got {result.actual!r}")
+        last = (index, step, result.actual)
     return v.passed(*last)
+
+
+def execute_case(case, target: Target, drivers: dict, driver_name: str) -> CaseRun:
+    """One case on a configured target, timed, with its transcripts; never raises."""
+    started = time.monotonic()
+    run = CaseRun(case, target.name, driver_name, v.unsupported("not run", kind="not-run"), 0.0)
+    try:
+        run.verdict = perform(case, target, drivers, run)
+    except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
+        run.verdict = v.broken(exc)
+    run.duration_s = time.monotonic() - started
+    run.transcripts = [d.transcript for d in drivers.values() if d is not None and d.transcript]
+    return run

@@ -12,7 +12,7 @@ Rule 2: expectations are recomputed by the model at bind time (cases.py Rule 1).
         ``expected`` and ``actual`` are the record of what happened when it was found; the model
         is the judge, so a model fix changes the case's expectation without editing the file.
 Rule 3: roles: the last step (where the target disagreed) is the ``action``, performed through
-        the api it names (``stepper.natural_route``); an earlier admin step the model answers
+        the api it names (``natural_route``); an earlier admin step the model answers
         Done is ``setup``, every other earlier step is ``observe``. Routing is then the runner's.
 Rule 4: a case's PIP is read from its last operation (``PIP_OF_OP``), so ``--pip`` selects it
         with its feature; its table is ``pip-<N>/generated`` and its grade SHOULD (the model's
@@ -50,7 +50,9 @@ PIP_OF_OP = {
 
 
 def natural_route(op) -> tuple[str, str]:
-    """(role, case api) of ``op`` performed on its own (stepper.py Rule 1)."""
+    """(role, case api) of ``op`` performed on its own: an op naming its own api (or a client
+    transport) is an "action" of that api; an admin op without one is "setup", so REST performs it
+    where there is an admin API and a stand-in (routing.py) elsewhere."""
     api = getattr(op, "api", None)
     transport = getattr(op, "transport", None)
     if api == "client" or (api is None and transport is not None):

@@ -262,7 +262,7 @@ class ConformancePlugin:
         for target_session in self.sessions:
             target = target_session.target
             for key, value in target.describe().items():
-                lines.append(f"{target.name}.{key}={_escape_properties(value)}")
+                lines.append(f"{_escape_properties(f'{target.name}.{key}')}={_escape_properties(value)}")
         (allure_dir / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Optional
 
 from conformance import verdicts as v
-from conformance.execute import CaseRun, TargetSession, applicability, configure, perform
+from conformance.execute import CaseRun, TargetSession, applicability, configure, execute_case
 from conformance.routing import action_driver_name
 from conformance.errors import Unsupported
 from model import ops
@@ -226,18 +225,16 @@ class Lane:
 
     def _perform(self, case) -> None:
         with self.schedule.slots:
-            started = time.monotonic()
-            run = CaseRun(case, self.schedule.name, _driver_name(case), v.unsupported("not run", kind="not-run"), 0.0)
             if self.schedule.stopping.is_set():
-                run.verdict = v.unsupported("the run was stopped before this case", kind="not-run")
+                run = CaseRun(case, self.schedule.name, _driver_name(case),
+                              v.unsupported("the run was stopped before this case", kind="not-run"), 0.0)
             else:
                 try:
                     drivers = self._drivers()
-                    run.verdict = perform(case, self.session.target, drivers, run)
-                    run.transcripts = [d.transcript for d in drivers.values() if d is not None and d.transcript]
                 except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
-                    run.verdict = v.broken(exc)
-            run.duration_s = time.monotonic() - started
+                    run = CaseRun(case, self.schedule.name, _driver_name(case), v.broken(exc), 0.0)
+                else:
+                    run = execute_case(case, self.session.target, drivers, _driver_name(case))
         self.schedule.finish(case, run)
 
 

@@ -383,6 +383,24 @@ OPERATION_TYPES.update({cls.__name__: cls for cls in (
 OPERATION_TYPES[WithCredentials.__name__] = WithCredentials  # model/auth.py
 
 
+# Operations whose effect on the broker, and whose answer, are the same when performed twice in a
+# row: reads, and lookups whose auto-creation the second time finds what the first made. A step
+# whose answer was lost may be performed again only if its operation is here
+# (conformance/executor.py); creating, deleting, setting and publishing are not.
+REPEATABLE = frozenset({
+    "GetAutoTopicCreation", "GetPartitionedMetadata", "GetPartitionsForTopic", "ListTopics", "ListPartitionedTopics",
+    "Lookup", "Handshake", "GetTopicStats", "GetPartitionedStats", "GetInternalStats", "GetNumberOfTopicBuckets",
+    "ReadTopicLayout", "BatchLookup", "BatchEqualsSingles", "SameOwnerEverywhere", "JavaGetPartitionsForTopic",
+    "JavaGetPartitionedTopicMetadata",
+})
+
+
+def repeatable(op) -> bool:
+    if isinstance(op, WithCredentials):
+        return repeatable(op.operation)
+    return type(op).__name__ in REPEATABLE
+
+
 def op_to_json(op) -> dict:
     from dataclasses import asdict
     if isinstance(op, WithCredentials):

@@ -11,7 +11,7 @@ Rule 1: only the latest run is rendered. allure-pytest appends to ``allure-resul
 Rule 2: targets are Allure environments: each staged result gets a ``target`` label (its ``target``
         parameter, else its ``suite`` label) and a ``verdict`` label, and the config has one environment
         per target, with the target's ``environment.properties`` values as its variables. With several
-        targets each also gets a report of its own (``target-<name>/``), and the top page is Allure's
+        targets each also gets a report of its own (``target-<id>/``, ``allure_id``), and the top page is Allure's
         summary: one headline ring per target beside the report of all of them, never one ring alone
         over all targets mixed. Every report groups by PIP, table and row (epic, feature, story).
 Rule 3: categories keep failed, unsupported, indefinite, broken and target-error apart (schema.ALLURE_STATUS); they are
@@ -24,6 +24,7 @@ Rule 5: the report must not call out: Google Analytics tags that the templates c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -201,7 +202,8 @@ def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[s
     """Rule 2, 3 and 4: the Allure 3 config (JavaScript: environment matchers are functions)."""
     targets = sorted(targets)
     environments = ",\n".join(
-        f"    {json.dumps(t)}: {{ name: {json.dumps(t)}, variables: {json.dumps(variables.get(t, {}))}, "
+        f"    {json.dumps(environment_id(t))}: {{ name: {json.dumps(environment_name(t))}, "
+        f"variables: {json.dumps({'target': t, **variables.get(t, {})})}, "
         f"matcher: byTarget({json.dumps(t)}) }}" for t in sorted(targets))
     rules = []
     for verdict, (status, name) in ALLURE_STATUS.items():
@@ -239,9 +241,44 @@ export default {{
     return path
 
 
+ALLURE_ID_MAX = 64  # Allure 3 refuses longer environment ids and names
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:6]
+
+
+def allure_id(text: str) -> str:
+    """``text`` as an id of Allure 3's config: at most 64 latin letters, digits, ``_`` and ``-``. A
+    text that had to change ends with a short digest of itself, so two target names that differ
+    only in a replaced character (``pulsar-4.0.7``, ``pulsar-4_0_7``) keep two ids."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", text)
+    if safe == text and len(text) <= ALLURE_ID_MAX:
+        return text
+    return f"{safe[:ALLURE_ID_MAX - 7]}-{_digest(text)}"
+
+
+def environment_id(target: str) -> str:
+    """Rule 2: the Allure environment of a target."""
+    return allure_id(target)
+
+
+def environment_name(target: str) -> str:
+    """Rule 2: the name Allure shows for a target's environment. Allure refuses a name with a path
+    separator, a control character or more than 64 characters, so a URL target's slashes are shown
+    as U+2215 (a slash to the eye) and a long name is cut, with a digest; the exact target name is
+    the environment's ``target`` variable."""
+    name = re.sub(r"[\x00-\x1f\x7f-\x9f]", "", target).replace("/", "\u2215").replace("\\", "\u2215").strip()
+    if name in ("", ".", ".."):
+        name = f"target {name}".strip()
+    if len(name) > ALLURE_ID_MAX:
+        name = f"{name[:ALLURE_ID_MAX - 8]}\u2026 {_digest(target)}"
+    return name
+
+
 def plugin_id(target: str) -> str:
-    """A target's report folder name: its name with every character outside [A-Za-z0-9.-] replaced."""
-    return "target-" + re.sub(r"[^A-Za-z0-9.-]", "_", target)
+    """A target's report folder name (``target-<id>``)."""
+    return "target-" + allure_id(target)
 
 
 def target_variables(properties: dict[str, str], targets: Iterable[str]) -> dict[str, dict[str, str]]:

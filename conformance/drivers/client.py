@@ -13,8 +13,17 @@ Rule 2: ``ProduceConsume`` subscribes first (a new Exclusive subscription), prod
 Rule 3: ``pulsar.Timeout`` and a call that does not return within the bound raise ``Indefinite``.
         The C++ calls run in a daemon thread so a stuck call cannot hang the run; a stuck thread
         is left behind (and said so in the reason) because the C++ client cannot be interrupted.
-Rule 4: the client's own logging is silenced: it would otherwise print to stdout/stderr for
-        every connection and drown the report.
+Rule 4: a client that could not connect answered nothing. The C++ client raises ``ConnectError``
+        both when the broker answered an HTTP lookup with an error status (an answer:
+        model/client.py) and when it could not connect within its connection timeout. So an
+        operation that has had nothing from the broker yet (``Contact``) and gets ``ConnectError``
+        raises ``NoContact`` (the step executor performs it again), except over HTTP where the
+        client's log names an HTTP error status for the operation's topic: that is the answer.
+        The log is never printed (it would drown the report). The C++ client logs through the
+        logger of the first ``pulsar.Client`` a process makes, for every client after it, so
+        every client gets the same ``CLIENT_LOG`` and an operation reads the lines that name its
+        topic; where another logger came first (``CLIENT_LOG.active`` is false), an HTTP
+        ``ConnectError`` is taken as the answer it nearly always is.
 Rule 6 (security): with a token the client is built with ``pulsar.AuthenticationToken``; for a
         ``pulsar+ssl://`` or ``https://`` URL it trusts the credentials' CA
         (``tls_trust_certs_file_path``) and checks the broker's host name.
@@ -30,15 +39,16 @@ Rule 5 (PIP-2, ``PubSub``): one client, producer without batching and with singl
 
 from __future__ import annotations
 
+import collections
 import logging
+import re
 import secrets
 import threading
 import time
 from typing import Callable, Optional
 
-from conformance.drivers.base import (CLIENT_CONNECTION_TIMEOUT_MS, client_operation_timeout_s,
-                                      DEFAULT_TIMEOUT)
-from conformance.errors import Indefinite, Unsupported
+from conformance.drivers.base import client_connection_timeout_ms, client_operation_timeout_s, DEFAULT_TIMEOUT
+from conformance.errors import Indefinite, NoContact, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
@@ -53,10 +63,43 @@ EVIDENCE_POLL_MS = 20  # a receive between reads of the broker's counters
 # takes longer than a non-persistent send; the quiet period that ends such a collection is longer.
 PERSISTENT_DRAIN_IDLE_MS = 2000
 
-_quiet = logging.getLogger("conformance.pulsar-client")
-_quiet.addHandler(logging.NullHandler())
-_quiet.setLevel(logging.CRITICAL)
-_quiet.propagate = False
+class ClientLog(logging.Handler):
+    """The official client's log, process-wide (Rule 4): the HTTP error statuses its lookups got,
+    by the URL they asked; nothing is printed."""
+
+    HTTP_STATUS = re.compile(r"Response failed for url (\S+?):? .*returned error: (\d{3})")
+    KEPT = 512
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self._statuses: collections.deque[tuple[str, str]] = collections.deque(maxlen=self.KEPT)
+        self.logger = logging.Logger("pulsar-client", logging.WARNING)  # never registered, never printed
+        self.logger.addHandler(self)
+        self.logger.propagate = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = self.HTTP_STATUS.search(record.getMessage())
+        if found:
+            self._statuses.append((found.group(1), found.group(2)))
+
+    def http_status(self, topic: str) -> Optional[str]:
+        """The last HTTP error status of a lookup whose URL names ``topic``'s REST path, if logged."""
+        name = TopicName.parse(topic)
+        path = f"/{name.domain}/{name.tenant}/{name.namespace}/{name.encoded_local_name}"
+        for url, status in reversed(self._statuses):
+            if path in url:
+                return status
+        return None
+
+
+CLIENT_LOG = ClientLog()
+
+
+class Contact:
+    """Whether the broker has answered anything yet in this operation (Rule 4)."""
+
+    def __init__(self):
+        self.made = False
 
 
 def _pulsar():
@@ -105,13 +148,13 @@ class ClientDriver:
                               f"(transport={op.transport!r})")
         keep = False
         if isinstance(op, ops.GetPartitionsForTopic):
-            work = lambda client: PartitionList(tuple(client.get_topic_partitions(op.topic)))  # noqa: E731
+            work = lambda client, contact: PartitionList(tuple(client.get_topic_partitions(op.topic)))  # noqa: E731
         elif isinstance(op, ops.PubSub):
-            work, keep = (lambda client: self._pub_sub(client, op)), True  # noqa: E731
+            work, keep = (lambda client, contact: self._pub_sub(client, op, contact)), True  # noqa: E731
         else:
-            work = lambda client: self._produce_consume(client, op)  # noqa: E731
+            work = lambda client, contact: self._produce_consume(client, op, contact)  # noqa: E731
         self.transcript.sent(f"{type(op).__name__}({op.topic!r}) via pulsar.Client({url!r})")
-        outcome = self._bounded(url, work, f"{type(op).__name__} on {op.topic}", keep=keep)
+        outcome = self._bounded(url, op.topic, work, f"{type(op).__name__} on {op.topic}", keep=keep)
         self.transcript.received(repr(outcome))
         return outcome
 
@@ -126,18 +169,20 @@ class ClientDriver:
                 options["tls_trust_certs_file_path"] = self.credentials.trust_certs
         return options
 
-    def _bounded(self, url: str, work: Callable, what: str, keep: bool = False):
+    def _bounded(self, url: str, topic: str, work: Callable, what: str, keep: bool = False):
         """Run ``work(client)`` in a daemon thread; map exceptions to outcomes (Rules 1, 3)."""
         pulsar = _pulsar()
         box: dict = {}
+
+        contact = Contact()
 
         def body():
             client = None
             try:
                 client = pulsar.Client(url, operation_timeout_seconds=client_operation_timeout_s(self.timeout),
-                                       connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, logger=_quiet,
-                                       **self._security_options(pulsar, url))
-                box["outcome"] = work(client)
+                                       connection_timeout_ms=client_connection_timeout_ms(self.timeout),
+                                       logger=CLIENT_LOG.logger, **self._security_options(pulsar, url))
+                box["outcome"] = work(client, contact)
                 if keep:
                     self._kept.append(client)
                     client = None
@@ -163,17 +208,23 @@ class ClientDriver:
             return box["outcome"]
         if isinstance(error, Indefinite):
             raise error
+        status = CLIENT_LOG.http_status(topic) if isinstance(error, pulsar.ConnectError) else None
+        if isinstance(error, pulsar.ConnectError) and status is None and not contact.made:
+            raise NoContact(f"{what}: the official client could not connect within its connection timeout "
+                            f"({client_connection_timeout_ms(self.timeout)} ms), and no HTTP lookup was answered")
         if isinstance(error, pulsar.Timeout):
             raise Indefinite(f"{what}: pulsar.Timeout from the official client ({error})")
         if isinstance(error, pulsar.PulsarException):
-            self.transcript.note(f"raised {type(error).__name__}: {error}")
+            self.transcript.note(f"raised {type(error).__name__}: {error}"
+                                 + (f" (HTTP status {status})" if status else ""))
             return ClientError(type(error).__name__)
         raise error  # a bug in our code or the binding: the runner reports it as broken
 
-    def _produce_consume(self, client, op: ops.ProduceConsume):
+    def _produce_consume(self, client, op: ops.ProduceConsume, contact: Contact):
         pulsar = _pulsar()
         consumer = client.subscribe(op.topic, f"conformance-{secrets.token_hex(4)}",
                                     consumer_type=pulsar.ConsumerType.Exclusive)
+        contact.made = True
         producer = client.create_producer(op.topic)
         for index in range(op.count):
             producer.send(f"m{index}".encode())
@@ -191,12 +242,13 @@ class ClientDriver:
         # order a consumer sees is not an answer (outcomes.Delivered).
         return Delivered(tuple(sorted(received, key=lambda payload: (message_index(payload.encode()), payload))))
 
-    def _pub_sub(self, client, op: ops.PubSub):
+    def _pub_sub(self, client, op: ops.PubSub, contact: Contact):
         """Rule 5; returns the outcome, or ClientError when a producer or consumer is refused."""
         pulsar = _pulsar()
         producer = client.create_producer(
             op.topic, batching_enabled=False, block_if_queue_full=True,
             message_routing_mode=pulsar.PartitionsRoutingMode.UseSinglePartition)
+        contact.made = True
         receipts: list[str] = []
         for _ in range(op.sends_before):
             receipts.append(self._send_one(producer, op.topic, len(receipts)))

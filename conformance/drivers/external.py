@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import json
 import os
 import queue
@@ -57,7 +58,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from conformance import children
-from conformance.errors import ConformanceError, Indefinite, Unsupported
+from conformance.errors import ConformanceError, Indefinite, NoContact, Unsupported
 
 PROTOCOL_VERSION = 1
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "clients" / "protocol" / f"v{PROTOCOL_VERSION}.schema.json"
@@ -65,6 +66,10 @@ ANSWER_KINDS = ("ok", "raised", "unsupported", "error")
 MAX_LINE = 1 << 20  # an answer longer than this is not an answer of this protocol
 STDERR_LINES = 200
 CLOSE_TIMEOUT = 3.0
+# A request waits this long for the requests ahead of it on the same process, each bounded itself.
+LOCK_WAIT_S = 120.0
+# Starts in a row that die or stay silent before hello's answer, after which the driver is refused.
+START_ATTEMPTS = 2
 
 SCRATCH_PREFIX = "pulsar-conformance-driver-"
 
@@ -99,6 +104,10 @@ class DriverRefused(DriverError):
 
 class DriverHung(Indefinite):
     """No answer within the bound; the driver was killed (verdict: indefinite)."""
+
+
+class DriverBusy(NoContact):
+    """Other requests held the process for longer than ``LOCK_WAIT_S``; nothing was sent."""
 
 
 @dataclass(frozen=True)
@@ -158,12 +167,15 @@ class DriverProcess:
         self.info: dict = {}  # hello's "ok": driver, library, library_version, commands...
         self.refused: Optional[str] = None
         self.starts = 0
+        self.failed_starts = 0  # in a row: hello not answered, or the process ended before it
         self._proc: Optional[subprocess.Popen] = None
         self._lines: "queue.Queue" = queue.Queue()
         self._stderr: collections.deque = collections.deque(maxlen=STDERR_LINES)
         self._threads: list[threading.Thread] = []
         self._next_id = 1
-        self._lock = threading.Lock()
+        # Every use of the process (start, request, close) holds it: a start that another thread
+        # began must not be joined halfway, and an exchange must not share the pipes with another.
+        self._lock = threading.RLock()
         self.scratch: Optional[Path] = None  # Rule 6: the running process's TMPDIR
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -178,6 +190,20 @@ class DriverProcess:
 
     def start(self) -> dict:
         """Start the process if it is not running and agree on the protocol (Rule 1)."""
+        with self._held():
+            return self._start()
+
+    @contextlib.contextmanager
+    def _held(self):
+        if not self._lock.acquire(timeout=LOCK_WAIT_S):
+            raise DriverBusy(f"{self.name}: other requests held the driver process for {LOCK_WAIT_S:g} s; "
+                             "nothing was sent")
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def _start(self) -> dict:
         if self.refused:
             raise DriverRefused(self.refused)
         if self.running:
@@ -193,6 +219,9 @@ class DriverProcess:
             self._proc = children.popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True, env=env)
+        except children.ChildStartTimeout as exc:  # the machine, not the driver: not remembered
+            self._remove_scratch()
+            raise DriverError(f"{self.name}: {exc}") from None
         except OSError as exc:
             self._remove_scratch()
             self.refused = f"{self.name}: cannot run {argv[0]!r}: {exc}"
@@ -211,14 +240,20 @@ class DriverProcess:
             thread.start()
         try:
             ok = self._exchange("hello", {"protocol": PROTOCOL_VERSION}, self.start_timeout, during_start=True)
-        except DriverHung as exc:
-            self.refused = f"{self.name}: did not answer hello within {self.start_timeout:g} s ({exc.reason})"
+        except (DriverHung, DriverCrashed) as exc:
             self._kill()
+            self.failed_starts += 1
+            why = (f"did not answer hello within {self.start_timeout:g} s ({exc.reason})"
+                   if isinstance(exc, DriverHung) else str(exc))
+            if self.failed_starts < START_ATTEMPTS:  # a starved machine can do this once
+                raise DriverCrashed(f"{self.name}: {why}; the next request starts it again") from None
+            self.refused = f"{self.name}: {why}, at {self.failed_starts} starts in a row"
             raise DriverRefused(self.refused) from None
         except DriverError as exc:
             self.refused = str(exc)
             self._kill()
             raise DriverRefused(self.refused) from None
+        self.failed_starts = 0
         if not isinstance(ok, dict) or ok.get("protocol") != PROTOCOL_VERSION:
             spoken = ok.get("protocol") if isinstance(ok, dict) else ok
             self.refused = (f"{self.name} answered hello with protocol {spoken!r}; the harness speaks "
@@ -230,14 +265,20 @@ class DriverProcess:
 
     def close(self) -> None:
         """Ask the driver to shut down, then make sure its process group is gone (Rule 4)."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                self._exchange("shutdown", {}, CLOSE_TIMEOUT, quiet=True)
-                proc.wait(CLOSE_TIMEOUT)
-            except (DriverError, Indefinite, subprocess.TimeoutExpired, OSError, ValueError):
-                pass
-        self._kill()
+        if not self._lock.acquire(timeout=CLOSE_TIMEOUT):
+            self._kill()  # a request still holds it: its wait ends with the process
+            return
+        try:
+            proc = self._proc
+            if proc is not None and proc.poll() is None:
+                try:
+                    self._exchange("shutdown", {}, CLOSE_TIMEOUT, quiet=True)
+                    proc.wait(CLOSE_TIMEOUT)
+                except (DriverError, Indefinite, subprocess.TimeoutExpired, OSError, ValueError):
+                    pass
+            self._kill()
+        finally:
+            self._lock.release()
 
     def _kill(self) -> None:
         proc = self._proc
@@ -292,8 +333,8 @@ class DriverProcess:
         """Send one request; returns "ok"'s object or a ``Raised`` (Rule 3). With ``started``, the
         request is about something made in that start of the process (``starts``): if the process
         has been restarted since, DriverGone is raised and nothing is sent."""
-        with self._lock:
-            self.start()
+        with self._held():
+            self._start()
             if started is not None and started != self.starts:
                 raise DriverGone(f"{self.name} was restarted since start {started}; what it made then is gone")
             return self._exchange(cmd, dict(args or {}), timeout)
@@ -302,8 +343,8 @@ class DriverProcess:
         """A request that makes something the process holds (a handle): its answer and the start
         (``starts``) of the process that answered, read together, so later requests about it can
         name that start."""
-        with self._lock:
-            self.start()
+        with self._held():
+            self._start()
             return self._exchange(cmd, dict(args or {}), timeout), self.starts
 
     def _exchange(self, cmd: str, args: dict, timeout: float, *, during_start: bool = False, quiet: bool = False):

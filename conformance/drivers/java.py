@@ -29,8 +29,11 @@ Rule 4: every request is bounded by the driver's ``timeout`` (the Java side wait
 Rule 6: the process is shared, so another case's hung request may stop it while this case holds a
         client; every request about a handle names the start of the process that made it, and one
         made before a restart is never sent (DriverGone). A lookup had then sent nothing to the
-        broker, so it is asked once more from a new client; ProduceConsume may have, so its answer
-        is indefinite.
+        broker (``NoContact``: the step executor asks again, from a new client); ProduceConsume may
+        have, so its answer is indefinite.
+Rule 7: a client that could not connect to the broker (Java's ``ConnectException`` and the
+        client's own ``PulsarClientException$ConnectException``, as the exception or a cause) has
+        not answered anything: ``NoContact`` (java_exceptions.py), never an outcome.
 """
 
 from __future__ import annotations
@@ -39,11 +42,11 @@ import secrets
 import threading
 from typing import Optional
 
-from conformance.drivers.base import CLIENT_CONNECTION_TIMEOUT_MS, DEFAULT_TIMEOUT, client_operation_timeout_s
+from conformance.drivers.base import DEFAULT_TIMEOUT, client_connection_timeout_ms, client_operation_timeout_s
 from conformance.drivers.external import DriverGone, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_ADMIN_VERSION, DEFAULT_CLIENT_VERSION, driver_command
 from conformance.drivers.java_exceptions import outcome_of
-from conformance.errors import Indefinite, Unsupported
+from conformance.errors import Indefinite, NoContact, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
@@ -149,17 +152,6 @@ class _JavaDriver:
         self.transcript.received(repr(answer))
         return answer, born
 
-    def _again_once(self, attempt, what: str):
-        """Rule 6: ``attempt()``, and once more if the process went before it sent anything."""
-        try:
-            return attempt()
-        except DriverGone as gone:
-            self.transcript.note(f"{gone}; {what} is asked again from a new client")
-        try:
-            return attempt()
-        except DriverGone as gone:
-            raise Indefinite(f"{gone}, twice: the driver process keeps being stopped by other cases") from None
-
     def _close(self, handle: str, born: Optional[int] = None) -> None:
         """Closing is best effort: the answer of the operation is already decided. A handle made
         before the process was restarted (another case's request hung, and it was stopped) is
@@ -204,7 +196,10 @@ class JavaClientDriver(_JavaDriver):
         if not url:
             raise Unsupported("no-http-service", f"target has no {op.transport} service URL for the Java client (transport={op.transport!r})")
         if isinstance(op, ops.JavaGetPartitionsForTopic):
-            return self._again_once(lambda: self._with_client(url, op), f"getPartitionsForTopic({op.topic})")
+            try:
+                return self._with_client(url, op)
+            except DriverGone as gone:  # Rule 6
+                raise NoContact(f"{gone}: getPartitionsForTopic({op.topic}) was not sent") from None
         try:
             return self._with_client(url, op)
         except DriverGone as gone:
@@ -214,7 +209,7 @@ class JavaClientDriver(_JavaDriver):
     def _with_client(self, url: str, op):
         created, born = self._make("client.create", service_url=url,
                                    operation_timeout_ms=client_operation_timeout_s(self.timeout) * 1000,
-                                   connection_timeout_ms=CLIENT_CONNECTION_TIMEOUT_MS, **self._options(url))
+                                   connection_timeout_ms=client_connection_timeout_ms(self.timeout), **self._options(url))
         if isinstance(created, Raised):
             return outcome_of(created, f"{self.process.name} client.create")
         try:
@@ -286,7 +281,10 @@ class JavaAdminDriver(_JavaDriver):
             raise Unsupported("no-driver", f"the java-admin driver cannot perform {type(op).__name__}")
         if not self.admin_url:
             raise Unsupported("no-admin-api", "target has no admin URL for the Java admin client")
-        return self._again_once(lambda: self._with_admin(op), f"getPartitionedTopicMetadata({op.topic})")
+        try:
+            return self._with_admin(op)
+        except DriverGone as gone:  # Rule 6
+            raise NoContact(f"{gone}: getPartitionedTopicMetadata({op.topic}) was not sent") from None
 
     def _with_admin(self, op: ops.JavaGetPartitionedTopicMetadata):
         created, born = self._make("admin.create", admin_url=self.admin_url, **self._options(self.admin_url))

@@ -7,6 +7,9 @@ Rule 1: an exception of the Pulsar client or admin API (``PulsarClientException`
         which is how model/java_client.py writes its expectations.
 Rule 2: a timeout is no answer: ``java.util.concurrent.TimeoutException`` (the driver's bounded
         wait on a future) and the client's and admin's own TimeoutException raise ``Indefinite``.
+Rule 4: a client that could not connect answered nothing: ``PulsarClientException$ConnectException``,
+        or any exception caused by Java's ``java.net.ConnectException`` or a Netty connect timeout,
+        raises ``NoContact`` (before Rule 1), so the step executor asks again.
 Rule 3: anything else (a NullPointerException, an IllegalStateException thrown by the JDK or by our
         driver) is not an answer of the client's API: ``JavaDriverBug`` (verdict broken) with the
         class and message.
@@ -15,7 +18,7 @@ Rule 3: anything else (a NullPointerException, an IllegalStateException thrown b
 from __future__ import annotations
 
 from conformance.drivers.external import DriverError, Raised
-from conformance.errors import Indefinite
+from conformance.errors import Indefinite, NoContact
 from model.outcomes import ClientError
 
 API_EXCEPTION_ROOTS = (
@@ -26,6 +29,14 @@ TIMEOUTS = frozenset({
     "java.util.concurrent.TimeoutException",
     "org.apache.pulsar.client.api.PulsarClientException$TimeoutException",
     "org.apache.pulsar.client.admin.PulsarAdminException$TimeoutException",
+})
+
+
+NOT_CONNECTED = frozenset({
+    "org.apache.pulsar.client.api.PulsarClientException$ConnectException",
+    "java.net.ConnectException",
+    "io.netty.channel.ConnectTimeoutException",
+    "io.netty.channel.AbstractChannel$AnnotatedConnectException",
 })
 
 
@@ -43,7 +54,9 @@ def is_api_exception(binary_name: str) -> bool:
 
 
 def outcome_of(raised: Raised, what: str) -> ClientError:
-    """Rules 1-3 for one ``raised`` answer of the call described by ``what``."""
+    """Rules 1-4 for one ``raised`` answer of the call described by ``what``."""
+    if {raised.cls, *raised.causes} & NOT_CONNECTED:
+        raise NoContact(f"{what}: the client could not connect: {java_name(raised.cls)} ({raised.message})")
     if raised.cls in TIMEOUTS:
         raise Indefinite(f"{what}: {java_name(raised.cls)} ({raised.message})")
     if is_api_exception(raised.cls):

@@ -16,7 +16,10 @@ Rule 4: every frame, both ways, goes into the transcript with its exact bytes. R
         are cut into frames here by the 4-byte totalSize prefix, so the hex shown is exactly what
         the target sent, not a re-encoding.
 Rule 5: no answer within the bound or a closed connection raises ``Indefinite``; bytes our codec
-        rejects or an answer of the wrong type raise ``ProtocolViolation``.
+        rejects or an answer of the wrong type raise ``ProtocolViolation``. A connection that could
+        not be made, or a CONNECT not answered in time, raises ``NoContact``: the operation itself
+        was never sent. ``drop_connection`` closes the connection and keeps the transcript, so a
+        step performed again starts on a new one.
 Rule 6 (PIP-2, PubSub): a burst's SEND frames go out in ONE ``sendall``, so the broker reads them
         before it can answer any; receipts are matched by sequence_id, MESSAGE frames by
         consumer_id. A PING/PONG round trip after the last step is the barrier: exact for a broker
@@ -53,7 +56,7 @@ import urllib.parse
 from typing import Optional
 
 from conformance.drivers.base import DEFAULT_TIMEOUT
-from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.errors import Indefinite, NoContact, ProtocolViolation, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
@@ -106,12 +109,12 @@ class _Socket:
             if tls is not None:
                 self.sock = tls.wrap_socket(self.sock, server_hostname=host)
         except socket.timeout as exc:
-            raise Indefinite(f"connect to {host}:{port}: no answer within {timeout:g} s") from exc
+            raise NoContact(f"connect to {host}:{port}: no answer within {timeout:g} s") from exc
         except ssl.SSLError as exc:
-            raise Indefinite(f"TLS handshake with {host}:{port} failed ({exc}); is --tls-trust-certs the CA "
-                             "that signed the broker's certificate?") from exc
+            raise NoContact(f"TLS handshake with {host}:{port} failed ({exc}); is --tls-trust-certs the CA "
+                            "that signed the broker's certificate?") from exc
         except OSError as exc:
-            raise Indefinite(f"connect to {host}:{port} failed ({exc}); is the target running?") from exc
+            raise NoContact(f"connect to {host}:{port} failed ({exc}); is the target running?") from exc
         self.conn = Connection(Role.CLIENT)
         self._raw = b""  # received bytes not yet cut into frames
         self._frames: collections.deque[bytes] = collections.deque()
@@ -239,6 +242,10 @@ class WireDriver:
             self._socket.close()
             self._socket = None
         self.connected = None
+
+    def drop_connection(self) -> None:
+        """Rule 5."""
+        self.close()
 
     def perform(self, op):
         if not self.can_perform(op):
@@ -407,16 +414,23 @@ class WireDriver:
 
 
 def _connect(sock, timeout: float, waiting_for: str, credentials: Credentials):
-    """CONNECT on a fresh socket (Rule 1): CONNECTED, or ServerError when the target refuses it."""
-    sock.send(connect_event(credentials))
+    """CONNECT on a fresh socket (Rule 1): CONNECTED, or ServerError when the target refuses it. No
+    answer to CONNECT is ``NoContact``: nothing of the operation was sent (Rule 5)."""
     deadline = time.monotonic() + timeout
-    while True:
-        event = sock.next_event(deadline, waiting_for)
-        if isinstance(event, events.Connected):
-            return event
-        if isinstance(event, events.Error):
-            return _server_error(event)
-        pass_over(sock, event)
+    try:
+        sock.send(connect_event(credentials))
+        while True:
+            event = sock.next_event(deadline, waiting_for)
+            if isinstance(event, (events.Connected, events.Error)):
+                break
+            pass_over(sock, event)
+    except NoContact:
+        raise
+    except Indefinite as exc:
+        raise NoContact(f"no CONNECTED: {exc.reason}") from None
+    if isinstance(event, events.Connected):
+        return event
+    return _server_error(event)
 
 
 def await_answer(sock, request_id: int, answers: tuple[type, ...], what: str, timeout: float, waiting_for: str):

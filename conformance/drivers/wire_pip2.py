@@ -232,8 +232,13 @@ class WirePip2:
         return self.link.server_error(answer)
 
     def _check_still_serving(self) -> None:
-        """A closed connection counts only if the broker still takes a new one (wire.py, BadCommand)."""
-        answer = self.link.handshake()
+        """A closed connection counts only if the broker still takes a new one (wire.py, BadCommand).
+        The bad command was sent already, so a new connection that cannot be made is no answer, but
+        not ``NoContact`` either."""
+        try:
+            answer = self.link.handshake()
+        except Indefinite as exc:
+            raise Indefinite(f"after closing the connection the target took no new one: {exc.reason}") from None
         if not isinstance(answer, events.Connected):
             raise Indefinite(f"after closing the connection the target refused a new one: {answer!r}")
 

@@ -21,7 +21,7 @@ from conformance.coverage import Coverage
 from conformance.execute import TargetSession
 from conformance.fuzz.steps import outcome_json
 from conformance.fuzz.vocabulary import Names
-from conformance.stepper import Stepper
+from conformance.executor import Stepper
 
 HANG_LIMIT = 2
 

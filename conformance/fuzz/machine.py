@@ -31,7 +31,7 @@ from conformance.errors import Indefinite, TargetError, Unsupported
 from conformance.fuzz.context import FuzzContext
 from conformance.fuzz.steps import SKIPPED_BY_MODEL, STAND_IN_CANNOT, run_step, signature_of
 from conformance.fuzz.vocabulary import ERA, POLICIES, Names, OpRule, initial_ops, rules_for
-from conformance.stepper import BROKEN, INDEFINITE, UNSUPPORTED
+from conformance.executor import BROKEN, INDEFINITE, UNSUPPORTED
 from model.machine import initial_state
 
 

@@ -16,7 +16,7 @@ from conformance import generated
 from conformance.fuzz.context import Finding, FuzzContext
 from conformance.fuzz.steps import outcome_json, run_step, signature_of
 from conformance.fuzz.vocabulary import ERA, Names
-from conformance.stepper import ANSWERED, VIOLATION
+from conformance.executor import ANSWERED, VIOLATION
 from model.machine import initial_state
 from model.ops import op_from_json
 

@@ -33,7 +33,7 @@ from conformance.fuzz.reduce import reduce_finding
 from conformance.fuzz.replay import replay_finding
 from conformance.fuzz.report import FuzzReport
 from conformance.fuzz.vocabulary import capabilities
-from conformance.stepper import Stepper
+from conformance.executor import Stepper
 
 DEFAULT_STEPS = 10
 DEFAULT_BUDGET_S = 600.0

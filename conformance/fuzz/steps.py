@@ -8,7 +8,7 @@ Rule 1: the model goes first. An operation the model refuses to settle (ModelUsa
 Rule 2: the step is routed as it would be alone (``generated.natural_route``), as the runner routes
         a case's steps. A route that needs a stand-in for the admin API (a PRODUCER creating a
         topic) is taken only where the model expects Done, since a stand-in can only reproduce
-        the admin API's Done (``Stepper`` says why); otherwise ``STAND_IN_CANNOT``, nothing sent.
+        the admin API's Done (executor.py says why); otherwise ``STAND_IN_CANNOT``, nothing sent.
 Rule 3: what the target answered is compared with the model by the caller: ``Step.agrees``.
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Optional
 from conformance.coverage import op_variant, outcome_kind
 from conformance.errors import Unsupported
 from conformance.generated import natural_route
-from conformance.stepper import ANSWERED, UNSUPPORTED, StepResult, Stepper
+from conformance.executor import ANSWERED, UNSUPPORTED, StepResult, Stepper
 from model.errors import ModelUsageError
 from model.machine import apply
 from model.outcomes import Done, outcome_to_json

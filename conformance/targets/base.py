@@ -54,6 +54,10 @@ from conformance.targets import config as pulsar_config
 from model import ops, releases
 from model.outcomes import LookupAnswer, ServerError
 
+# Fresh CONNECTs, each bounded by the run's timeout, that must all go unanswered before a target is
+# taken to have stopped serving (Target.unresponsive).
+UNRESPONSIVE_ATTEMPTS = 3
+
 ERA_PIP344 = "pip344"
 ERA_PRE_PIP344 = "pre-pip344"
 FLAG5 = "supports_get_partitioned_metadata_without_auto_creation"
@@ -166,19 +170,27 @@ class Target:
         return None
 
     def unresponsive(self) -> Optional[str]:
-        """Why the target no longer answers a fresh CONNECT with a Pulsar answer (no answer within
-        a few seconds, or bytes that are not Pulsar's), or None when it does; a refusal is an
-        answer. Asked after a case ends indefinite or with a protocol violation."""
-        wire = WireDriver(self.service_url, timeout=min(self.timeout, 5.0), credentials=self.credentials())
-        try:
-            wire.handshake()
-        except Indefinite as exc:
-            return f"no CONNECTED from {self.service_url}: {exc.reason}"
-        except ProtocolViolation as exc:
-            return f"{self.service_url} answers CONNECT with what no Pulsar broker sends: {exc.reason}"
-        finally:
-            wire.close()
-        return None
+        """Why the target no longer answers a fresh CONNECT with a Pulsar answer, or None when it
+        does; a refusal is an answer. Asked after a case ends indefinite or with a protocol
+        violation. A busy machine can keep a live broker from answering one CONNECT in time, and
+        calling it gone would end every later case of the run, so it is gone only when each of
+        ``UNRESPONSIVE_ATTEMPTS`` fresh connections, each given the run's whole bound, went
+        unanswered (or when it answers with bytes that are not Pulsar's)."""
+        why = None
+        for attempt in range(UNRESPONSIVE_ATTEMPTS):
+            if attempt:
+                time.sleep(1.0)
+            wire = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials())
+            try:
+                wire.handshake()
+                return None
+            except Indefinite as exc:
+                why = f"no CONNECTED from {self.service_url} at {UNRESPONSIVE_ATTEMPTS} attempts: {exc.reason}"
+            except ProtocolViolation as exc:
+                return f"{self.service_url} answers CONNECT with what no Pulsar broker sends: {exc.reason}"
+            finally:
+                wire.close()
+        return why
 
     def credentials(self) -> Credentials:
         """What drivers present to this target as it runs now (Rule 6)."""

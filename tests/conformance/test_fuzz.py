@@ -162,7 +162,7 @@ def test_placeholders_round_trip():
 def test_partitioned_metadata_answer_of_the_model_target_is_the_models():
     session = model_session()
     session.start()
-    from conformance.stepper import Stepper
+    from conformance.executor import Stepper
     stepper = Stepper(session)
     stepper.begin({})
     stepper.perform(ops.CreateNamespace("public/cx"))

@@ -17,9 +17,12 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Optional
 
 import pytest
 
+from conformance.plugin import ConformancePlugin
 from conformance.results import SCHEMA_VERSION, ResultRecord, ResultWriter
 from reports import allure
 from reports.__main__ import main
@@ -60,9 +63,9 @@ def test_case(target, case):
 '''
 
 
-def _one_run(out: Path, run: int, work: Path) -> None:
+def _one_run(out: Path, run: int, work: Path, verdicts: Optional[dict] = None, run_id: Optional[str] = None) -> None:
     """What `python -m conformance run` leaves: allure-results (appended), environment, <run_id>.jsonl."""
-    run_id, verdicts = RUN_IDS[run], VERDICTS[run]
+    run_id, verdicts = run_id or RUN_IDS[run], verdicts or VERDICTS[run]
     cases = [(t, c, v) for t, by_case in verdicts.items() for c, v in by_case.items()]
     folder = work / f"run{run}"  # same module name every run: Allure's history follows test ids
     folder.mkdir()
@@ -73,8 +76,12 @@ def _one_run(out: Path, run: int, work: Path) -> None:
                            "-c", "/dev/null", "--rootdir", str(folder), f"--alluredir={out / 'allure-results'}"],
                           capture_output=True, text=True, timeout=120, cwd=folder)
     assert done.returncode == 1, done.stdout[-2000:]  # failures are expected
-    (out / "allure-results" / "environment.properties").write_text(
-        f"run_id={run_id}\nreference.version=1.0\nreference.era=pip344\nlite.version=0.{run + 1}\n", encoding="utf-8")
+    plugin = ConformancePlugin([], [], out_dir=out, run_id=run_id)
+    plugin.sessions = [SimpleNamespace(target=SimpleNamespace(
+        name=target, describe=lambda target=target: {"version": "1.0" if target == "reference" else f"0.{run + 1}",
+                                                      "era": "pip344", "service_url": "pulsar://127.0.0.1:6650"}))
+        for target in verdicts]
+    plugin.write_environment(out / "allure-results")
     writer = ResultWriter(out, run_id)
     for index, (target, case, verdict) in enumerate(cases):
         stamp = (started + datetime.timedelta(milliseconds=200 + 10 * index)).isoformat(timespec="milliseconds")
@@ -148,6 +155,29 @@ def test_allure_report_is_one_file_of_the_latest_run_with_history(e2e):
     history = (out / "allure-history.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(history) == 2, "one history entry per run"
     assert (out / "allure-history.runs").read_text(encoding="utf-8").split() == list(RUN_IDS)
+
+
+def test_allure_report_renders_targets_named_with_dots_colons_and_slashes(tmp_path):
+    """Target names as the harness makes them (a release, a URL, a proxy in front of a broker) are not
+    ids in Allure's alphabet; each still gets its environment and its own report."""
+    if allure.find_cli() is None:
+        pytest.fail("the allure CLI is not installed: run `make node_modules`")
+    names = ["pulsar-4.0.7", "url:pulsar://127.0.0.1:6650,http://127.0.0.1:8080", "pulsar-proxy:4.0.8/4.0.7"]
+    out = tmp_path / "out"
+    _one_run(out, 0, tmp_path, verdicts={name: {"c1": "passed", "c2": "failed"} for name in names},
+             run_id="20260803T090000Z-names1")
+    properties = allure.read_properties(out / "allure-results" / "environment.properties")
+    assert properties[f"{names[1]}.service_url"] == "pulsar://127.0.0.1:6650", "keys with colons survive"
+    index = allure.render(out / "allure-results", out)
+    results = json.loads((index.parent / "test-results.json").read_text(encoding="utf-8"))["byId"]
+    assert {r["environment"] for r in results.values()} == {allure.environment_name(n) for n in names}
+    for name in names:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", allure.environment_id(name)), name
+        assert "/" not in allure.environment_name(name) and len(allure.environment_name(name)) <= 64, name
+        own = json.loads((index.parent / allure.plugin_id(name) / "summary.json").read_text(encoding="utf-8"))
+        assert own["stats"]["total"] == 2, name
+    assert allure.allure_id("pulsar-4.0.7") != allure.allure_id("pulsar-4_0_7")
+    assert allure.allure_id("reference") == "reference"
 
 
 def test_allure_verdict_labels_and_categories(tmp_path):
