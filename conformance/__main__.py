@@ -4,7 +4,7 @@
       [--target pulsar-standalone[:VERSION]] [--pulsar-versions 3.0.2,4.0.7,4.2.4] \\
       [--target pulsar-container[:TAG]] \\
       [--target url:pulsar://H:P,http://H:Q] [--broker-config FILE|KEY=VALUE ...] \\
-      [--pip 344] [-k EXPR] [-x] [--out reports/out] \\
+      [--pip 344] [-k EXPR] [-x] [--out reports/out] [--repeat N [--cpu-hogs K]] \\
       [--secure] [--tls] [--auth-token-file FILE | --auth-token JWT] [--tls-trust-certs PEM]
   python -m conformance cases [--pip 344]
   python -m conformance prepare 4.0.7 3.0.2     # resolve Apache Pulsar releases' jars into the cache
@@ -59,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.add_argument("--jobs", type=int, default=DEFAULT_JOBS, metavar="N",
                          help=f"cases run at once per broker instance (default {DEFAULT_JOBS}); 1 runs one case "
                               "at a time on one broker")
+    run_cmd.add_argument("--repeat", type=int, default=1, metavar="N",
+                         help="the flake hunter (conformance/flakes.py): make the run N times, each in a process of "
+                              "its own writing OUT/repeat-<i>/, and list every case whose verdict differed in "
+                              "OUT/flakes.md; exit 1 when one did")
+    run_cmd.add_argument("--cpu-hogs", type=int, default=0, metavar="K",
+                         help="with --repeat: K busy loops beside the runs, as on a shared CI runner")
     run_cmd.add_argument("--java-client-version", metavar="V",
                          help="org.apache.pulsar:pulsar-client release the java-client driver runs (default 4.0.13)")
     run_cmd.add_argument("--java-admin-version", metavar="V",
@@ -159,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         print("conformance: error: --jobs must be 1 or more", file=sys.stderr)
         return v.EXIT_HARNESS
+    if args.repeat < 1 or args.cpu_hogs < 0:
+        print("conformance: error: --repeat must be 1 or more and --cpu-hogs 0 or more", file=sys.stderr)
+        return v.EXIT_HARNESS
+    if args.repeat > 1 or args.cpu_hogs:
+        from conformance.flakes import hunt
+        return hunt(argv[1:], repeat=args.repeat, hogs=args.cpu_hogs, out=args.out)
     targets = list(args.target)
     if args.pulsar_versions is not None:
         try:

@@ -79,10 +79,12 @@ def with_death_signal(argv: list) -> list:
     return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
 
 
-def popen(argv, timeout: float = SPAWN_TIMEOUT_S, **kwargs) -> subprocess.Popen:
+def popen(argv, timeout: Optional[float] = None, **kwargs) -> subprocess.Popen:
     """``subprocess.Popen(argv, **kwargs)`` forked by the spawner thread, dying with the harness;
-    raises ChildStartTimeout when the start does not return within ``timeout`` seconds."""
+    raises ChildStartTimeout when the start does not return within ``timeout`` seconds (default
+    ``SPAWN_TIMEOUT_S``)."""
     global _spawner
+    timeout = SPAWN_TIMEOUT_S if timeout is None else timeout
     if "preexec_fn" in kwargs:
         raise ValueError("children.popen runs no Python between fork and exec: no preexec_fn")
     with _spawner_lock:

@@ -11,7 +11,9 @@ Rule 1: a target's file is named by its ``divergence_profile``: ``apache-pulsar`
 Rule 2: a divergence covers a case when the case or its row is listed and the target's release
         is inside the entry's range. Only a ``failed`` verdict is covered: a known divergence
         that passes is reported as such (the entry may be stale), and one that turns indefinite
-        or broken is not excused.
+        or broken is not excused. An entry marked ``intermittent`` (with why: the target fails it
+        in some runs only, by timing) also names the cases it covers that pass (``applies``), so
+        neither a pass nor the next failure is reported as a change.
 """
 
 from __future__ import annotations
@@ -46,3 +48,11 @@ class KnownDivergences:
     def covering(self, case_id: str, row_id: str, release) -> Optional[Divergence]:
         """The entry that covers this case on a broker of ``release`` (Rule 2), if any."""
         return next((entry for entry in self.entries if entry.covers(case_id, row_id, release)), None)
+
+    def applies(self, verdict: str, case_id: str, row_id: str, release) -> Optional[Divergence]:
+        """The entry a record of this verdict names (Rule 2): any covering entry for ``failed``, an
+        intermittent one for ``passed``, none otherwise."""
+        entry = self.covering(case_id, row_id, release) if verdict in ("failed", "passed") else None
+        if entry is None or (verdict == "passed" and not entry.intermittent):
+            return None
+        return entry

@@ -226,9 +226,7 @@ class ConformancePlugin:
     def record(self, item: ConformanceItem, run: CaseRun) -> None:
         """Write the JSONL record, JUnit properties and Allure labels of one case run (Rule 3)."""
         case, verdict, target = item.case, run.verdict, item.target_session.target
-        known = None
-        if verdict.verdict == v.FAILED:
-            known = self._known(target).covering(case.id, case.row_id, target.release)
+        known = self._known(target).applies(verdict.verdict, case.id, case.row_id, target.release)
         record = results.ResultRecord(
             schema_version=results.SCHEMA_VERSION, run_id=self.run_id, timestamp=results.utc_now(),
             case_id=case.id, row_id=case.row_id, pip=str(case.pip), table=case.table, grade=case.grade,

@@ -11,7 +11,7 @@ Rule 2: ``expected`` and ``actual`` are ``model.outcomes.outcome_to_json`` value
 Rule 3: ``verdict`` is one of conformance.verdicts.VERDICTS; ``failing_step`` is the step index
         for failed/unsupported/indefinite/broken at a step, else null.
 Rule 4: ``known_divergence`` is the id of the entry of spec/divergences/ that covers a failed
-        case (conformance/divergences.py), else ""; ``namespace`` is the namespace the case ran
+        case, or a passed one when the entry is intermittent (conformance/divergences.py), else ""; ``namespace`` is the namespace the case ran
         in ("" when it never ran), so a recorded answer can be compared with the model's again.
         Schema 1 records lack both and are read with both empty.
 Rule 5: schema 3 adds the verdict ``target-error`` (verdicts.target_error: the target could not

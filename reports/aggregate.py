@@ -27,8 +27,9 @@ Rule 4: the tables, made on the driver from the per-target summaries (``compute_
         ``flaky``     per target x target version x case x driver with both passed and failed: pass rate
                       and its 95% Wilson interval;
         ``diff``      per target, the cases whose verdict differs between its last two runs: regression
-                      (passed -> failed), fix (failed -> passed), changed (any other move, e.g. to
-                      indefinite or unsupported: those are kept apart), added, removed;
+                      (passed -> failed), fix (failed -> passed), intermittent (a move between the two
+                      of a case whose known divergence says it fails in some runs only), changed (any
+                      other move, e.g. to indefinite or unsupported: those are kept apart), added, removed;
         ``durations_case`` / ``durations_target``  p50 and p99 of duration_s over executed cases
                       (unsupported cases never ran and are left out).
 """
@@ -546,7 +547,12 @@ def compute_tables(summaries: list[dict]) -> dict:
         was, now = before and before["verdict"], after and after["verdict"]
         if was == now:
             continue
+        # a passed record names a divergence only when its entry is intermittent: the same entry on
+        # both sides is that entry passing or failing by timing, not a fix nor a regression
+        same_entry = bool(before and after and before.get("known_divergence")
+                          and before.get("known_divergence") == after.get("known_divergence"))
         change = ("added" if was is None else "removed" if now is None
+                  else "intermittent" if same_entry
                   else "regression" if (was, now) == (S.PASSED, S.FAILED)
                   else "fix" if (was, now) == (S.FAILED, S.PASSED) else "changed")
         diff.append({"target": any_side["target"], "case_id": any_side["case_id"], "driver": any_side["driver"],

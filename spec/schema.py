@@ -680,6 +680,7 @@ class Divergence:
     summary: str
     evidence: tuple[str, ...]
     upstream: Optional[str] = None
+    intermittent: Optional[str] = None  # why the target fails it in some runs only (timing, scheduling)
     file: str = ""
     line: int = 0
 
@@ -706,7 +707,8 @@ def load_divergences(name: str, directory: Path = DIVERGENCES_DIR) -> tuple[Dive
     for i in range(len(entries.value)):
         node = entries.child(i)
         entry = _Checker(str(path), node, str(node.value.get("id", "?")) if isinstance(node.value, dict) else "?")
-        value = entry.keys(node, "divergence", {"id", "cases", "releases", "kind", "summary", "evidence"}, {"upstream"})
+        value = entry.keys(node, "divergence", {"id", "cases", "releases", "kind", "summary", "evidence"},
+                           {"upstream", "intermittent"})
         ident = entry.string(node.child("id"), "id")
         if not DIVERGENCE_ID.match(ident) or ident in seen:
             entry.fail(node.child("id"), f"id {ident!r} must be unique, lowercase words joined by -")
@@ -725,5 +727,6 @@ def load_divergences(name: str, directory: Path = DIVERGENCES_DIR) -> tuple[Dive
             summary=entry.string(node.child("summary"), "summary"),
             evidence=entry.strings(node.child("evidence"), "evidence"),
             upstream=entry.string(node.child("upstream"), "upstream") if "upstream" in value else None,
+            intermittent=entry.string(node.child("intermittent"), "intermittent") if "intermittent" in value else None,
             file=str(path), line=node.line))
     return tuple(found)

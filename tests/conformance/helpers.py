@@ -134,16 +134,19 @@ def claiming(handler: Callable) -> Callable:
 
 
 class FakePulsarServer:
-    """Loopback server: answers CONNECT, then calls ``handler(event)`` for each request.
+    """Loopback server: answers CONNECT (but for the first ``unanswered_connects``), then calls
+    ``handler(event)`` for each request.
 
     ``handler`` returns a list of events to send, ``SILENCE`` or ``CLOSE``. Every received
     event is kept in ``received`` so tests can check exactly what the driver sent.
     """
 
-    def __init__(self, handler: Callable, *, flag5: bool = True, server_version: str = "Fake Pulsar Server"):
+    def __init__(self, handler: Callable, *, flag5: bool = True, server_version: str = "Fake Pulsar Server",
+                 unanswered_connects: int = 0):
         self.handler = handler
         self.flag5 = flag5
         self.server_version = server_version
+        self.unanswered_connects = unanswered_connects  # the first ones go unanswered, as on a starved broker
         self.received: list = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(0.2)
@@ -178,6 +181,9 @@ class FakePulsarServer:
                     continue
                 self.received.append(event)
                 if isinstance(event, events.Connect):
+                    if self.unanswered_connects > 0:
+                        self.unanswered_connects -= 1
+                        continue
                     flags = {"supports_get_partitioned_metadata_without_auto_creation": True} if self.flag5 else {}
                     sock.sendall(conn.send(conn.connected_event(self.server_version, 5242880, flags)))
                     continue

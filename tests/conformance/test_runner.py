@@ -161,3 +161,21 @@ def test_cli_rejects_unknown_target_names(tmp_path, capsys):
     assert main(["run", "--target", "url:http://x:1", "--out", str(tmp_path)]) == v.EXIT_HARNESS
     assert main(["run", "--out", str(tmp_path)]) == v.EXIT_HARNESS
     assert main(["bogus"]) == 2
+
+
+def test_an_intermittent_known_divergence_that_passes_is_named_and_not_taken_for_a_stale_entry(tmp_path):
+    from spec.schema import Divergence
+
+    def entry(ident, case, intermittent=None):
+        return Divergence(id=ident, cases=(case,), releases="*", kind="defect", summary="s", evidence=("e",),
+                          intermittent=intermittent, file="mine.yaml")
+
+    target = FakeTarget()
+    target.known_divergences = (entry("timing", "a-001", "fails when its dispatcher is late"), entry("fixed", "a-002"),
+                                entry("still", "a-003"))
+    code, records, text = _run(tmp_path, [_case("a-001[binary]"), _case("a-002[binary]"),
+                                          _case("a-003[binary]", expected=Partitions(0))], targets=[target])
+    assert [(r.verdict, r.known_divergence) for r in records] == [
+        ("passed", "timing"), ("passed", ""), ("failed", "still")]
+    assert code == v.EXIT_OK and "failed 1 (1 known divergences)" in text, text
+    assert "a-002[binary] passed on fake" in text and "a-001[binary] passed" not in text
