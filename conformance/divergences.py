@@ -11,9 +11,11 @@ Rule 1: a target's file is named by its ``divergence_profile``: ``apache-pulsar`
 Rule 2: a divergence covers a case when the case or its row is listed and the target's release
         is inside the entry's range. Only a ``failed`` verdict is covered: a known divergence
         that passes is reported as such (the entry may be stale), and one that turns indefinite
-        or broken is not excused. An entry marked ``intermittent`` (with why: the target fails it
-        in some runs only, by timing) also names the cases it covers that pass (``applies``), so
-        neither a pass nor the next failure is reported as a change.
+        or broken is not excused. Two kinds of entry say more:
+        - ``verdict: indefinite``: a request the target is recorded never to answer; its cases
+          stay indefinite and are counted apart like known failures;
+        - ``intermittent`` (with why): the target fails the cases in some runs only, by timing;
+          a pass names the entry too, so neither it nor the next failure is reported as a change.
 """
 
 from __future__ import annotations
@@ -50,9 +52,12 @@ class KnownDivergences:
         return next((entry for entry in self.entries if entry.covers(case_id, row_id, release)), None)
 
     def applies(self, verdict: str, case_id: str, row_id: str, release) -> Optional[Divergence]:
-        """The entry a record of this verdict names (Rule 2): any covering entry for ``failed``, an
+        """The entry a record of this verdict names (Rule 2): a covering entry of that verdict
+        (``failed``, or ``indefinite`` for a request the target is recorded never to answer), an
         intermittent one for ``passed``, none otherwise."""
-        entry = self.covering(case_id, row_id, release) if verdict in ("failed", "passed") else None
-        if entry is None or (verdict == "passed" and not entry.intermittent):
+        entry = self.covering(case_id, row_id, release)
+        if entry is None:
             return None
-        return entry
+        if verdict == entry.verdict or (verdict == "passed" and entry.intermittent):
+            return entry
+        return None

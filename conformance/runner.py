@@ -201,12 +201,14 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         mine = [r for r in plugin.records if r.target == target.name]
         counts = v.summarize(r.verdict for r in mine)
         known = sum(1 for r in mine if r.verdict == v.FAILED and r.known_divergence)
+        known_silent = sum(1 for r in mine if r.verdict == v.INDEFINITE and r.known_divergence)
         info = target.describe()
         state = f"could not start: {target.start_error.splitlines()[0]}" if target.start_error else \
             f"{info['version']}, era {info['era']}, admin API {info['admin_api']}"
         shown = [n for n in v.VERDICTS if n != v.TARGET_ERROR or counts[n]]
         groups = group_counts(kind_of(r.reason) for r in mine if r.verdict == v.UNSUPPORTED)
         detail = {v.FAILED: f" ({known} known divergences)" if known else "",
+                  v.INDEFINITE: f" ({known_silent} known divergences)" if known_silent else "",
                   v.UNSUPPORTED: " (" + ", ".join(f"{g}: {n}" for g, n in groups.items()) + ")" if groups else ""}
         say(f"  {target.name} ({state}): " + ", ".join(f"{n} {counts[n]}{detail.get(n, '')}" for n in shown))
     say(f"  results: {plugin.writer.path if plugin.writer else '-'}")
@@ -217,7 +219,8 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         say(f"conformance: error: no case selected{f' by -k {keyword!r}' if keyword else ''}; nothing was run")
         return v.EXIT_HARNESS
     known_failures = sum(1 for r in plugin.records if r.verdict == v.FAILED and r.known_divergence)
-    code = v.exit_code(verdict_names, known_failures)  # Rule 5: a target that did not start decides nothing itself
+    known_indefinite = sum(1 for r in plugin.records if r.verdict == v.INDEFINITE and r.known_divergence)
+    code = v.exit_code(verdict_names, known_failures, known_indefinite)  # Rule 5: a target that did not start decides nothing itself
     for line in stale_divergences(plugin):
         say(f"conformance: note: {line}")
     counts = v.summarize(verdict_names)
@@ -227,8 +230,8 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         say("conformance: error: no case was executed on any target"
             + (f" ({len(troubled)} target(s) down or misbehaving, see above)" if troubled else
                ": every selected case was unsupported"))
-    explanation = {v.EXIT_OK: "no failures" if not known_failures else
-                   f"no failures besides {known_failures} known divergences",
+    known = known_failures + known_indefinite
+    explanation = {v.EXIT_OK: "no failures" if not known else f"no failures besides {known} known divergences",
                    v.EXIT_FAILED: "failures",
                    v.EXIT_HARNESS: "target error" if troubled and not counts[v.BROKEN] else "harness error",
                    v.EXIT_INDEFINITE: "only indefinite results besides passes"}[code]

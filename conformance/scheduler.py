@@ -40,7 +40,7 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Optional
 
-from conformance import verdicts as v
+from conformance import capacity, verdicts as v
 from conformance.execute import CaseRun, TargetSession, applicability, configure, execute_case
 from conformance.routing import action_driver_name
 from conformance.errors import Unsupported
@@ -224,17 +224,18 @@ class Lane:
         return configure(target, case)
 
     def _perform(self, case) -> None:
-        with self.schedule.slots:
+        driver = _driver_name(case)
+        with self.schedule.slots, capacity.machine().case(capacity.case_weight(case, driver)):
             if self.schedule.stopping.is_set():
-                run = CaseRun(case, self.schedule.name, _driver_name(case),
+                run = CaseRun(case, self.schedule.name, driver,
                               v.unsupported("the run was stopped before this case", kind="not-run"), 0.0)
             else:
                 try:
                     drivers = self._drivers()
                 except Exception as exc:  # noqa: BLE001 - a harness bug is a verdict, not a crash
-                    run = CaseRun(case, self.schedule.name, _driver_name(case), v.broken(exc), 0.0)
+                    run = CaseRun(case, self.schedule.name, driver, v.broken(exc), 0.0)
                 else:
-                    run = execute_case(case, self.session.target, drivers, _driver_name(case))
+                    run = execute_case(case, self.session.target, drivers, driver)
         self.schedule.finish(case, run)
 
 
@@ -317,7 +318,7 @@ class Schedule:
                 else:
                     runnable.append(case)
             groups = plan(runnable, target)
-            wanted = self.instances if self.instances is not None else target.max_instances
+            wanted = self.instances if self.instances is not None else capacity.machine().lanes(target.max_instances)
             lanes = assign(groups, max(1, min(wanted, len(groups) or 1)))
             self._lanes = [Lane(self, self.session, lanes[0], owned=False)] if lanes else []
             for groups_of_lane in lanes[1:]:

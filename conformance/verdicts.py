@@ -18,7 +18,7 @@ Rule 5: ``target-error`` is a finding about the target, not about a case: it cou
 Rule 6: exit codes, in order of precedence: 2 if anything is broken or target-error, or nothing
         was executed on any target (every case unsupported or none selected); 1 if anything
         failed that is not a known divergence (conformance/divergences.py); 3 if anything is
-        indefinite; else 0. A run whose only failures are known divergences exits 0 and says how
+        indefinite that is not a known divergence (a request the target never answers); else 0. A run whose only failures are known divergences exits 0 and says how
         many there were.
 """
 
@@ -107,14 +107,15 @@ def summarize(verdicts: Iterable[str]) -> Counter:
     return counts
 
 
-def exit_code(verdicts: Iterable[str], known_failures: int = 0) -> int:
-    """Rule 6; ``known_failures`` of the ``failed`` verdicts are known divergences."""
+def exit_code(verdicts: Iterable[str], known_failures: int = 0, known_indefinite: int = 0) -> int:
+    """Rule 6; ``known_failures`` of the ``failed`` verdicts and ``known_indefinite`` of the
+    ``indefinite`` ones are known divergences."""
     counts = summarize(verdicts)
     executed = sum(counts[name] for name in EXECUTED)
     if counts[BROKEN] or counts[TARGET_ERROR] or executed == 0:
         return EXIT_HARNESS
     if counts[FAILED] > known_failures:
         return EXIT_FAILED
-    if counts[INDEFINITE]:
+    if counts[INDEFINITE] > known_indefinite:
         return EXIT_INDEFINITE
     return EXIT_OK

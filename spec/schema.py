@@ -665,6 +665,7 @@ DIVERGENCE_KINDS = (
     "unimplemented",   # the release never implemented the (tentative) PIP the rows state
     "defect",          # a bug of the implementation, against its own documented behaviour
 )
+DIVERGENCE_VERDICTS = ("failed", "indefinite")  # indefinite: a request the target never answers
 CASE_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\[[a-z-]+\])?\Z")
 DIVERGENCE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
@@ -681,6 +682,7 @@ class Divergence:
     evidence: tuple[str, ...]
     upstream: Optional[str] = None
     intermittent: Optional[str] = None  # why the target fails it in some runs only (timing, scheduling)
+    verdict: str = "failed"  # "indefinite": the target is recorded never to answer these cases
     file: str = ""
     line: int = 0
 
@@ -708,7 +710,7 @@ def load_divergences(name: str, directory: Path = DIVERGENCES_DIR) -> tuple[Dive
         node = entries.child(i)
         entry = _Checker(str(path), node, str(node.value.get("id", "?")) if isinstance(node.value, dict) else "?")
         value = entry.keys(node, "divergence", {"id", "cases", "releases", "kind", "summary", "evidence"},
-                           {"upstream", "intermittent"})
+                           {"upstream", "intermittent", "verdict"})
         ident = entry.string(node.child("id"), "id")
         if not DIVERGENCE_ID.match(ident) or ident in seen:
             entry.fail(node.child("id"), f"id {ident!r} must be unique, lowercase words joined by -")
@@ -728,5 +730,7 @@ def load_divergences(name: str, directory: Path = DIVERGENCES_DIR) -> tuple[Dive
             evidence=entry.strings(node.child("evidence"), "evidence"),
             upstream=entry.string(node.child("upstream"), "upstream") if "upstream" in value else None,
             intermittent=entry.string(node.child("intermittent"), "intermittent") if "intermittent" in value else None,
+            verdict=entry.string(node.child("verdict"), "verdict", DIVERGENCE_VERDICTS) if "verdict" in value
+            else "failed",
             file=str(path), line=node.line))
     return tuple(found)

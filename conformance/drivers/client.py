@@ -33,7 +33,8 @@ Rule 5 (PIP-2, ``PubSub``): one client, producer without batching and with singl
         for every callback. After the last burst a partitions lookup on the same connection is
         the barrier: the C++ client handles frames in order on one I/O thread, so messages the
         broker dispatched before answering are queued by then. Each consumer is then drained
-        until it has every accepted message or ``receive`` waits ``DRAIN_IDLE_MS`` in vain. The
+        until it has every accepted message, or the broker's counters say it holds all it was
+        sent, or ``receive`` waits in vain for a quiet period (``pubsub.quiet_period``). The
         client stays open until the case ends (``reset``), so a stats observation sees it.
 """
 
@@ -53,7 +54,7 @@ from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
 from model.names import TopicName
-from conformance.drivers.pubsub import message_index, receipt_kind, settled, summarise
+from conformance.drivers.pubsub import message_index, quiet_period, receipt_kind, settled, summarise
 from model.outcomes import DROPPED, ClientError, Delivered, PartitionList
 
 RECEIVE_IDLE_S = 2.0
@@ -264,9 +265,11 @@ class ClientDriver:
                 receipts.append(self._send_one(producer, op.topic, len(receipts)))
             else:
                 receipts.extend(self._send_burst(producer, op.topic, len(receipts), size))
+        asked = time.monotonic()
         client.get_topic_partitions(op.topic)  # the barrier (Rule 5)
+        round_trip = time.monotonic() - asked
         total = sum(1 for kind in receipts if kind != DROPPED and not kind.startswith("client-"))
-        received = self._drain(op.topic, consumers, total, pulsar)
+        received = self._drain(op.topic, consumers, total, pulsar, round_trip)
         if op.close_after:
             producer.close()
             for _, consumer in consumers:
@@ -274,7 +277,7 @@ class ClientDriver:
         self.transcript.note(f"receipts {receipts}; received {received}")
         return summarise(op, receipts, received)
 
-    def _drain(self, topic: str, consumers: list, total: int, pulsar) -> dict[str, list[list[int]]]:
+    def _drain(self, topic: str, consumers: list, total: int, pulsar, round_trip: float) -> dict[str, list[list[int]]]:
         """Each consumer's messages until it holds every accepted one, or its subscription holds
         what the broker says it sent (pubsub.settled), or, without those counters, until a
         receive waits DRAIN_IDLE_MS in vain (Rule 5)."""
@@ -285,7 +288,8 @@ class ClientDriver:
         # backlog then no longer shows, so there only the quiet period ends the collection.
         persistent = TopicName.parse(topic).persistent
         counters = self.urls.get("http") is not None and not persistent
-        quiet_ms = PERSISTENT_DRAIN_IDLE_MS if persistent else DRAIN_IDLE_MS
+        quiet_ms = int(1000 * quiet_period((PERSISTENT_DRAIN_IDLE_MS if persistent else DRAIN_IDLE_MS) / 1000,
+                                           round_trip, self.timeout))
         while open_ and time.monotonic() < deadline:
             # Take what each consumer holds, until a receive waits in vain ...
             for index in sorted(open_):

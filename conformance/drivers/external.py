@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from conformance import children
+from conformance import capacity, children
 from conformance.errors import ConformanceError, Indefinite, NoContact, Unsupported
 
 PROTOCOL_VERSION = 1
@@ -215,6 +215,10 @@ class DriverProcess:
             self.refused = f"{self.name}: cannot be prepared: {exc}"
             raise DriverRefused(self.refused) from exc
         env = self._scratch_env()
+        with capacity.machine().startup():  # a JVM's start takes a core for seconds
+            return self._spawn(argv, env)
+
+    def _spawn(self, argv: list, env: dict) -> dict:
         try:
             self._proc = children.popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

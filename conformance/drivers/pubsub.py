@@ -17,6 +17,9 @@ Rule 4: ``settled`` ends a collection on evidence rather than on a quiet period,
         is all, while a persistent topic's dispatcher reads stored messages later, so there it
         is all only once the counter reaches the subscription's msgBacklog (the driver does not
         acknowledge) or no consumer has a permit left.
+Rule 5: without those counters a collection ends after a quiet period: the period a quiet machine
+        needs, or ``QUIET_ROUND_TRIPS`` times the barrier's round trip when the broker answers it
+        slower than that (``quiet_period``), never longer than the step's bound.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from model import ops
 from model.names import TopicName
 from model.outcomes import ACCEPTED, DROPPED, STORED, PubSubBounds, PubSubResult, payload_ranges, run_length
+
+# A quiet period is at least this many times the barrier's own round trip: on a busy machine the
+# broker is as slow to dispatch as to answer the barrier, so the wait grows with the load it measures.
+QUIET_ROUND_TRIPS = 20
 
 U64_MINUS_ONE = 2**64 - 1
 NO_ID = (-1, U64_MINUS_ONE)
@@ -65,6 +72,11 @@ def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Se
             delivered_accepted=delivered_accepted)
     delivered = tuple((name, payload_ranges(i for c in received[name] for i in c)) for name in sorted(received))
     return PubSubResult(run_length(receipts), delivered, in_order)
+
+
+def quiet_period(least_s: float, round_trip_s: float, bound_s: float) -> float:
+    """Rule 5: how long no message may come before a collection without the broker's counters ends."""
+    return min(bound_s, max(least_s, QUIET_ROUND_TRIPS * round_trip_s))
 
 
 def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeout: float,

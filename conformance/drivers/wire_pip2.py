@@ -12,7 +12,7 @@ import itertools
 import time
 from typing import Callable, Optional
 
-from conformance.drivers.pubsub import message_index, receipt_kind, settled, summarise
+from conformance.drivers.pubsub import message_index, quiet_period, receipt_kind, settled, summarise
 from conformance.errors import Indefinite, ProtocolViolation
 from model import ops
 from model.outcomes import DROPPED, ConnectionClosed, Done
@@ -85,8 +85,10 @@ class WirePip2:
     def _barrier(self, collector: _Collector, consumers: list[tuple[int, str]]) -> None:
         """PING/PONG, then collect until every subscription holds every accepted message, or the
         broker's counters show it has sent nothing more, or the line is quiet (wire.py, PubSub)."""
+        pinged = time.monotonic()
         self.link.socket.send(events.Ping())
         self._wait_for(lambda e: isinstance(e, events.Pong), "PONG (barrier)", collector)
+        round_trip = time.monotonic() - pinged
         bound = sum(1 for kind in collector.receipts.values() if kind != DROPPED and not kind.startswith("send-"))
 
         def per_subscription() -> dict[str, int]:
@@ -104,8 +106,9 @@ class WirePip2:
                            self.link.credentials)
             if done:
                 return  # the broker's counters say everything it will send has arrived
-            wait = STATS_POLL_S if done is not None else (
-                PERSISTENT_DRAIN_IDLE_S if collector.topic.startswith("persistent://") else DRAIN_IDLE_S)
+            wait = STATS_POLL_S if done is not None else quiet_period(
+                PERSISTENT_DRAIN_IDLE_S if collector.topic.startswith("persistent://") else DRAIN_IDLE_S,
+                round_trip, self.link.timeout)
             event = self.link.socket.next_event(min(deadline, time.monotonic() + wait), "more MESSAGE frames",
                                             quiet_ok=True)
             if event is None:

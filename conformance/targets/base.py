@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from conformance import capacity
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest import RestDriver, error_reason
 from conformance.drivers.wire import WireDriver
@@ -138,8 +139,9 @@ class Target:
             self.static = {key: pulsar_config.normalise(value) for key, value in self.security.overlay({}).items()
                            if not pulsar_config.is_dynamic(key)}
         try:
-            self._launch()
-            self.detect()
+            with capacity.machine().startup():
+                self._launch()
+                self.detect()
             self.started = True
         except Exception as exc:
             self.start_error = str(exc) or type(exc).__name__
@@ -292,8 +294,9 @@ class Target:
         start error from then on (its cases become target-error with it)."""
         self.versions.clear()
         try:
-            self._launch()
-            self.detect()
+            with capacity.machine().startup():
+                self._launch()
+                self.detect()
         except Exception as exc:
             self.start_error = f"restart with {settings} failed: {exc}"
             self.stop()

@@ -179,3 +179,21 @@ def test_an_intermittent_known_divergence_that_passes_is_named_and_not_taken_for
         ("passed", "timing"), ("passed", ""), ("failed", "still")]
     assert code == v.EXIT_OK and "failed 1 (1 known divergences)" in text, text
     assert "a-002[binary] passed on fake" in text and "a-001[binary] passed" not in text
+
+
+def test_a_request_a_target_is_recorded_never_to_answer_stays_indefinite_and_is_counted_apart(tmp_path):
+    from spec.schema import Divergence
+
+    def silent(op):
+        if isinstance(op, ops.CreateNamespace):
+            return Done()
+        raise Indefinite("no answer to GET_TOPICS_OF_NAMESPACE within 10 s")
+
+    target = FakeTarget()
+    target.known_divergences = (Divergence(id="never-answers", cases=("a-001",), releases="*", kind="unimplemented",
+                                           summary="s", evidence=("e",), verdict="indefinite"),)
+    code, records, text = _run(tmp_path, [_case("a-001[binary]")], targets=[target], answer=silent)
+    assert (records[0].verdict, records[0].known_divergence) == ("indefinite", "never-answers")
+    assert code == v.EXIT_OK and "indefinite 1 (1 known divergences)" in text, text
+    code, records, _ = _run(tmp_path / "other", [_case("a-002[binary]")], targets=[FakeTarget()], answer=silent)
+    assert (code, records[0].known_divergence) == (v.EXIT_INDEFINITE, "")

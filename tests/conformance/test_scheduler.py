@@ -4,7 +4,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from conformance import verdicts as v
+from conformance import capacity, verdicts as v
 from conformance.execute import TargetSession
 from conformance.scheduler import Group, Schedule, assign, changes_config, plan, split
 from model.outcomes import Done
@@ -105,10 +105,11 @@ def test_cases_run_concurrently_on_several_instances_and_results_keep_their_orde
     target = _Spawning(fleet, "fake")
     session = TargetSession(target, driver_factory=fleet.factory)
     cases = [_case(f"c{i}", {"k": str(i % 3)}) for i in range(30)]
-    schedule = Schedule(session, cases, jobs=6)
-    started = time.monotonic()
-    runs = [schedule.result(case, timeout=30) for case in cases]
-    elapsed = time.monotonic() - started
+    with capacity.using(capacity.Capacity(cores=4)):  # room for a lane per configuration
+        schedule = Schedule(session, cases, jobs=6)
+        started = time.monotonic()
+        runs = [schedule.result(case, timeout=30) for case in cases]
+        elapsed = time.monotonic() - started
     assert [r.case.id for r in runs] == [c.id for c in cases]
     assert all(r.verdict.verdict == v.PASSED for r in runs)
     assert len(fleet.instances) == 3  # the target and two spawned, one per lane

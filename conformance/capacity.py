@@ -1,0 +1,110 @@
+"""What the machine runs at once during a run, shared by every target of the run.
+
+A run's targets share one machine. Left to themselves, four targets each start their brokers and
+run their cases as if the machine were theirs: on two cores a JVM starting beside another JVM,
+ZooKeeper, a Python broker and fifty cases drove the load above ten, and slow answers then looked
+like the broker's fault. So the run asks this module before it does anything heavy:
+
+- ``startup()``: at most ``startups`` broker or driver processes start (or restart) at once, one per
+  two cores; a JVM takes a core for seconds while it starts. Waiting here is not part of a start's
+  own bound, which counts from the launch.
+- ``case(weight)``: at most ``units`` units of cases run at once over all targets, ``UNITS_PER_CORE``
+  per core; a case weighs ``case_weight`` units, more for the cases whose client runs threads or a
+  JVM of its own and for PubSub's deliveries, which wait for a broker's dispatcher.
+- ``lanes(wanted)``: how many broker instances one target may run side by side, at most one per
+  core (at least two, so groups of another static configuration need not wait for a restart).
+
+Every wait here ends when a case or a start-up ends, and each of those is bounded by its own waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from typing import Optional
+
+UNITS_PER_CORE = 6
+HEAVY_DRIVERS = frozenset({"client", "java-client", "java-admin"})
+HEAVY_WEIGHT = 2
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class WeightedSlots:
+    """A semaphore whose holders take ``weight`` units each; a holder heavier than the whole takes it all."""
+
+    def __init__(self, units: int):
+        self.units = units
+        self._free = units
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def hold(self, weight: int):
+        weight = max(1, min(weight, self.units))
+        with self._changed:
+            self._changed.wait_for(lambda: self._free >= weight)
+            self._free -= weight
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._free += weight
+                self._changed.notify_all()
+
+
+class Capacity:
+    def __init__(self, cores: Optional[int] = None, units: Optional[int] = None):
+        self.cores = max(1, cores or available_cores())
+        self.startups = max(1, self.cores // 2)
+        self.units = units or UNITS_PER_CORE * self.cores
+        self._startups = threading.BoundedSemaphore(self.startups)
+        self._cases = WeightedSlots(self.units)
+
+    @contextlib.contextmanager
+    def startup(self):
+        with self._startups:
+            yield
+
+    def case(self, weight: int = 1):
+        return self._cases.hold(weight)
+
+    def lanes(self, wanted: int) -> int:
+        return max(1, min(wanted, max(2, self.cores)))
+
+
+_machine = Capacity()
+
+
+def machine() -> Capacity:
+    """The process's capacity: one machine, whatever number of runs or targets use it."""
+    return _machine
+
+
+@contextlib.contextmanager
+def using(capacity: Capacity):
+    """``capacity`` as the machine's for a while (tests of a machine of another size)."""
+    global _machine
+    previous, _machine = _machine, capacity
+    try:
+        yield capacity
+    finally:
+        _machine = previous
+
+
+def case_weight(case, driver: str) -> int:
+    """Units a case takes while it runs (see the module's docstring)."""
+    if driver in HEAVY_DRIVERS:
+        return HEAVY_WEIGHT
+    program = getattr(case, "program", None)
+    if program:
+        return HEAVY_WEIGHT if any('"PubSub"' in step for step in program) else 1
+    row = getattr(case, "row", None)
+    if row is not None and row.operation_json().get("op") == "PubSub":
+        return HEAVY_WEIGHT
+    return 1
