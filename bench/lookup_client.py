@@ -4,15 +4,16 @@ What this module owns: single LOOKUPs that follow Redirects, and PIP-35 batch lo
 follow-up batch per owning broker (docs/pip35-decisions.md part C). It counts round trips. It is a
 measuring tool, not the harness driver (that one comes with the PIP-35 spec rows).
 
-Rule 1: one connection per broker URL, opened on first use and reused (``Pool``).
-Rule 2: a round trip is one request frame and its answer; ``send_all`` writes several requests to
-        different brokers before reading any answer, so the follow-ups of a batch overlap in time
-        (one round trip per owning broker, not one after another).
-Rule 3: a broker that cannot be reached, or that closes the connection while a request is pending,
-        turns every topic of that request into a per-topic failure (``UNREACHABLE``), never an
-        exception out of ``batch_lookup``.
-Rule 4: redirects are followed at most ``max_redirects`` times (the Java client's
-        ``maxLookupRedirects`` idea, Pulsar's TopicLookupBase.lookupTopicAsync), then the topic fails with "Too many redirects".
+- one connection per broker URL, opened on first use and reused (``Pool``).
+- a round trip is one request frame and its answer; ``send_all`` writes several requests to
+  different brokers before reading any answer, so the follow-ups of a batch overlap in time (one
+  round trip per owning broker, not one after another).
+- a broker that cannot be reached, or that closes the connection while a request is pending, turns
+  every topic of that request into a per-topic failure (``UNREACHABLE``), never an exception out
+  of ``batch_lookup``.
+- redirects are followed at most ``max_redirects`` times (the Java client's ``maxLookupRedirects``
+  idea, Pulsar's TopicLookupBase.lookupTopicAsync), then the topic fails with "Too many
+  redirects".
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ class WireClient:
 
 
 class Pool:
-    """Rule 1: one WireClient per broker URL."""
+    """One WireClient per broker URL, opened on first use and reused."""
 
     def __init__(self, timeout: float = 10.0):
         self.timeout = timeout
@@ -156,7 +157,7 @@ def single_lookup(pool: Pool, service_url: str, topic: str, max_redirects: int =
 
 
 def send_all(pool: Pool, requests: dict[str, list[str]], authoritative: bool):
-    """Rule 2: one BATCH_LOOKUP per broker, all written before any answer is read.
+    """One BATCH_LOOKUP per broker, all written before any answer is read.
 
     Returns ``{url: BatchLookupResponse | BrokerUnreachable}``."""
     pending, answers = {}, {}
@@ -190,7 +191,7 @@ def batch_lookup(pool: Pool, service_url: str, topics: list[str], max_redirects:
             return results
         follow: dict[str, list[str]] = {}
         for url, answer in send_all(pool, requests, authoritative).items():
-            if isinstance(answer, BrokerUnreachable):  # Rule 3
+            if isinstance(answer, BrokerUnreachable):  # a per-topic failure, never an exception
                 for topic in requests[url]:
                     results[topic] = Resolved(topic, error=UNREACHABLE, message=str(answer),
                                               requested=requested.get(topic, topic))
@@ -215,7 +216,7 @@ def batch_lookup(pool: Pool, service_url: str, topics: list[str], max_redirects:
                 else:
                     results[topic] = Resolved(topic, None, pb.ServerError.Name(entry.error), entry.message, origin)
         requests, authoritative = follow, True
-    for topics_left in requests.values():  # Rule 4
+    for topics_left in requests.values():  # past max_redirects
         for topic in topics_left:
             results[topic] = Resolved(topic, error="ServiceNotReady", message=f"Too many redirects: {max_redirects}",
                                       requested=requested.get(topic, topic))

@@ -134,8 +134,9 @@ def prepare(versions: list[str]) -> int:
 
 
 def report(argv: list[str]) -> int:
-    """``report ...``: the reports stage, run as its own program. The harness never imports the
-    reports package (data flows one way: results -> reports), it only hands it the arguments."""
+    """``report ...``: the reports package (``python -m reports``), run as its own program. The
+    harness never imports the reports package (data flows one way: results -> reports), it only
+    hands it the arguments."""
     import subprocess
     return subprocess.call([sys.executable, "-m", "reports", *argv])
 

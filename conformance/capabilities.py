@@ -4,16 +4,16 @@ A row of a feature listed here runs only on targets where a probe shows the feat
 cases are unsupported with what the target answered, so "pulsar-lite has no PIP-157" is a
 measured fact in the report, not a configuration line.
 
-Rule 1 (PIP-157, spec/pip157.yaml): a target supports the namespace policy ``numberOfTopicBuckets``
-        when ``PUT /admin/v2/namespaces/public/<probe>`` with Policies ``{"numberOfTopicBuckets": 2}``
-        succeeds AND ``GET`` of that namespace echoes ``"numberOfTopicBuckets": 2``. A refusal, a
-        namespace that comes back without the key (Apache Pulsar's Policies ignores unknown
-        fields) or no admin REST API at all makes every pip-157 case unsupported with the reason
-        ``target does not support namespace policy numberOfTopicBuckets (detected: <answer>)``.
-        The probe namespace is deleted again (best effort).
-Rule 2: the probe runs lazily, at the first case of the feature on a target, once per target; a
-        probe that gets no answer raises ``Indefinite`` and is not remembered, so the next case
-        probes again.
+- PIP-157 (spec/pip157.yaml), ``probe_topic_buckets``: a target supports the namespace policy
+  ``numberOfTopicBuckets`` when ``PUT /admin/v2/namespaces/public/<probe>`` with Policies
+  ``{"numberOfTopicBuckets": 2}`` succeeds AND ``GET`` of that namespace echoes
+  ``"numberOfTopicBuckets": 2``. A refusal, a namespace that comes back without the key (Apache
+  Pulsar's Policies ignores unknown fields) or no admin REST API at all makes every pip-157 case
+  unsupported with the reason ``target does not support namespace policy numberOfTopicBuckets
+  (detected: <answer>)``. The probe namespace is deleted again (best effort).
+- ``unsupported_reason`` probes lazily, at the first case of the feature on a target, once per
+  target; a probe that gets no answer raises ``Indefinite`` and is not remembered, so the next
+  case probes again.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _detected: "weakref.WeakKeyDictionary[object, Optional[str]]" = weakref.WeakKeyD
 
 
 def unsupported_reason(case, target) -> Optional[str]:
-    """Why ``case`` cannot run on ``target`` for lack of a feature, or None (Rules 1, 2)."""
+    """Why ``case`` cannot run on ``target`` for lack of a feature, or None; probes once per target."""
     features = getattr(getattr(case, "row", None), "features", None) or ()
     if PIP157_FEATURE not in features:
         return None
@@ -50,7 +50,7 @@ def forget(target) -> None:
 
 
 def probe_topic_buckets(target) -> Optional[str]:
-    """None when the target keeps ``numberOfTopicBuckets``, else the unsupported reason (Rule 1)."""
+    """None when the target keeps ``numberOfTopicBuckets``, else the unsupported reason."""
     def unsupported(detected: str) -> str:
         return f"{NO_TOPIC_BUCKETS} (detected: {detected})"
 

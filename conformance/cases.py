@@ -1,12 +1,12 @@
 """Spec rows -> runnable cases: one Case per row x api, bound to a per-case namespace on demand.
 
-Rule 1: the expectation of every step is computed by the model (``initial_state(broker_config,
-        era)``, then ``apply`` of every step in order); nothing here types an expected outcome.
-Rule 2: a row is isolated in its own namespace. ``bind(namespace)`` turns the row's local names into
-        full names there and prepends the setup steps (namespace, override, topics). Broker settings
-        are not steps: ``Case.broker_config`` is what the target must be running with.
-Rule 3: a setup step that the model does not answer with Done means the namespace is not fresh;
-        ``bind`` refuses it rather than produce a case that tests its own setup.
+- The model computes the expectation of every step (``initial_state(broker_config, era)``, then
+  ``apply`` of every step in order, in ``Case.bind``); nothing here types an expected outcome.
+- A row is isolated in its own namespace. ``bind(namespace)`` turns the row's local names into
+  full names there and prepends the setup steps (namespace, override, topics). Broker settings
+  are not steps: ``Case.broker_config`` is what the target must be running with.
+- A setup step that the model does not answer with Done means the namespace is not fresh;
+  ``bind`` refuses it rather than produce a case that tests its own setup.
 
 Harness contract::
 

@@ -1,7 +1,7 @@
 """What a PIP-157 row's ``stated`` means (spec/README.md, "stated"), for ``conformance.cases``.
 
 Written from the README's definitions, independently of the model's rules (model/buckets.py), so
-that ``stated_disagreements`` catches a model that drifts from what the seed and
+that ``stated_disagreements`` catches a model that drifts from what PIP-157 and
 docs/pip157-decisions.md say:
 
 - ``buckets: N``  the last ``TopicBuckets`` answer among the action and the observations is N;

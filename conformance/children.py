@@ -72,17 +72,18 @@ _spawner: Optional[_Spawner] = None
 _spawner_lock = threading.Lock()
 
 
-def with_death_signal(argv: list) -> list:
-    """``argv`` run so that it gets SIGKILL when the thread that forked it ends (Linux, setpriv)."""
+def with_death_signal(argv: list, death_signal: str = "KILL") -> list:
+    """``argv`` run so that it gets ``death_signal`` when the thread that forked it ends (Linux, setpriv)."""
     if SETPRIV is None:
         return list(argv)
-    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+    return [SETPRIV, "--pdeathsig", death_signal, "--", *argv]
 
 
-def popen(argv, timeout: Optional[float] = None, **kwargs) -> subprocess.Popen:
-    """``subprocess.Popen(argv, **kwargs)`` forked by the spawner thread, dying with the harness;
-    raises ChildStartTimeout when the start does not return within ``timeout`` seconds (default
-    ``SPAWN_TIMEOUT_S``)."""
+def popen(argv, timeout: Optional[float] = None, death_signal: str = "KILL", **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen(argv, **kwargs)`` forked by the spawner thread, getting ``death_signal``
+    when the harness dies (KILL; TERM for a child that must clean up after itself, such as a whole
+    run); raises ChildStartTimeout when the start does not return within ``timeout`` seconds
+    (default ``SPAWN_TIMEOUT_S``)."""
     global _spawner
     timeout = SPAWN_TIMEOUT_S if timeout is None else timeout
     if "preexec_fn" in kwargs:
@@ -94,7 +95,7 @@ def popen(argv, timeout: Optional[float] = None, **kwargs) -> subprocess.Popen:
     _check_executable(str(argv[0]), kwargs.get("env"), kwargs.get("cwd"))
     future: Future = Future()
     abandoned = threading.Event()
-    spawner.requests.put(((with_death_signal(list(argv)),), kwargs, future, abandoned))
+    spawner.requests.put(((with_death_signal(list(argv), death_signal),), kwargs, future, abandoned))
     try:
         return future.result(timeout)
     except FutureTimeout:

@@ -1,14 +1,14 @@
 """Coverage of the model by a generated run: which operations and which outcome kinds it exercised.
 
-Rule 1: an operation is counted by its type and the variant that changes how it is performed
-        (``GetPartitionedMetadata[binary,auto_create=False]``, ``ListTopics[rest]``), an outcome
-        by its kind and the code that distinguishes answers of that kind (``RestError:404``,
-        ``ServerError:TopicNotFound``, ``ClientError:TopicNotFound``).
-Rule 2: counts are per target and per side: what the model expected, what the target answered
-        (only for steps it answered), and the step statuses (answered, unsupported, indefinite,
-        skipped because the model does not settle the op, stand-in mismatches).
-Rule 3: the report names what was never exercised, out of every operation type and outcome kind
-        the model defines (``model.ops.OPERATION_TYPES``, ``model.outcomes.OUTCOME_TYPES``).
+- An operation is counted by its type and the variant that changes how it is performed
+  (``op_variant``: ``GetPartitionedMetadata[binary,auto_create=False]``, ``ListTopics[rest]``),
+  an outcome by its kind and the code that distinguishes answers of that kind (``outcome_kind``:
+  ``RestError:404``, ``ServerError:TopicNotFound``, ``ClientError:TopicNotFound``).
+- ``Coverage`` counts per target and per side: what the model expected, what the target answered
+  (only for steps it answered), and the step statuses (answered, unsupported, indefinite,
+  skipped because the model does not settle the op, stand-in mismatches).
+- The report names what was never exercised, out of every operation type and outcome kind the
+  model defines (``model.ops.OPERATION_TYPES``, ``model.outcomes.OUTCOME_TYPES``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from model import outcomes as model_outcomes
 
 
 def op_variant(op) -> str:
-    """Rule 1."""
+    """The operation's type with the attributes that change how it is performed, e.g. ``ListTopics[rest]``."""
     name = type(op).__name__
     parts = []
     for attr in ("api", "transport", "auto_create", "domain", "command", "view"):
@@ -40,7 +40,7 @@ def op_variant(op) -> str:
 
 
 def outcome_kind(outcome: Any) -> str:
-    """Rule 1."""
+    """The outcome's type with the code that tells its answers apart, e.g. ``RestError:404``."""
     if isinstance(outcome, dict):  # a recorded ProtocolViolation
         return str(outcome.get("kind", "?"))
     name = type(outcome).__name__
@@ -56,7 +56,7 @@ def outcome_kind(outcome: Any) -> str:
 
 
 class Coverage:
-    """Counts for one target (Rule 2)."""
+    """Counts for one target: operations, expected and actual outcome kinds, step statuses."""
 
     def __init__(self, target: str):
         self.target = target

@@ -5,21 +5,21 @@ case, and of ``--sequences N`` generated sequences, on each target, records what
 and compares the targets with one another. The model's answer is shown beside them (the
 three-way view) but decides nothing here.
 
-Rule 1: each target runs each case or sequence in its own fresh namespace; names are put back as
-        placeholders (``{ns}``, ``{tenant}``, ``{missing-tenant}``) before comparing, so only
-        behaviour is compared.
-Rule 2 (normalisation, what may legitimately differ): drivers already drop broker URLs (a
-        LookupAnswer carries response and authoritative only), request ids (never part of an
-        outcome) and message ids where the spec allows (receipt kinds, payload ranges);
-        ``normalise`` also drops any ``broker_url``/``request_id``/``message_id`` key a newer
-        outcome may carry. Error texts are behaviour: they are compared.
-Rule 3: a step a target cannot perform (unsupported) or does not answer (indefinite) ends that
-        target's run of the case or sequence; it is shown, and it is not a disagreement. Targets
-        that answered a step are grouped by identical answers; more than one group is a
-        disagreement, reported at the first step where it happens, with the model's answer.
-Rule 4: generated sequences use only the operations every target can perform (the
-        intersection of their capabilities, fuzz/vocabulary.py ``rules_for``), drawn from ``--seed``, so the
-        same command gives the same sequences.
+- Each target runs each case or sequence in its own fresh namespace (``run_on``); names are put
+  back as placeholders (``{ns}``, ``{tenant}``, ``{missing-tenant}``) before comparing, so only
+  behaviour is compared.
+- ``normalise`` removes what may legitimately differ. Drivers already drop broker URLs (a
+  LookupAnswer carries response and authoritative only), request ids (never part of an
+  outcome) and message ids where the spec allows (receipt kinds, payload ranges); ``normalise``
+  also drops any ``broker_url``/``request_id``/``message_id`` key a newer outcome may carry.
+  Error texts are behaviour: they are compared.
+- A step a target cannot perform (unsupported) or does not answer (indefinite) ends that
+  target's run of the case or sequence (``run_on``); it is shown, and it is not a disagreement.
+  ``compare`` groups the targets that answered a step by identical answers; more than one group
+  is a disagreement, reported at the first step where it happens, with the model's answer.
+- Generated sequences (``program_of_sequence``) use only the operations every target can perform
+  (the intersection of their capabilities, fuzz/vocabulary.py ``rules_for``), drawn from
+  ``--seed``, so the same command gives the same sequences.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ MODEL_UNSETTLED = {"status": "model-unsettled"}
 
 
 def normalise(value: Any, names: dict[str, str]) -> Any:
-    """Rule 2, and Rule 1's placeholders (``names``: concrete -> placeholder)."""
+    """``value`` without what may legitimately differ, its names put back as placeholders
+    (``names``: concrete -> placeholder)."""
     if isinstance(value, dict):
         return {k: normalise(v, names) for k, v in value.items() if k not in DROPPED_KEYS}
     if isinstance(value, list):
@@ -108,7 +109,8 @@ def model_answers(program: Program) -> list:
 
 
 def run_on(session: TargetSession, program: Program) -> list:
-    """Every step of ``program`` on one target (Rule 3); one record per step performed."""
+    """Every step of ``program`` on one target, up to the first it cannot perform or that goes
+    unanswered; one record per step performed."""
     from model.ops import op_from_json
     target = session.target
     stepper = Stepper(session)
@@ -162,7 +164,7 @@ class Disagreement:
 
 
 def compare(program: Program) -> Optional[Disagreement]:
-    """Rule 3: the first step where the targets that answered it disagree."""
+    """The first step where the targets that answered it disagree, or None."""
     length = max((len(r) for r in program.answers.values()), default=0)
     for index in range(length):
         groups: dict[str, list] = {}

@@ -4,18 +4,20 @@ Like web-platform-tests' expectation files, they let a run tell an expected fail
 regression without hiding either: the verdict stays ``failed``, the record names the divergence,
 and the summaries count the two apart.
 
-Rule 1: a target's file is named by its ``divergence_profile``: ``apache-pulsar`` for any
-        target whose version is an Apache Pulsar release (detected, never assumed), the
-        target's own name for implementations that keep a file (``pulsar-lite``), none for the
-        reference broker, which must pass everything.
-Rule 2: a divergence covers a case when the case or its row is listed and the target's release
-        is inside the entry's range. Only a ``failed`` verdict is covered: a known divergence
-        that passes is reported as such (the entry may be stale), and one that turns indefinite
-        or broken is not excused. Two kinds of entry say more:
-        - ``verdict: indefinite``: a request the target is recorded never to answer; its cases
-          stay indefinite and are counted apart like known failures;
-        - ``intermittent`` (with why): the target fails the cases in some runs only, by timing;
-          a pass names the entry too, so neither it nor the next failure is reported as a change.
+A target's file is named by its ``divergence_profile`` (``profile_of``): ``apache-pulsar`` for
+any target whose version is an Apache Pulsar release (detected, never assumed), the target's own
+name for implementations that keep a file (``pulsar-lite``), none for the reference broker, which
+must pass everything.
+
+A divergence covers a case when the case or its row is listed and the target's release is inside
+the entry's range (``KnownDivergences.covering``). Only a ``failed`` verdict is covered
+(``KnownDivergences.applies``): a known divergence that passes is reported as such (the entry may
+be stale), and one that turns indefinite or broken is not excused. Two kinds of entry say more:
+
+- ``verdict: indefinite``: a request the target is recorded never to answer; its cases stay
+  indefinite and are counted apart like known failures;
+- ``intermittent`` (with why): the target fails the cases in some runs only, by timing; a pass
+  names the entry too, so neither it nor the next failure is reported as a change.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ APACHE_PULSAR = "apache-pulsar"
 
 
 def profile_of(target) -> Optional[str]:
-    """Rule 1."""
+    """The name of the divergence file that applies to ``target``, or None (the reference broker)."""
     own = getattr(target, "divergence_profile", None)
     if own:
         return own
@@ -48,11 +50,11 @@ class KnownDivergences:
         return cls(load_divergences(profile) if profile else ())
 
     def covering(self, case_id: str, row_id: str, release) -> Optional[Divergence]:
-        """The entry that covers this case on a broker of ``release`` (Rule 2), if any."""
+        """The entry that covers this case on a broker of ``release``, if any."""
         return next((entry for entry in self.entries if entry.covers(case_id, row_id, release)), None)
 
     def applies(self, verdict: str, case_id: str, row_id: str, release) -> Optional[Divergence]:
-        """The entry a record of this verdict names (Rule 2): a covering entry of that verdict
+        """The entry a record of this verdict names: a covering entry of that verdict
         (``failed``, or ``indefinite`` for a request the target is recorded never to answer), an
         intermittent one for ``passed``, none otherwise."""
         entry = self.covering(case_id, row_id, release)

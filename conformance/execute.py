@@ -58,7 +58,7 @@ def default_drivers(target: Target) -> dict:
         "wire": attach_cluster(WireDriver(target.service_url, timeout=target.timeout, admin_url=admin,
                                           credentials=credentials), target),
         "client": ClientDriver(target.service_url, admin, timeout=target.timeout, credentials=credentials),
-        # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py Rule 2)
+        # white-box reads; without an exposed store it answers Unsupported (drivers/metadata.py, NO_STORE)
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
         # the Java client and admin client, in the run's driver processes (drivers/java.py)
         **java_drivers(target.service_url, admin, timeout=target.timeout, credentials=credentials),
@@ -239,9 +239,10 @@ def perform(case, target: Target, drivers: dict, run: CaseRun) -> v.Verdict:
             return v.failed(index, step, ProtocolViolation(result.reason),
                             f"{step.role} step {index} ({type(step.op).__name__}): protocol violation: {result.reason}")
         if not v.compare(step.expected, result.actual):
-            note = _stand_in_note(result, step, index)
+            where = _stand_in_note(result, step, index) or f"{step.role} step {index} ({type(step.op).__name__}): "
+            attempts = f" ({result.reason})" if result.reason else ""
             return v.failed(index, step, result.actual,
-                            note and f"{note}expected {step.expected!r}, got {result.actual!r}")
+                            f"{where}expected {step.expected!r}, got {result.actual!r}{attempts}")
         last = (index, step, result.actual)
     return v.passed(*last)
 

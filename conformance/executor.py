@@ -20,6 +20,12 @@ the model expects. Attempts are bounded (``RETRY``), with a pause between them, 
 drops its connection before each new attempt. Trouble that remains is reported with its attempts:
 ``indefinite`` (no answer), ``broken`` (the harness's or a driver program's fault), never ``failed``.
 
+A setup step is a precondition of the case, never what it judges: where the broker answers one with
+a server failure (``server_failure``: an HTTP 5xx, or ServiceNotReady, MetadataError, UnknownError or
+TooManyRequests on the wire) instead of the success the model expects, the step is performed again
+within the same bound on attempts; one that keeps failing is the case's failure, its reason naming
+every attempt. An action's answer is always the answer.
+
 A stand-in for the admin API (a PRODUCER creating a topic where there is no REST) can only reproduce
 the admin API's Done: ``StepResult.substitute`` says so, and callers name it in their reasons.
 A SetBrokerConfig answered Done is noted on the target, so the next configuration puts the key back.
@@ -36,7 +42,7 @@ from conformance.errors import Indefinite, NoContact, ProtocolViolation, TargetE
 from conformance.generated import natural_route
 from conformance.routing import NamespaceLedger, Router
 from model import ops
-from model.outcomes import Done
+from model.outcomes import Done, RestError, ServerError
 
 ANSWERED, UNSUPPORTED, INDEFINITE, VIOLATION, BROKEN = "answered", "unsupported", "indefinite", "violation", "broken"
 
@@ -173,8 +179,26 @@ class StepExecutor:
                                   attempts=attempt, error=exc if row.status == BROKEN else None)
             if isinstance(step.op, ops.SetBrokerConfig) and actual == Done():
                 self.target.note_config_change(step.op.key, step.op.value)
-            return StepResult(ANSWERED, actual, driver=driver.name, substitute=substitute, attempts=attempt)
+            if step.role == "setup" and actual != step.expected and server_failure(actual):
+                if attempt < self.retry.attempts:
+                    notes.append(f"attempt {attempt}: the target answered {actual!r}")
+                    _note(driver, "a setup step the broker failed to carry out; performing it again")
+                    _drop_connection(driver)
+                    time.sleep(self.retry.pause(attempt + 1))
+                    continue
+            reason = f"after {attempt} attempts; {'; '.join(notes)}" if notes else ""
+            return StepResult(ANSWERED, actual, reason, driver=driver.name, substitute=substitute, attempts=attempt)
         raise AssertionError("unreachable: the last attempt returns")
+
+
+TRANSIENT_SERVER_ERRORS = frozenset({"ServiceNotReady", "MetadataError", "UnknownError", "TooManyRequests"})
+
+
+def server_failure(outcome) -> bool:
+    """An answer by which the broker says it failed to carry out a request, not that it refuses it."""
+    if isinstance(outcome, RestError):
+        return outcome.status >= 500
+    return isinstance(outcome, ServerError) and outcome.error in TRANSIENT_SERVER_ERRORS
 
 
 def _note(driver, text: str) -> None:

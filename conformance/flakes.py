@@ -75,17 +75,25 @@ def stop_hogs(hogs: list[subprocess.Popen]) -> None:
 
 
 def run_once(repeat: Repeat, argv: Sequence[str], say) -> None:
+    """One run in a process of its own, its console in ``console.txt``; it gets SIGTERM (and stops
+    its targets) if the hunter dies, and is stopped the same way past ``RUN_BOUND_S``."""
     command = [sys.executable, "-m", "conformance", "run", *argv, "--out", str(repeat.out)]
+    repeat.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=RUN_BOUND_S)
-        repeat.exit_code = done.returncode
-        (repeat.out).mkdir(parents=True, exist_ok=True)
-        (repeat.out / "console.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
-    except subprocess.TimeoutExpired:
-        repeat.exit_code = None
-        say(f"  run {repeat.index + 1}: did not end within {RUN_BOUND_S:g} s")
+    with open(repeat.out / "console.txt", "w", encoding="utf-8") as console:
+        run = children.popen(command, death_signal="TERM", stdin=subprocess.DEVNULL, stdout=console,
+                             stderr=subprocess.STDOUT)
+        try:
+            repeat.exit_code = run.wait(RUN_BOUND_S)
+        except subprocess.TimeoutExpired:
+            repeat.exit_code = None
+            say(f"  run {repeat.index + 1}: did not end within {RUN_BOUND_S:g} s; stopped")
+            run.terminate()
+            try:
+                run.wait(120)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                run.wait()
     repeat.wall_s = time.monotonic() - started
     for path in sorted((repeat.out / "results").glob("*.jsonl")):
         for record in read_results(path):

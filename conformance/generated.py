@@ -4,19 +4,21 @@ A file ``spec/generated/<id>.yaml`` holds one sequence that made a target disagr
 shrunk on the live target (conformance/fuzz/). It replays as an ordinary case on every target from then
 on: ``conformance.cases.load_cases`` includes these cases (its ``load_generated`` hook).
 
-Rule 1: the file's ``steps`` are operations (``model.ops.op_to_json``) whose names hold two
-        placeholders: ``{ns}`` (the case's namespace, ``tenant/ns``) and ``{tenant}`` (a second,
-        fresh tenant). ``bind(namespace)`` puts the per-case namespace in ``{ns}`` and
-        ``<ns>-t`` in ``{tenant}``, so every replay starts from names that do not exist yet.
-Rule 2: expectations are recomputed by the model at bind time (cases.py Rule 1). The file's
-        ``expected`` and ``actual`` are the record of what happened when it was found; the model
-        is the judge, so a model fix changes the case's expectation without editing the file.
-Rule 3: roles: the last step (where the target disagreed) is the ``action``, performed through
-        the api it names (``natural_route``); an earlier admin step the model answers
-        Done is ``setup``, every other earlier step is ``observe``. Routing is then the runner's.
-Rule 4: a case's PIP is read from its last operation (``PIP_OF_OP``), so ``--pip`` selects it
-        with its feature; its table is ``pip-<N>/generated`` and its grade SHOULD (the model's
-        answer, which for texts marked [I] in model/ is our best reading of Pulsar).
+- Placeholders (``placeholder_names``): the file's ``steps`` are operations
+  (``model.ops.op_to_json``) whose names hold two placeholders: ``{ns}`` (the case's namespace,
+  ``tenant/ns``) and ``{tenant}`` (a second, fresh tenant). ``bind(namespace)`` puts the
+  per-case namespace in ``{ns}`` and ``<ns>-t`` in ``{tenant}``, so every replay starts from
+  names that do not exist yet.
+- Expectations are recomputed by the model at bind time (``GeneratedCase.bind``, as
+  ``Case.bind`` does in cases.py). The file's ``expected`` and ``actual`` are the record of what
+  happened when it was found; the model is the judge, so a model fix changes the case's
+  expectation without editing the file.
+- Roles (``roles_of``): the last step (where the target disagreed) is the ``action``, performed
+  through the api it names (``natural_route``); an earlier admin step the model answers Done is
+  ``setup``, every other earlier step is ``observe``. Routing is then the runner's.
+- A case's PIP is read from its last operation (``PIP_OF_OP``), so ``--pip`` selects it with its
+  feature; its table is ``pip-<N>/generated`` and its grade SHOULD (the model's answer, which for
+  texts marked [I] in model/ is our best reading of Pulsar).
 """
 
 from __future__ import annotations
@@ -91,13 +93,14 @@ def fill(value: Any, names: dict[str, str]) -> Any:
 
 
 def placeholder_names(namespace: str) -> dict[str, str]:
-    """Rule 1: placeholder -> name for a case bound to ``namespace``."""
+    """Placeholder -> name for a case bound to ``namespace``: ``{ns}`` is it, ``{tenant}`` is ``<ns>-t``."""
     given = NamespaceName.parse(namespace)
     return {NS: str(given), TENANT: f"{given.namespace}-t"}
 
 
 def roles_of(ops: list, expected: list) -> list[str]:
-    """Rule 3."""
+    """The role of each step: the last is the action, an earlier admin step the model answers
+    Done is setup, any other is observe."""
     roles = []
     for index, (op, outcome) in enumerate(zip(ops, expected)):
         if index == len(ops) - 1:
@@ -151,7 +154,7 @@ def from_document(doc: dict, path: Path) -> GeneratedCase:
     if not steps:
         raise ValueError(f"{path}: generated case has no steps")
     templates = tuple(json.dumps(s, sort_keys=True) for s in steps)
-    # The api of the last step names the case (Rule 3); checked with a placeholder namespace.
+    # The api of the last step, the action's, names the case; checked with a placeholder namespace.
     last = op_from_json(fill(steps[-1], placeholder_names("public/x")))
     api = natural_route(last)[1]
     pip = str(doc.get("pip") or pip_of(steps[-1]))
@@ -186,7 +189,8 @@ def load_generated(pips: Optional[set[str]] = None, era: Optional[str] = None,
 def to_document(*, target: str, target_version: str, seed: Optional[int], era: str, steps: list[dict],
                 expected: list, actual: list, signature: str, found_at: str,
                 broker_config: Optional[dict] = None) -> dict:
-    """The YAML document of one minimal failing sequence (steps with placeholders, Rule 1)."""
+    """The YAML document of one minimal failing sequence, its steps with the ``{ns}``/``{tenant}``
+    placeholders."""
     pip = pip_of(steps[-1])
     last = steps[-1]
     return {

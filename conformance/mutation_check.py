@@ -7,22 +7,21 @@ add the case. The variants are started and listed through their launcher's comma
 (``python -m mutation.launch``), like any target the harness starts; nothing of the broker or of
 the mutation package is imported here.
 
-Rule 1 (baseline): the unbroken reference broker runs the selected cases first; only cases it
-        passes are used to judge the variants, so a case that fails anyway cannot "catch" one.
-Rule 2: a variant runs only the cases of its PIP (the variant's ``pip``) on its own broker
-        process (the launcher with ``--mutant NAME``) of the PIP's reference target
-        (``BASE_TARGETS``), and is CAUGHT at the first case that
-        fails; unsupported, indefinite and broken verdicts do not catch anything. A variant whose
-        broker does not start is an ERROR (its snippet no longer matches the code, or it crashes
-        the broker), reported apart and counted as not caught.
-Rule 3: variants run in ``--jobs`` worker processes; every case wait is bounded by ``--timeout``.
-        To reach a failing case early, each variant's cases are ordered by ``case_order`` (the case
-        that caught it last time first, kept in ``<out>/quality-hints.json``, then its api's cases,
-        tables interleaved);
-        the order changes how long a run takes, never which cases may catch a variant.
-Rule 4: the report is printed and written to ``<out>/quality.json``; the exit code is 0 when the
-        score reaches ``--goal`` (default 0.95), 1 below it, 2 when the baseline itself could
-        not run.
+- Baseline first: the unbroken reference broker runs the selected cases first; only cases it
+  passes are used to judge the variants, so a case that fails anyway cannot "catch" one.
+- ``run_cases``: a variant runs only the cases of its PIP (the variant's ``pip``) on its own
+  broker process (the launcher with ``--mutant NAME``) of the PIP's reference target
+  (``BASE_TARGETS``), and is CAUGHT at the first case that fails; unsupported, indefinite and
+  broken verdicts do not catch anything. A variant whose broker does not start is an ERROR (its
+  snippet no longer matches the code, or it crashes the broker), reported apart and counted as
+  not caught.
+- Variants run in ``--jobs`` worker processes; every case wait is bounded by ``--timeout``. To
+  reach a failing case early, each variant's cases are ordered by ``case_order`` (the case that
+  caught it last time first, kept in ``<out>/quality-hints.json``, then its api's cases, tables
+  interleaved); the order changes how long a run takes, never which cases may catch a variant.
+- ``quality`` prints the report and writes it to ``<out>/quality.json``; the exit code is 0 when
+  the score reaches ``--goal`` (default 0.95), 1 below it, 2 when the baseline itself could not
+  run.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from conformance.targets.registry import make_target
 
 MUTANT_PREFIX = "reference-mutant:"
 DEFAULT_GOAL = 0.95
-# Rule 2: the reference target each PIP's cases run on (white-box PIP-157 rows read a real ZooKeeper;
+# The reference target each PIP's cases run on (white-box PIP-157 rows read a real ZooKeeper;
 # PIP-35 owners and redirects need several brokers). Baseline and variants use the same one.
 BASE_TARGETS = {"344": "reference", "2": "reference", "157": "reference-zk", "35": "reference-cluster"}
 
@@ -111,9 +110,9 @@ def _cases_by_id(pips: Optional[set[str]]) -> dict:
 
 
 def case_order(mutant, ids: list[str], cases: dict, hint: Optional[str] = None) -> list[str]:
-    """Rule 3's order, made fast: the case that caught this variant last time first (``hint``),
-    then the cases of the variant's api, then the rest; within each, one case of every table in
-    turn, so a rule checked by one table only is reached early."""
+    """The order that reaches a failing case early: the case that caught this variant last time
+    first (``hint``), then the cases of the variant's api, then the rest; within each, one case of
+    every table in turn, so a rule checked by one table only is reached early."""
     def api_matches(case) -> bool:
         if mutant.api == "both":
             return True
@@ -156,7 +155,8 @@ def _save_hints(out_dir: Path, results: list[dict]) -> None:
 
 def run_cases(mutant: Optional[str], case_ids: list[str], *, timeout: float = 5.0, stop_at_failure: bool = True,
               log_dir: Optional[str] = None, pips: Optional[list[str]] = None, base: str = "reference") -> dict:
-    """One broker (the reference, or the variant ``mutant``) over ``case_ids`` (Rule 2).
+    """One broker (the reference, or the variant ``mutant``) over ``case_ids``; a variant is caught
+    at its first failed case.
 
     Runs in a worker process: every argument and the answer are plain data."""
     from conformance.execute import TargetSession
@@ -213,7 +213,7 @@ def quality(mutant_names: list[str], *, pips: Optional[set[str]] = None, jobs: i
     results = []
     context = get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
-        # Rule 1: the unbroken broker, one PIP per worker task.
+        # The baseline: the unbroken broker, one PIP per worker task.
         parts = [pool.submit(run_cases, None, [i for i in order if cases[i].pip == pip], timeout=timeout,
                              stop_at_failure=False, log_dir=log_dir, pips=[pip],
                              base=BASE_TARGETS.get(pip, "reference")) for pip in needed]

@@ -4,24 +4,27 @@ The runner (runner.py) builds a ``ConformancePlugin`` with the loaded cases and 
 and passes it to ``pytest.main``; pytest then gives us -k selection, JUnit XML, allure-pytest
 and Ctrl-C handling for free.
 
-Rule 1: items are named ``<case id>[<target>-<driver>]`` under one collector per target, in
-        target order then case order, so a target's cases run sequentially and together.
-Rule 2: verdict -> pytest outcome: passed -> pass; failed -> ConformanceFailure (an
-        AssertionError: Allure "failed"); unsupported -> skip with the reason; indefinite,
-        broken and target-error -> HarnessTrouble (Allure "broken", the verdict the message's
-        first word). The verdict is also a JUnit property, since JUnit has no word for
-        "indefinite".
-Rule 3: every item writes exactly one JSONL record (results.py); an item that dies without one
-        (a bug in this plugin) is counted as broken.
-Rule 4: targets start lazily at their first selected item, stop after their last one (a JVM
-        need not idle through the other targets' cases), and are all stopped again in
-        ``pytest_sessionfinish``, which pytest runs on success, failure and Ctrl-C alike.
-Rule 5: a target's items are ordered by ``Target.config_group``, then by the spec's order, so
-        each distinct non-dynamic configuration starts once per run.
-Rule 6: cases run concurrently (conformance/scheduler.py): once the items are selected, every
-        target's schedule starts in the background with the cases of its items, and each item
-        waits for its own case's run and records it; so records, JUnit and Allure keep the items'
-        order whatever ran first. ``jobs`` = 1 runs one case at a time on one broker.
+- Items are named ``<case id>[<target>-<driver>]`` under one collector per target
+  (``TargetCollector``), in target order then case order, so a target's cases run sequentially
+  and together.
+- Verdict -> pytest outcome (``ConformanceItem.runtest``): passed -> pass; failed ->
+  ConformanceFailure (an AssertionError: Allure "failed"); unsupported -> skip with the reason;
+  indefinite, broken and target-error -> HarnessTrouble (Allure "broken", the verdict the
+  message's first word). The verdict is also a JUnit property, since JUnit has no word for
+  "indefinite".
+- Every item writes exactly one JSONL record (``ConformancePlugin.record``, results.py); an item
+  that dies without one (a bug in this plugin) is counted as broken
+  (``ConformancePlugin.verdicts``).
+- Targets start lazily at their first selected item, stop after their last one
+  (``pytest_runtest_teardown``: a JVM need not idle through the other targets' cases), and are
+  all stopped again in ``pytest_sessionfinish``, which pytest runs on success, failure and
+  Ctrl-C alike.
+- A target's items are ordered by ``Target.config_group``, then by the spec's order, so each
+  distinct non-dynamic configuration starts once per run.
+- Cases run concurrently (conformance/scheduler.py, ``pytest_collection_finish``): once the
+  items are selected, every target's schedule starts in the background with the cases of its
+  items, and each item waits for its own case's run and records it; so records, JUnit and Allure
+  keep the items' order whatever ran first. ``jobs`` = 1 runs one case at a time on one broker.
 """
 
 from __future__ import annotations
@@ -164,7 +167,8 @@ class ConformancePlugin:
         return True
 
     def pytest_collection_finish(self, session) -> None:
-        """Rule 6: one schedule per target, over the cases of its selected items, started now."""
+        """One schedule per target, over the cases of its selected items, started now; items then
+        wait for their own case's run."""
         by_session: dict[int, list] = {}
         for item in session.items:
             if isinstance(item, ConformanceItem):
@@ -224,7 +228,8 @@ class ConformancePlugin:
     # -- results -----------------------------------------------------------------------------
 
     def record(self, item: ConformanceItem, run: CaseRun) -> None:
-        """Write the JSONL record, JUnit properties and Allure labels of one case run (Rule 3)."""
+        """Write the JSONL record, JUnit properties and Allure labels of one case run: exactly one
+        record per item."""
         case, verdict, target = item.case, run.verdict, item.target_session.target
         known = self._known(target).applies(verdict.verdict, case.id, case.row_id, target.release)
         record = results.ResultRecord(
@@ -248,7 +253,8 @@ class ConformancePlugin:
         _allure(case, run, target, known, self.run_id)
 
     def verdicts(self) -> list[str]:
-        """One verdict per item that ran; items without a record count as broken (Rule 3)."""
+        """One verdict per item that ran; items without a record count as broken
+        (a bug in this plugin)."""
         names = [r.verdict for r in self.records]
         names += [v.BROKEN for nodeid in self.items_run if nodeid not in self.recorded_nodeids]
         return names
@@ -272,7 +278,7 @@ def _allure(case, run: CaseRun, target, known=None, run_id: str = "") -> None:
     """Labels, parameters and transcripts; no-ops when allure-pytest is not collecting."""
     import allure
 
-    # The report stage keeps the latest run's results by this label: allure-results accumulates runs.
+    # reports/ keeps the latest run's results by this label: allure-results accumulates runs.
     allure.dynamic.label("run_id", run_id)
     allure.dynamic.epic(f"PIP-{case.pip}")
     allure.dynamic.feature(case.table)

@@ -4,14 +4,15 @@ A case is unsupported on a target only when one of its steps cannot be performed
 API to create what it needs, a configuration the target cannot be put in, a feature it was
 detected to lack), never because of what the target would answer: an answer is judged.
 
-Rule 1: ``Unsupported(kind, reason)`` and ``verdicts.unsupported(..., kind=...)`` name one of
-        ``REASONS`` by its id; an unknown id is a harness bug (ValueError), so no reason can
-        appear that docs/unsupported.md does not justify (tests/conformance/test_reasons.py reads
-        every call site and the document).
-Rule 2: each reason belongs to one ``GROUPS`` entry; the run summary counts a target's
-        unsupported cases by group ("unsupported 120 (config differs from the broker's: 90, ...)").
-Rule 3: a record's ``reason`` text starts with ``[<id>] `` (``tagged``), so the id survives in
-        results files without a new record field; ``kind_of`` reads it back.
+- ``Unsupported(kind, reason)`` and ``verdicts.unsupported(..., kind=...)`` name one of
+  ``REASONS`` by its id; an unknown id is a harness bug (``check`` raises ValueError), so no
+  reason can appear that docs/unsupported.md does not justify (tests/conformance/test_reasons.py
+  reads every call site and the document).
+- Each reason belongs to one ``GROUPS`` entry; the run summary counts a target's unsupported
+  cases by group (``group_counts``: "unsupported 120 (config differs from the broker's: 90,
+  ...)").
+- A record's ``reason`` text starts with ``[<id>] `` (``tagged``), so the id survives in results
+  files without a new record field; ``kind_of`` reads it back.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ _TAG = re.compile(r"^\[([a-z0-9-]+)\] ")
 
 
 def check(kind: str) -> Reason:
-    """The registered reason ``kind`` (Rule 1)."""
+    """The registered reason ``kind``; an unknown id is a harness bug (ValueError)."""
     try:
         return REASONS[kind]
     except KeyError:
@@ -85,18 +86,18 @@ def check(kind: str) -> Reason:
 
 
 def tagged(kind: str, reason: str) -> str:
-    """Rule 3: the reason text as a record carries it."""
+    """The reason text as a record carries it: ``[<id>] `` first, so the id survives."""
     return f"[{kind}] {reason}" if kind else reason
 
 
 def kind_of(reason: str) -> Optional[str]:
-    """The id a recorded reason starts with, or None (Rule 3)."""
+    """The id a recorded reason starts with, or None."""
     match = _TAG.match(reason or "")
     return match.group(1) if match and match.group(1) in REASONS else None
 
 
 def group_counts(kinds) -> dict[str, int]:
-    """How many of ``kinds`` (ids, None for untagged) fall in each group, biggest first (Rule 2)."""
+    """How many of ``kinds`` (ids, None for untagged) fall in each group, biggest first."""
     counts: dict[str, int] = {}
     for kind in kinds:
         group = GROUPS[REASONS[kind].group] if kind in REASONS else "other"

@@ -6,13 +6,13 @@ command copies those answers from result files into ``spec/observed/pulsar-<rele
 one line per case, so the model can be checked against real Pulsar on any machine, JVM or not
 (tests/spec/test_observations.py).
 
-Rule 1: only targets whose version is an Apache Pulsar release are recorded, and only the
-        verdicts that carry an answer (passed, failed) of a case that ran in a namespace.
-Rule 2: a file holds one line per case id, sorted by case id, so a new recording shows as a
-        reviewable diff; a case recorded again replaces its line, cases not in the new run keep
-        theirs. Files are written whole and atomically.
-Rule 3: each line keeps what re-binding the case needs: the namespace it ran in, the step
-        index, the answer, and the run it came from.
+- ``observation``: only targets whose version is an Apache Pulsar release are recorded, and only
+  the verdicts that carry an answer (passed, failed) of a case that ran in a namespace. Each line
+  keeps what re-binding the case needs: the namespace it ran in, the step index, the answer, and
+  the run it came from.
+- ``record``: a file holds one line per case id, sorted by case id, so a new recording shows as a
+  reviewable diff; a case recorded again replaces its line, cases not in the new run keep
+  theirs. Files are written whole and atomically.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ FIELDS = ("case_id", "row_id", "release", "namespace", "verdict", "step", "actua
 
 
 def observation(record: ResultRecord) -> Optional[dict]:
-    """Rule 1 and 3: the line a record becomes, or None when it is not an observation."""
+    """The line a record becomes (with what re-binding the case needs), or None when it is not an
+    observation: not an Apache Pulsar release, no answer, or no namespace."""
     release = parse_release(record.target_version)
     if release is None or record.verdict not in ("passed", "failed") or not record.namespace:
         return None
@@ -51,7 +52,8 @@ def read_observations(path: Path) -> list[dict]:
 
 
 def record(records: Iterable[ResultRecord], directory: Path = OBSERVED_DIR) -> dict[str, int]:
-    """Merge the observations of ``records`` into their files (Rule 2); returns lines per file."""
+    """Merge the observations of ``records`` into their files, one line per case id,
+    sorted; returns lines per file."""
     by_release: dict[str, dict[str, dict]] = {}
     for rec in records:
         line = observation(rec)

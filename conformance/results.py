@@ -2,21 +2,21 @@
 
 Written to ``<out>/results/<run_id>.jsonl``, one object per line, keys in ``FIELDS`` order.
 
-Rule 1: ``SCHEMA_VERSION`` is bumped whenever a field is added, removed or changes meaning;
-        readers refuse a version they do not know (``from_json``).
-Rule 2: ``expected`` and ``actual`` are ``model.outcomes.outcome_to_json`` values of the step
-        where the case stopped (the failing step, or the last one for passed); ``actual`` may be
-        ``{"kind": "ProtocolViolation", "reason": ...}`` when the target's answer was not a
-        Pulsar answer; either is null when there is none (e.g. unsupported before any step).
-Rule 3: ``verdict`` is one of conformance.verdicts.VERDICTS; ``failing_step`` is the step index
-        for failed/unsupported/indefinite/broken at a step, else null.
-Rule 4: ``known_divergence`` is the id of the entry of spec/divergences/ that covers a failed
-        case, or a passed one when the entry is intermittent (conformance/divergences.py), else ""; ``namespace`` is the namespace the case ran
-        in ("" when it never ran), so a recorded answer can be compared with the model's again.
-        Schema 1 records lack both and are read with both empty.
-Rule 5: schema 3 adds the verdict ``target-error`` (verdicts.target_error: the target could not
-        start, stopped serving, or could not be restarted); records of schemas 1 and 2 never
-        carry it and are read as they are.
+- ``SCHEMA_VERSION`` is bumped whenever a field is added, removed or changes meaning; readers
+  refuse a version they do not know (``ResultRecord.from_json``).
+- ``expected`` and ``actual`` are ``model.outcomes.outcome_to_json`` values of the step where the
+  case stopped (the failing step, or the last one for passed; ``outcome_json``); ``actual`` may be
+  ``{"kind": "ProtocolViolation", "reason": ...}`` when the target's answer was not a Pulsar
+  answer; either is null when there is none (e.g. unsupported before any step).
+- ``verdict`` is one of conformance.verdicts.VERDICTS; ``failing_step`` is the step index for
+  failed/unsupported/indefinite/broken at a step, else null.
+- ``known_divergence`` is the id of the entry of spec/divergences/ that covers a failed case, or
+  a passed one when the entry is intermittent (conformance/divergences.py), else "";
+  ``namespace`` is the namespace the case ran in ("" when it never ran), so a recorded answer can
+  be compared with the model's again. Schema 1 records lack both and are read with both empty.
+- Schema 3 adds the verdict ``target-error`` (verdicts.target_error: the target could not start,
+  stopped serving, or could not be restarted); records of schemas 1 and 2 never carry it and are
+  read as they are.
 """
 
 from __future__ import annotations
@@ -65,9 +65,9 @@ class ResultRecord:
     @classmethod
     def from_json(cls, line: str) -> "ResultRecord":
         data = json.loads(line)
-        if data.get("schema_version") == 1:  # Rule 4
+        if data.get("schema_version") == 1:  # no namespace nor known_divergence yet: both read empty
             data = {**data, "schema_version": SCHEMA_VERSION, "namespace": "", "known_divergence": ""}
-        if data.get("schema_version") == 2:  # Rule 5: the same fields
+        if data.get("schema_version") == 2:  # the same fields; only target-error is new in 3
             data = {**data, "schema_version": SCHEMA_VERSION}
         if data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"result schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}; "
@@ -85,7 +85,7 @@ FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ResultRecord))
 
 
 def outcome_json(value: Any) -> Optional[dict]:
-    """Rule 2: an outcome (or ProtocolViolation) as JSON, or None."""
+    """An outcome (or ProtocolViolation) as JSON, or None when there is none."""
     if value is None:
         return None
     if hasattr(value, "to_json") and not isinstance(value, ResultRecord):

@@ -1,23 +1,27 @@
 """Which driver performs which step of a case on a given target.
 
-Rule 1: action steps go to the driver of the case's api: rest -> rest, binary -> wire,
-        client-binary / client-http -> client, java-client-binary / java-client-http ->
-        java-client, java-admin -> java-admin. An op that names its own api (``ops.*.api``)
-        goes where that api says, since the model computed its outcome for that api.
-Rule 2: setup and observe steps go by the op's own api if it has one; otherwise to REST when
-        the target has an admin API, else to the wire driver when it can do that op (e.g.
-        CreateNonPartitionedTopic by PRODUCER + CLOSE_PRODUCER), else Unsupported. A stand-in is
-        used only where Pulsar, configured as the case's broker config says, would give the
-        admin call's result through it: a PRODUCER creates a non-partitioned topic only while
-        auto-creation is on and of type non-partitioned. So a stand-in that then fails is a
-        divergence of the target, judged like any answer (execute.py).
-Rule 3: on targets detected to serve namespaces nobody created (``implicit_namespaces``,
-        Target._serves_uncreated_namespaces) and without an admin API, a CreateTenant or CreateNamespace
-        *setup* step the model answers Done is Done without I/O: what it makes is already
-        there. Every other step is routed as usual: a case whose tenant or namespace must be
-        missing simply never creates it and runs, so the target's answer is judged (answering as
-        if it existed is a finding); a step that creates or deletes a namespace as the action,
-        or expects creating one to fail, needs the admin API like anywhere else (Rule 2).
+``Router.driver_for`` decides:
+
+- Action steps go to the driver of the case's api (``API_DRIVERS``): rest -> rest, binary ->
+  wire, client-binary / client-http -> client, java-client-binary / java-client-http ->
+  java-client, java-admin -> java-admin. An op that names its own api (``ops.*.api``) goes where
+  that api says, since the model computed its outcome for that api.
+- Setup and observe steps go by the op's own api if it has one; otherwise to REST when the
+  target has an admin API, else to the wire driver when it can do that op (e.g.
+  CreateNonPartitionedTopic by PRODUCER + CLOSE_PRODUCER), else Unsupported.
+- Stand-ins (``Router.is_substitute``, ``_stand_in_refusal``): a driver other than REST stands in
+  for the admin API only where Pulsar, configured as the case's broker config says, would give
+  the admin call's result through it: a PRODUCER creates a non-partitioned topic only while
+  auto-creation is on and of type non-partitioned. So a stand-in that then fails is a divergence
+  of the target, judged like any answer (execute.py).
+
+Implicit namespaces (``NamespaceLedger``): on targets detected to serve namespaces nobody created
+(``implicit_namespaces``, Target._serves_uncreated_namespaces) and without an admin API, a
+CreateTenant or CreateNamespace *setup* step the model answers Done is Done without I/O: what it
+makes is already there. Every other step is routed as usual: a case whose tenant or namespace
+must be missing simply never creates it and runs, so the target's answer is judged (answering as
+if it existed is a finding); a step that creates or deletes a namespace as the action, or expects
+creating one to fail, needs the admin API like anywhere else (as setup and observe steps do).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def action_driver_name(case_api: str) -> str:
 
 
 class NamespaceLedger:
-    """Setup steps an implicit-namespace target needs no I/O for (Rule 3)."""
+    """Setup steps an implicit-namespace target needs no I/O for: what they create is already served."""
 
     def check(self, step) -> Optional[object]:
         """Done for a setup creation the target needs none of, else None: perform the step. A
@@ -64,7 +68,7 @@ class NamespaceLedger:
 
 
 class Router:
-    """Picks the driver for each step (Rules 1, 2) from the drivers a target offers."""
+    """Picks the driver for each step, action or setup/observe, from the drivers a target offers."""
 
     def __init__(self, drivers: dict, *, has_admin: bool, broker_config: Optional[Mapping[str, str]] = None):
         self.drivers = drivers  # name -> driver, or None when the target cannot have it
@@ -74,7 +78,7 @@ class Router:
             {k: pulsar_config.normalise(v) for k, v in (broker_config or {}).items()})
 
     def _stand_in_refusal(self, op) -> Optional[str]:
-        """Why no stand-in can give the admin call's result under this config (Rule 2), or None."""
+        """Why no stand-in can give the admin call's result under this config, or None."""
         if isinstance(op, ops.CreateNonPartitionedTopic):
             allow = self.broker_config["allowAutoTopicCreation"]
             kind = self.broker_config["allowAutoTopicCreationType"]
@@ -93,7 +97,7 @@ class Router:
         return driver
 
     def is_substitute(self, step, driver) -> bool:
-        """True when ``driver`` stands in for the admin API on a setup/observe step (Rule 2)."""
+        """True when ``driver`` stands in for the admin API on a setup/observe step."""
         return step.role != "action" and getattr(step.op, "api", None) is None and driver.name != "rest"
 
     def driver_for(self, step, case_api: str):

@@ -1,22 +1,24 @@
 """Runner: one conformance run, programmatically (the CLI and tests call ``run``).
 
-Rule 1: arguments are checked before anything starts: an unknown target name or a case loader
-        that cannot be imported is exit code 2 with a message that names the fix.
-Rule 2: pytest runs in-process with our plugin and no project config or conftest (``-c
-        /dev/null --noconftest``), writing ``<out>/junit.xml``, ``<out>/allure-results/`` and
-        ``<out>/results/<run_id>.jsonl``.
-Rule 3: targets are stopped at the end whatever happens: the plugin's sessionfinish, this
-        function's ``finally``, the process module's atexit hook, and SIGTERM turned into
-        KeyboardInterrupt while the run lasts, so pytest unwinds normally.
-Rule 4: the exit code is computed from the verdicts (verdicts.exit_code), not from pytest's
-        own status: a skipped (unsupported) item is not a pass, and a failed item may be a
-        harness problem. A run that selects or executes no case exits 2 and says why.
-Rule 5: a target that could not start (no Docker engine, a binary missing) or stopped serving has
-        its cases recorded ``target-error`` with the reason; the console summary names such
-        targets first, before the per-target counts, and the run exits 2 (verdicts.exit_code).
-Rule 6: a target's unsupported count is split by why (conformance/reasons.py groups), so a broker
-        the harness cannot configure shows how many cases its config excluded and how many need
-        an admin API it lacks.
+- Arguments are checked before anything starts: an unknown target name or a case loader that
+  cannot be imported (``load_cases``) is exit code 2 with a message that names the fix.
+- pytest runs in-process with our plugin and no project config or conftest (``pytest_args``:
+  ``-c /dev/null --noconftest``), writing ``<out>/junit.xml``, ``<out>/allure-results/`` and
+  ``<out>/results/<run_id>.jsonl``.
+- Targets are stopped at the end whatever happens: the plugin's sessionfinish, ``run``'s
+  ``finally``, the process module's atexit hook, and SIGTERM or SIGINT turned into one
+  KeyboardInterrupt while the run and its cleanup last (``_stop_signals``), so pytest unwinds
+  normally and a second signal cannot cut the cleanup short.
+- The exit code is computed from the verdicts (verdicts.exit_code), not from pytest's own
+  status: a skipped (unsupported) item is not a pass, and a failed item may be a harness
+  problem. A run that selects or executes no case exits 2 and says why.
+- Target errors: a target that could not start (no Docker engine, a binary missing) or stopped
+  serving has its cases recorded ``target-error`` with the reason; the console summary names
+  such targets first, before the per-target counts (``target_error_lines``), and the run exits 2
+  (verdicts.exit_code).
+- A target's unsupported count is split by why (conformance/reasons.py groups), so a broker the
+  harness cannot configure shows how many cases its config excluded and how many need an admin
+  API it lacks.
 """
 
 from __future__ import annotations
@@ -51,29 +53,44 @@ BACKSTOP_TIMEOUT_S = 300  # pytest-timeout per item, far above any sum of our ow
 
 
 def load_cases(pips: Optional[set[str]]):
-    """Cases from conformance.cases (written by the spec stage), or UsageError naming the fix."""
+    """Cases from conformance.cases, which builds them from spec/ rows and the model, or
+    UsageError naming the fix."""
     try:
         from conformance.cases import load_cases as loader
     except ImportError as exc:
         raise UsageError(f"cannot load cases: conformance.cases is not importable ({exc}); "
-                         "the spec stage must provide load_cases()") from exc
+                         "conformance.cases must provide load_cases()") from exc
     return list(loader(pips=pips))
 
 
 @contextmanager
-def _sigterm_as_interrupt():
+def _stop_signals():
+    """SIGTERM (and SIGINT, unless the shell started us with it ignored) stop the run once: the first
+    raises KeyboardInterrupt so pytest unwinds and every target is stopped; any later one, while
+    that cleanup runs, is only noted, so it cannot cut the cleanup short and leave a broker or its
+    data behind. The previous handlers come back when the block, cleanup included, ends."""
+    stopping = []
+
     def handler(signum, frame):
+        if stopping:
+            print(f"conformance: signal {signum} again: still stopping the targets", file=sys.stderr, flush=True)
+            return
+        stopping.append(signum)
         raise KeyboardInterrupt(f"signal {signum}")
 
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: nothing to install
-        yield
-        return
+    installed = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # a background job's SIGINT stays ignored, as the shell meant
+            installed[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread: nothing to install
+            break
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, previous in installed.items():
+            signal.signal(signum, previous)
 
 
 def pytest_args(out_dir: Path, keyword: Optional[str], extra: Iterable[str] = ()) -> list[str]:
@@ -97,11 +114,11 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         known_divergences: Optional[Path] = None, stop_at_failure: bool = False) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
 
-    ``stop_at_failure``: a target's first failed case stops its schedule (scheduler Rule 8).
+    ``stop_at_failure``: a target's first failed case stops its schedule (scheduler.py, ``stop_at_failure``).
 
     ``cases`` and ``targets`` may be given directly (tests); otherwise they come from
     conformance.cases and the target registry.  ``broker_config`` is what the url: targets' brokers run with
-    (``--broker-config``, targets/url.py Rule 4); ``known_divergences`` is their divergence file.
+    (``--broker-config``, targets/url.py, declared config); ``known_divergences`` is their divergence file.
     """
     def say(text: str) -> None:
         print(text, file=stream or sys.stdout, flush=True)
@@ -152,13 +169,13 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
                                allure_dir=out_dir / "allure-results", jobs=jobs, stop_at_failure=stop_at_failure)
     out_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with _sigterm_as_interrupt():
+    with _stop_signals():
+        try:
             status = pytest.main(pytest_args(out_dir, keyword, pytest_extra), plugins=[plugin])
-    finally:
-        for session in sessions:
-            session.stop()
-        java.close_shared()  # the run's Java driver processes (drivers/java.py Rule 1)
+        finally:
+            for session in sessions:
+                session.stop()
+            java.close_shared()  # the run's Java driver processes (drivers/java.py, shared pool)
     return _report(plugin, sessions, status, keyword, say)
 
 
@@ -194,7 +211,7 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
     verdict_names = plugin.verdicts()
     say(f"\nconformance run {plugin.run_id} ({len(plugin.records)} records, jobs {plugin.jobs}, "
         f"harness CPU {time.process_time():.1f} s)")
-    for line in target_error_lines(plugin, sessions):  # Rule 5: first
+    for line in target_error_lines(plugin, sessions):  # target errors first, before the counts
         say(line)
     for session in sessions:
         target = session.target
@@ -220,7 +237,7 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         return v.EXIT_HARNESS
     known_failures = sum(1 for r in plugin.records if r.verdict == v.FAILED and r.known_divergence)
     known_indefinite = sum(1 for r in plugin.records if r.verdict == v.INDEFINITE and r.known_divergence)
-    code = v.exit_code(verdict_names, known_failures, known_indefinite)  # Rule 5: a target that did not start decides nothing itself
+    code = v.exit_code(verdict_names, known_failures, known_indefinite)  # a target that did not start decides nothing itself
     for line in stale_divergences(plugin):
         say(f"conformance: note: {line}")
     counts = v.summarize(verdict_names)

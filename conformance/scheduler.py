@@ -5,31 +5,32 @@ What makes concurrency safe here is the isolation each case already has: its own
 its own tenant when it needs one missing), its own topics, its own connections. What cases share
 is the broker, and the only broker-wide thing a case sets is its configuration.
 
-Rule 1: a *group* is the cases with the same broker configuration (``Case.broker_config``, every
-        modelled key). An instance runs one group at a time, configured once for it; its cases
-        run at once as far as ``jobs`` allows, a budget of the target's cases at once shared by
-        all its lanes, so lanes that finish early leave their share to the others.
-Rule 2: a case whose steps change the broker's configuration (SetBrokerConfig) runs alone on its
-        instance, after its group's other cases, and the next group configures the instance again.
-Rule 3: a target whose kind can run several brokers side by side (``Target.max_instances``) gets
-        one *lane* per instance, the target itself being the first and ``Target.spawn()`` making
-        the others; a group larger than a lane's share is cut into parts, parts go to the lane
-        with the least work so far, largest first, and
-        within a lane groups that need the same non-dynamic configuration follow each other, so a
-        restart happens once per distinct one. A target that cannot (a URL, a container) has one
-        lane.
-Rule 4: every worker thread has its own drivers, made by the driver factory for its lane's
-        instance: drivers hold sockets, transcripts and per-case state and are never shared.
-Rule 5: whether a case can run at all (the target's detected version, feature flags, probed
-        capabilities) is decided on the first instance before any lane starts; such cases get
-        their verdict at once and never wait for a lane.
-Rule 6: ``result(case)`` hands back each case's CaseRun when it is done, so the caller records
-        them in its own order, and every output keeps that order whatever ran first.
-Rule 7: nothing waits unboundedly: a case's waits are its drivers' bounded ones; ``stop()`` sets
-        an event every lane checks between cases, and each lane stops its instances when it ends.
-Rule 8: ``stop_at_failure``: the first failed case stops the schedule as ``stop()`` does; cases
-        already running finish, the others are unsupported ("the run was stopped"). Whichever case
-        fails first in time ends the run, not the first in the items' order.
+- Groups (``plan``): a *group* is the cases with the same broker configuration
+  (``Case.broker_config``, every modelled key). An instance runs one group at a time, configured
+  once for it; its cases run at once as far as ``jobs`` allows, a budget of the target's cases at
+  once shared by all its lanes (``Schedule.slots``), so lanes that finish early leave their share
+  to the others.
+- A case whose steps change the broker's configuration (SetBrokerConfig, ``changes_config``) runs
+  alone on its instance, after its group's other cases, and the next group configures the
+  instance again.
+- Lanes (``assign``, ``split``): a target whose kind can run several brokers side by side
+  (``Target.max_instances``) gets one *lane* per instance, the target itself being the first and
+  ``Target.spawn()`` making the others; a group larger than a lane's share is cut into parts,
+  parts go to the lane with the least work so far, largest first, and within a lane groups that
+  need the same non-dynamic configuration follow each other, so a restart happens once per
+  distinct one. A target that cannot (a URL, a container) has one lane.
+- Every worker thread has its own drivers, made by the driver factory for its lane's instance
+  (``Lane``): drivers hold sockets, transcripts and per-case state and are never shared.
+- Whether a case can run at all (the target's detected version, feature flags, probed
+  capabilities) is decided on the first instance before any lane starts (``Schedule._run``);
+  such cases get their verdict at once and never wait for a lane.
+- ``result(case)`` hands back each case's CaseRun when it is done, so the caller records them in
+  its own order, and every output keeps that order whatever ran first.
+- Nothing waits unboundedly: a case's waits are its drivers' bounded ones; ``stop()`` sets an
+  event every lane checks between cases, and each lane stops its instances when it ends.
+- ``stop_at_failure`` (``Schedule.finish``): the first failed case stops the schedule as
+  ``stop()`` does; cases already running finish, the others are unsupported ("the run was
+  stopped"). Whichever case fails first in time ends the run, not the first in the items' order.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def config_key(case) -> tuple:
 
 
 def changes_config(case) -> bool:
-    """Rule 2: a case with a SetBrokerConfig step (generated sequences have them)."""
+    """Whether ``case`` has a SetBrokerConfig step (generated sequences have them): it then runs alone."""
     program = getattr(case, "program", None)
     if program:
         return any('"SetBrokerConfig"' in step for step in program)
@@ -80,7 +81,8 @@ class Group:
 
 
 def plan(cases: list, target) -> list[Group]:
-    """Rules 1 and 2: the cases grouped by configuration, in first-seen order."""
+    """The cases grouped by configuration, in first-seen order; cases that change it are kept
+    apart in each group's ``exclusive``."""
     groups: "OrderedDict[tuple, Group]" = OrderedDict()
     for case in cases:
         key = config_key(case)
@@ -117,7 +119,7 @@ def split(groups: list[Group], lanes: int) -> list[list[Group]]:
 
 
 def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
-    """Rule 3: the groups over at most ``lanes`` lanes. Each non-dynamic configuration gets a lane
+    """The groups over at most ``lanes`` lanes. Each non-dynamic configuration gets a lane
     of its own when there are enough (an instance starts with it and never restarts), the extra
     lanes go to the configurations with the most cases; with fewer lanes than configurations a
     lane takes several, in the order of their configuration, so it restarts once per distinct
@@ -148,7 +150,8 @@ def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
 
 
 class Lane:
-    """One broker instance, the groups it runs, and its workers (Rules 1, 2, 4)."""
+    """One broker instance, the groups it runs one at a time, and its workers, each with drivers of
+    its own."""
 
     def __init__(self, schedule: "Schedule", session: TargetSession, groups: list[Group], owned: bool):
         self.schedule = schedule
@@ -203,7 +206,7 @@ class Lane:
         futures = [pool.submit(self._perform, case) for case in group.cases]
         for future in futures:
             future.result()  # _perform never raises: every outcome is a verdict
-        for case in group.exclusive:  # Rule 2: alone, each from the group's configuration
+        for case in group.exclusive:  # alone, after the others, each from the group's configuration
             refusal = self._configure(case)
             if refusal is None:
                 self._perform(case)
@@ -240,7 +243,8 @@ class Lane:
 
 
 class Schedule:
-    """All of one target's cases, run concurrently (Rules 3, 5-7)."""
+    """All of one target's cases, run concurrently over its lanes; each case's run is handed back
+    by ``result``, and nothing waits unboundedly."""
 
     def __init__(self, session: TargetSession, cases: list, *, jobs: int = DEFAULT_JOBS,
                  instances: Optional[int] = None, stop_at_failure: bool = False):
@@ -251,7 +255,7 @@ class Schedule:
         self.jobs = max(1, min(jobs, session.target.max_jobs or jobs))
         self.instances = instances
         self.stopping = threading.Event()
-        self.slots = threading.Semaphore(self.jobs)  # Rule 1: the target's cases at once, all lanes
+        self.slots = threading.Semaphore(self.jobs)  # the target's cases at once, shared by all lanes
         self._futures: dict[str, Future] = {case.id: Future() for case in self.cases}
         self._thread: Optional[threading.Thread] = None
         self._lanes: list[Lane] = []
@@ -287,7 +291,7 @@ class Schedule:
         future = self._futures[case.id]
         if not future.done():
             future.set_result(run)
-        if self.stop_at_failure and run.verdict.verdict == v.FAILED:  # Rule 8
+        if self.stop_at_failure and run.verdict.verdict == v.FAILED:  # the first failure in time stops it
             self.stopping.set()
 
     def cancel(self, cases, reason: str) -> None:
@@ -306,7 +310,7 @@ class Schedule:
         try:
             self.session.start()
             runnable = []
-            for case in self.cases:  # Rule 5
+            for case in self.cases:  # decided before any lane starts; never waits for one
                 try:
                     action_driver_name(case.api)
                 except Unsupported as exc:

@@ -4,25 +4,26 @@ A run may test brokers with Pulsar's token authentication and TLS: the harness t
 token on every connection and request, trusts a CA for ``pulsar+ssl://`` and ``https://``, and,
 for targets it starts itself, makes the signing key, the tokens and the TLS certificates.
 
-Rule 1: a token is a ``Secret``: its ``str`` and ``repr`` are ``<redacted>``, and every token the
-        harness holds or makes (and the signing key) is registered so that ``redact`` removes it
-        (and its bytes' hex) from any text: transcripts, logs of launched brokers, verdict reasons. Only ``reveal()``
-        gives the token, at the point where it is sent.
-Rule 2: keys and certificates are made per run (``RunSecurity``), held in memory and, where a
-        broker needs a file, written to a private temporary folder removed at exit; nothing is
-        ever written inside the repository. A process killed outright cannot remove its folder,
-        so the folder's name carries the process id and the next run removes the folders of
-        processes that are gone.
-Rule 3: a target started by the harness runs with the run's signing key whenever its
-        configuration has ``authenticationEnabled=true`` (a row's setup, or ``secure`` for every
-        case): ``launch_config`` adds Pulsar's keys for it (the token provider, ``tokenSecretKey``
-        as a ``data:;base64,`` URL; for Apache Pulsar also the broker's own client credentials),
-        and the harness presents a token of the first role in ``superUserRoles``. A target the
-        harness did not start is presented the ``--auth-token`` it was given, if any; it cannot
-        mint tokens for such a target (``Credentials.mint`` is None).
-Rule 4: ``secure`` runs every case of the targets the harness starts with token authentication
-        and authorization on (``SECURE_CONFIG``), the harness's role a super-user; ``tls`` starts
-        them with TLS listeners too and talks to them only over TLS.
+- Redaction: a token is a ``Secret``: its ``str`` and ``repr`` are ``<redacted>``, and every
+  token the harness holds or makes (and the signing key) is registered so that ``redact`` removes
+  it (and its bytes' hex) from any text: transcripts, logs of launched brokers, verdict reasons.
+  Only ``reveal()`` gives the token, at the point where it is sent.
+- Key material: keys and certificates are made per run (``RunSecurity``), held in memory and,
+  where a broker needs a file, written to a private temporary folder removed at exit
+  (``RunSecurity.folder``); nothing is ever written inside the repository. A process killed
+  outright cannot remove its folder, so the folder's name carries the process id and the next
+  run removes the folders of processes that are gone (``remove_orphaned_folders``).
+- Launched targets: a target started by the harness runs with the run's signing key whenever
+  its configuration has ``authenticationEnabled=true`` (a row's setup, or ``secure`` for every
+  case): ``launch_config`` adds Pulsar's keys for it (the token provider, ``tokenSecretKey`` as a
+  ``data:;base64,`` URL; for Apache Pulsar also the broker's own client credentials), and the
+  harness presents a token of the first role in ``superUserRoles`` (``RunSecurity.credentials``).
+  A target the harness did not start is presented the ``--auth-token`` it was given, if any; it
+  cannot mint tokens for such a target (``Credentials.mint`` is None).
+- Secure and TLS runs (``RunSecurity.overlay``): ``secure`` runs every case of the targets the
+  harness starts with token authentication and authorization on (``SECURE_CONFIG``), the
+  harness's role a super-user; ``tls`` starts them with TLS listeners too and talks to them only
+  over TLS.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ _LOCK = threading.Lock()
 
 
 class Secret:
-    """A token (Rule 1): never shown by str/repr/format."""
+    """A token: never shown by str/repr/format, and registered so that ``redact`` removes it."""
 
     __slots__ = ("_value",)
 
@@ -84,7 +85,7 @@ class Secret:
 
 def redact(text: str) -> str:
     """``text`` with every registered token replaced by ``<redacted>``, and the hex of its bytes by
-    as many ``*`` (Rule 1)."""
+    as many ``*``."""
     if not text or not _SECRETS:
         return text
     with _LOCK:
@@ -210,7 +211,7 @@ def _remove_folders() -> None:
 
 
 def remove_orphaned_folders(parent: Optional[Path] = None) -> list[Path]:
-    """Rule 2: the key folders of harness processes that are gone (killed before their exit hook)."""
+    """The key folders of harness processes that are gone (killed before their exit hook)."""
     return children.remove_folders_of_gone(FOLDER_PREFIX, parent)
 
 
@@ -252,7 +253,8 @@ def https_verify(trust_certs: Optional[str]):
 
 
 class RunSecurity:
-    """One run's security settings and material (Rules 2-4)."""
+    """One run's security settings and material: its keys and certificates, what launched targets
+    run with, and what drivers present."""
 
     def __init__(self, *, token: Optional[Secret] = None, trust_certs: Optional[str] = None,
                  secure: bool = False, tls: bool = False):
@@ -266,7 +268,7 @@ class RunSecurity:
         self._key_url: Optional[str] = None
 
     def folder(self) -> Path:
-        """The run's private temporary folder, removed at exit (Rule 2)."""
+        """The run's private temporary folder, removed at exit; never inside the repository."""
         if self._folder is None:
             remove_orphaned_folders()
             self._folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
@@ -302,14 +304,14 @@ class RunSecurity:
         return str(self.tls_files().ca) if self.tls else None
 
     def overlay(self, broker_config: Mapping[str, str]) -> dict[str, str]:
-        """Rule 4: a case's config as a target the harness starts runs it (a secure run's keys
+        """A case's config as a target the harness starts runs it (a secure run's keys
         under the case's own)."""
         if not self.secure or not _true(broker_config.get("authenticationEnabled", "true")):
             return dict(broker_config)  # a case that turns authentication off wants none of it
         return {**SECURE_CONFIG, **broker_config}
 
     def launch_config(self, static: Mapping[str, str], *, pulsar: bool) -> dict[str, str]:
-        """Rule 3: the keys a launched broker needs beside its static ``static`` config: the token
+        """The keys a launched broker needs beside its static ``static`` config: the token
         provider and the run's key when authentication is on (and, for Apache Pulsar, the
         credentials of the broker's own internal client), the TLS keys when the run is TLS."""
         extra: dict[str, str] = {}
@@ -329,7 +331,8 @@ class RunSecurity:
         return extra
 
     def credentials(self, static: Optional[Mapping[str, str]], *, launched: bool) -> Credentials:
-        """What drivers present to a target whose static config is ``static`` (Rule 3)."""
+        """What drivers present to a target whose static config is ``static``: for a
+        launched one, a token of its first super-user role and the means to mint others."""
         trust = self.trusted()
         if not launched:
             return Credentials(self.token, trust, None)

@@ -1,11 +1,12 @@
 """Transcripts: what a driver sent and received during one case, for Allure attachments.
 
-Rule 1: the wire driver records every frame with its exact bytes (hex) and the decoded event;
-        the REST driver records each request and response line. Nothing is summarised away, so a
-        reader can replay a failing case from the attachment alone.
-Rule 2: a transcript belongs to one case: drivers start a new one on ``reset()``.
-Rule 3: a token never reaches a transcript: every entry's text and hex go through
-        ``security.redact`` (a CONNECT's auth_data shows as ``<redacted>`` in both).
+The wire driver records every frame with its exact bytes (hex) and the decoded event; the REST
+driver records each request and response line. Nothing is summarised away, so a reader can replay
+a failing case from the attachment alone. A transcript belongs to one case: drivers start a new
+one on ``reset()``.
+
+A token never reaches a transcript: every entry's text and hex go through ``security.redact`` in
+``Transcript._add`` (a CONNECT's auth_data shows as ``<redacted>`` in both).
 """
 
 from __future__ import annotations

@@ -1,25 +1,25 @@
 """Verdicts: what one case on one target came to. Pure: no I/O, no clocks.
 
-Rule 1: ``passed`` means every step's actual outcome == its expected outcome (model.outcomes
-        values compare with ``==``, so this is the whole comparison).
-Rule 2: ``failed`` is the first mismatch; it records the step index, the op, expected and actual.
-        Later steps are not run: they would start from a state the model did not predict.
-Rule 3: ``unsupported`` means one thing: the target was asked and lacks the capability (a step
-        it cannot perform, a broker_config it cannot take, a feature or era it does not have),
-        named by a conformance/reasons.py id (``kind``).
-        ``indefinite`` means a bounded wait ended without an answer. Neither is ever counted as
-        passed, nor as failed.
-Rule 4: ``broken`` is a harness error (an exception in our code), reported with its traceback;
-        harness failures are never reported as spec failures.
-Rule 5: ``target-error`` is a finding about the target, not about a case: it could not start,
-        stopped serving during the run, or could not be restarted with a case's configuration.
-        Every case that target then cannot attempt gets it, with the reason; the console
-        summary and the report pages show these targets first.
-Rule 6: exit codes, in order of precedence: 2 if anything is broken or target-error, or nothing
-        was executed on any target (every case unsupported or none selected); 1 if anything
-        failed that is not a known divergence (conformance/divergences.py); 3 if anything is
-        indefinite that is not a known divergence (a request the target never answers); else 0. A run whose only failures are known divergences exits 0 and says how
-        many there were.
+- ``passed`` means every step's actual outcome == its expected outcome (``compare``:
+  model.outcomes values compare with ``==``, so this is the whole comparison).
+- ``failed`` is the first mismatch (``judge``); it records the step index, the op, expected and
+  actual. Later steps are not run: they would start from a state the model did not predict.
+- ``unsupported`` means one thing: the target was asked and lacks the capability (a step it
+  cannot perform, a broker_config it cannot take, a feature or era it does not have), named by a
+  conformance/reasons.py id (``kind``). ``indefinite`` means a bounded wait ended without an
+  answer. Neither is ever counted as passed, nor as failed.
+- ``broken`` is a harness error (an exception in our code), reported with its traceback; harness
+  failures are never reported as spec failures.
+- ``target-error`` is a finding about the target, not about a case: it could not start, stopped
+  serving during the run, or could not be restarted with a case's configuration. Every case that
+  target then cannot attempt gets it, with the reason; the console summary and the report pages
+  show these targets first.
+
+``exit_code``, in order of precedence: 2 if anything is broken or target-error, or nothing was
+executed on any target (every case unsupported or none selected); 1 if anything failed that is
+not a known divergence (conformance/divergences.py); 3 if anything is indefinite that is not a
+known divergence (a request the target never answers); else 0. A run whose only failures are
+known divergences exits 0 and says how many there were.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Verdict:
 
 
 def compare(expected, actual) -> bool:
-    """Rule 1: outcome values are compared with ``==``, nothing else."""
+    """Whether ``actual`` is ``expected``: outcome values are compared with ``==``, nothing else."""
     return expected == actual
 
 
@@ -92,7 +92,8 @@ def target_error(reason: str, index: Optional[int] = None, step=None) -> Verdict
 
 
 def judge(steps: Iterable, actuals: Iterable) -> Verdict:
-    """Compare a finished list of steps with their actual outcomes (Rules 1, 2)."""
+    """Compare a finished list of steps with their actual outcomes: passed, or failed at the first
+    mismatch."""
     last = (None, None, None)
     for index, (step, actual) in enumerate(zip(steps, actuals)):
         if not compare(step.expected, actual):
@@ -108,8 +109,8 @@ def summarize(verdicts: Iterable[str]) -> Counter:
 
 
 def exit_code(verdicts: Iterable[str], known_failures: int = 0, known_indefinite: int = 0) -> int:
-    """Rule 6; ``known_failures`` of the ``failed`` verdicts and ``known_indefinite`` of the
-    ``indefinite`` ones are known divergences."""
+    """The run's exit code from its verdicts, by precedence; ``known_failures`` of the ``failed``
+    verdicts and ``known_indefinite`` of the ``indefinite`` ones are known divergences."""
     counts = summarize(verdicts)
     executed = sum(counts[name] for name in EXECUTED)
     if counts[BROKEN] or counts[TARGET_ERROR] or executed == 0:

@@ -15,16 +15,16 @@ the broker by four figures, printed at the end:
 Invariant: whatever bytes arrive, the broker answers, refuses or closes that connection, and keeps
 serving the others. Frames are built with pulsar_codec; the broker is reached only over its socket.
 
-Rule 1: most mutations touch only the command's body and keep its frame's sizes right, so the
-        connection stays in sync and the next frames are read; one frame in fifty has its sizes or
-        its length changed, which ends that connection's framing (a new connection takes over).
-Rule 2: every wait is bounded; the run stops at ``--frames`` or ``--budget`` seconds, whichever first.
-Rule 3: topics are pre-created and auto-creation is off, so mutated names cannot create metadata
-        without bound; a backlog quota with eviction bounds what never-acknowledging subscriptions keep.
-Rule 4: only frames the broker is known to have handled count: every ``MARK_EVERY`` frames comes an
-        unmutated PARTITIONED_METADATA whose request id no mutation makes; its answer confirms the
-        frames before it. A connection the broker closes (as Pulsar does for some bad commands)
-        leaves its unconfirmed frames uncounted.
+- mutations (``mutate``): most touch only the command's body and keep its frame's sizes right, so
+  the connection stays in sync and the next frames are read; one frame in fifty has its sizes or
+  its length changed, which ends that connection's framing (a new connection takes over).
+- every wait is bounded; the run stops at ``--frames`` or ``--budget`` seconds, whichever first.
+- topics are pre-created and auto-creation is off, so mutated names cannot create metadata without
+  bound; a backlog quota with eviction bounds what never-acknowledging subscriptions keep.
+- confirmed frames (``marker``): only frames the broker is known to have handled count: every
+  ``MARK_EVERY`` frames comes an unmutated PARTITIONED_METADATA whose request id no mutation makes;
+  its answer confirms the frames before it. A connection the broker closes (as Pulsar does for
+  some bad commands) leaves its unconfirmed frames uncounted.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from pulsar_codec import pulsar_api_pb2 as pb  # noqa: E402
 HANG_SECONDS = 2.0
 MARK_EVERY = 10
 MARK_BASE = 10**15
-FRAMING = "framing"  # the kind of mutation that ends a connection's framing (Rule 1)
+FRAMING = "framing"  # the kind of mutation that ends a connection's framing (1 frame in 50)
 TOPICS = ("persistent://public/default/fuzz", "non-persistent://public/default/fuzz")
 BROKER_SETTINGS = ("allowAutoTopicCreation=false", "backlogQuotaDefaultLimitBytes=1048576",
                    "backlogQuotaDefaultRetentionPolicy=consumer_backlog_eviction",
@@ -92,13 +92,13 @@ def seeds(conn: Connection) -> list[bytes]:
 
 
 def marker(conn: Connection, index: int) -> bytes:
-    """Rule 4: a request no mutation produces, whose answer confirms every frame before it was handled."""
+    """A request no mutation produces, whose answer confirms every frame before it was handled."""
     return conn.send(ev.PartitionedMetadata(topic=TOPICS[0], request_id=MARK_BASE + index,
                                             metadata_auto_creation_enabled=False))
 
 
 def mutate(frame: bytes, rng: random.Random) -> tuple[str, bytes]:
-    """Rule 1: ("body", a body mutation with the sizes fixed up), or 1 in 50 (FRAMING, a framing mutation)."""
+    """("body", a body mutation with the sizes fixed up), or 1 in 50 (FRAMING, a framing mutation)."""
     command_size = struct.unpack_from(">I", frame, 4)[0]
     body = bytearray(frame[8:8 + command_size])
     rest = frame[8 + command_size:]
@@ -289,7 +289,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=26)
-    parser.add_argument("--budget", type=float, default=1500.0, help="seconds at most (Rule 2)")
+    parser.add_argument("--budget", type=float, default=1500.0, help="seconds at most; every wait is bounded")
     parser.add_argument("--batch", type=int, default=400, help="frames per connection at most")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -309,7 +309,7 @@ def main(argv=None) -> int:
             internal += errors
             hangs += waited > 0
             slowest = max(slowest, waited)
-            sent += answered * MARK_EVERY  # Rule 4: confirmed handled
+            sent += answered * MARK_EVERY  # confirmed handled by a marker's answer
             written += len(batch)
             connections += 1
             if memory_after_warmup is None and sent >= args.frames // 10:

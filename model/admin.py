@@ -1,34 +1,34 @@
 """Admin operations (REST v2): tenants, namespaces, the override, topics, listings, dynamic config.
 
-Rule 1: checks run in Pulsar's order — name, then namespace, then arguments, then existence —
-        because the first failing check decides the answer.
-Rule 2: creating a partitioned topic through the admin API creates its partitions too when the
-        topic is persistent (AdminResource#tryCreatePartitionsAsync creates a managed ledger per
-        partition; for non-persistent topics it returns at once). Auto-creation by a lookup never
-        does (model/autocreation.py fetch_metadata_check_allow_auto_creation).
-Rule 3: "409 This topic already exists" when a partitioned or a non-partitioned topic of that name
-        exists (AdminResource#internalCreatePartitionedTopic via checkTopicExistsWithTypeAsync;
-        PersistentTopicsBase#internalCreateNonPartitionedTopicAsync).
-Rule 4: listings read what exists: ``ListTopics`` gives non-partitioned topics and partitions
-        (managed ledgers / loaded non-persistent topics), ``ListPartitionedTopics`` the partitioned
-        metadata; both as full names, compared as sets.
-Rule 5: a namespace or tenant missing answers per resource: topic resources go through
-        validateGlobalNamespaceOwnership (texts.namespace_missing, per era), namespace resources
-        through getNamespacePoliciesAsync (404 "Namespace does not exist"). Three calls check
-        something else first: DELETE .../partitions refuses a partition name (412) before it
-        reads the namespace, and the binary listing in mode PERSISTENT and DELETE of one topic
-        (``delete_topic``) never read it.
-Rule 6: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace policy, given in the
-        namespace-create body, which replaces it) counts the stored topics of the namespace's domain
-        (model/autocreation.py stored_topics): creating a partitioned topic checks them plus its
-        partitions (AdminResource, 412), a non-partitioned one plus one after its existence check
-        (BrokerService#createPersistentTopic0's NotAllowedException, which PulsarWebResource
-        #resumeAsyncResponseExceptionally answers 409 CONFLICT with its message).
-Rule 7: before the release of BEHAVIOURS["create-partitioned-checks-existing-partitions"],
-        creating a partitioned topic t is also "409 This topic already exists" when any partition
-        name of t is listed (AdminResource#checkTopicExistsAsync at v3.0.7 and v4.0.7 compares
-        getPartitionedTopicName()); from it, only a stored persistent partition name of index N or
-        more refuses it (409, getMaxPartitionIndex), and the topic is created beside lower ones.
+- check order: checks run in Pulsar's order — name, then namespace, then arguments, then
+  existence — because the first failing check decides the answer.
+- partitions created: creating a partitioned topic through the admin API creates its partitions
+  too when the topic is persistent (AdminResource#tryCreatePartitionsAsync creates a managed
+  ledger per partition; for non-persistent topics it returns at once). Auto-creation by a lookup
+  never does (model/autocreation.py fetch_metadata_check_allow_auto_creation).
+- already exists: "409 This topic already exists" when a partitioned or a non-partitioned topic
+  of that name exists (AdminResource#internalCreatePartitionedTopic via
+  checkTopicExistsWithTypeAsync; PersistentTopicsBase#internalCreateNonPartitionedTopicAsync).
+- listings read what exists: ``ListTopics`` gives non-partitioned topics and partitions (managed
+  ledgers / loaded non-persistent topics), ``ListPartitionedTopics`` the partitioned metadata;
+  both as full names, compared as sets.
+- missing namespace or tenant: it answers per resource: topic resources go through
+  validateGlobalNamespaceOwnership (texts.namespace_missing, per era), namespace resources through
+  getNamespacePoliciesAsync (404 "Namespace does not exist"). Three calls check something else
+  first: DELETE .../partitions refuses a partition name (412) before it reads the namespace, and
+  the binary listing in mode PERSISTENT and DELETE of one topic (``delete_topic``) never read it.
+- topic limit: maxTopicsPerNamespace (or the namespace's max_topics_per_namespace policy, given in
+  the namespace-create body, which replaces it) counts the stored topics of the namespace's
+  domain (model/autocreation.py stored_topics): creating a partitioned topic checks them plus its
+  partitions (AdminResource, 412), a non-partitioned one plus one after its existence check
+  (BrokerService#createPersistentTopic0's NotAllowedException, which PulsarWebResource
+  #resumeAsyncResponseExceptionally answers 409 CONFLICT with its message).
+- existing partitions: before the release of
+  BEHAVIOURS["create-partitioned-checks-existing-partitions"], creating a partitioned topic t is
+  also "409 This topic already exists" when any partition name of t is listed
+  (AdminResource#checkTopicExistsAsync at v3.0.7 and v4.0.7 compares getPartitionedTopicName());
+  from it, only a stored persistent partition name of index N or more refuses it (409,
+  getMaxPartitionIndex), and the topic is created beside lower ones.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     topic = parse_topic(op.topic)
     # PersistentTopics#createPartitionedTopic runs validateNamespaceName, then
     # validateGlobalNamespaceOwnership (which reads the namespace policies: 404 for a missing
-    # namespace), then validatePartitionedTopicName: the namespace answers first (Rule 1; row
+    # namespace), then validatePartitionedTopicName: the namespace answers first (check order; row
     # pip344-admin-create-suffix-002).
     if not state.namespace_exists(topic.namespace_name):
         return state, texts.namespace_missing(state.era, topic.namespace_name)
@@ -205,13 +205,13 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
     # AdminResource counts getExistingPartitions(topicName), which "reads the children of
     # /managed-ledgers/{ns}/{domain}" and so counts every stored topic of the namespace and domain
     # (Pulsar's BrokerService#checkMaxTopicsPerNamespace counts TopicResources#getExistingPartitions), none in the
-    # non-persistent domain; in a PIP-157 bucketed namespace, the children of every bucket (seed
-    # 002: "These include checking if the limit on topic number per namespace has been reached").
+    # non-persistent domain; in a PIP-157 bucketed namespace, the children of every bucket (PIP-157,
+    # Implementation: "These include checking if the limit on topic number per namespace has been reached").
     if exceeds_max_topics(state, topic, op.partitions):
         return state, RestError(412, texts.TOO_MANY_TOPICS)
     stored = _stored_partition_indexes(state, topic)
     checks_indexes = state.has("create-partitioned-checks-existing-partitions")
-    if state.partition_count(topic) > 0 or state.topic_exists(topic) or (stored and not checks_indexes):  # Rule 3
+    if state.partition_count(topic) > 0 or state.topic_exists(topic) or (stored and not checks_indexes):  # already exists
         return state, RestError(409, "This topic already exists")
     highest = max(stored, default=-1) if topic.persistent else -1
     if highest >= op.partitions and checks_indexes:
@@ -220,7 +220,7 @@ def create_partitioned_topic(state: State, op: CreatePartitionedTopic):
         return state, RestError(409, f"The topic has a max partition index of {highest}, the number of partitions "
                                      f"must be at least {highest + 1}")
     state = state.with_partitioned_metadata(topic, op.partitions)
-    if topic.persistent:  # Rule 2
+    if topic.persistent:  # the admin API creates a persistent topic's partitions too
         state = state.with_topics(*(topic.partition(i) for i in range(op.partitions)))
     return state, DONE
 
@@ -244,10 +244,10 @@ def create_non_partitioned_topic(state: State, op: CreateNonPartitionedTopic):
             f"CreateNonPartitionedTopic({topic}): creating partition K of a partitioned topic with more than K "
             "partitions goes on to the topic checks, which the model does not follow for a partition name; "
             "pick another name")
-    if state.partition_count(topic) > 0 or state.topic_exists(topic):  # Rule 3
+    if state.partition_count(topic) > 0 or state.topic_exists(topic):  # already exists
         return state, RestError(409, "This topic already exists")
     # Then BrokerService#getTopic(topic, createIfMissing=true): createPersistentTopic0 checks the
-    # namespace limit with one more topic, a NotAllowedException the admin API answers 409 (Rule 6).
+    # namespace limit with one more topic, a NotAllowedException the admin API answers 409 (topic limit).
     if exceeds_max_topics(state, topic, 1):
         return state, RestError(409, texts.TOO_MANY_TOPICS)
     return state.with_topics(topic), DONE

@@ -1,22 +1,24 @@
 """Token authentication and authorization: what a broker answers an operation made with other
-credentials (``ops.WithCredentials``). Ours: the seeds say nothing about security, so every answer
+credentials (``ops.WithCredentials``). Ours: the PIPs say nothing about security, so every answer
 here is read from Apache Pulsar's source at v4.0.7 and its rows are graded SHOULD.
 
-Rule 1: with ``authenticationEnabled=false`` credentials are not looked at: the inner operation
-        answers as it would without them (ServerCnx#handleConnect completes the connect at once
-        when ``!service.isAuthenticationEnabled()``; the HTTP filter is not installed).
-Rule 2: credentials that authenticate nobody (none, a forged or an expired token) are refused
-        before the operation: the binary protocol answers the CONNECT with ServerError
-        ``AuthenticationError`` "Failed to authenticate" (ServerCnx#authenticationFailed), the
-        REST API answers 401 "Authentication required" (AuthenticationFilter#doFilter).
-Rule 3: with ``authorizationEnabled`` too, a role in ``superUserRoles`` may do anything, and so
-        may a role in the adminRoles of the topic's or namespace's tenant
-        (PulsarAuthorizationProvider#validateTenantAdminAccess); any other role is refused with
-        the words of the check each operation runs (``REFUSALS``). A tenant that does not exist
-        is answered as the provider's 404 "Tenant does not exist" reaches each operation.
-Rule 4: CONNECT itself is only authenticated, never authorized (``Handshake`` answers as usual
-        once the token is valid), and only the operations of ``REFUSALS`` are modelled with
-        credentials; any other is a ModelUsageError naming this table.
+``with_credentials`` answers, in this order:
+
+- authentication off: with ``authenticationEnabled=false`` credentials are not looked at: the
+  inner operation answers as it would without them (ServerCnx#handleConnect completes the
+  connect at once when ``!service.isAuthenticationEnabled()``; the HTTP filter is not installed).
+- nobody authenticated: credentials that authenticate nobody (none, a forged or an expired token)
+  are refused before the operation: the binary protocol answers the CONNECT with ServerError
+  ``AuthenticationError`` "Failed to authenticate" (ServerCnx#authenticationFailed), the REST API
+  answers 401 "Authentication required" (AuthenticationFilter#doFilter).
+- authorization: with ``authorizationEnabled`` too, a role in ``superUserRoles`` may do anything,
+  and so may a role in the adminRoles of the topic's or namespace's tenant
+  (PulsarAuthorizationProvider#validateTenantAdminAccess); any other role is refused with the
+  words of the check each operation runs (``REFUSALS``). A tenant that does not exist is answered
+  as the provider's 404 "Tenant does not exist" reaches each operation.
+- CONNECT itself is only authenticated, never authorized (``Handshake`` answers as usual once the
+  token is valid), and only the operations of ``REFUSALS`` are modelled with credentials; any
+  other is a ModelUsageError naming this table.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ REFUSALS = {
 
 
 def with_credentials(state: State, op: WithCredentials):
-    """Rules 1-4."""
+    """What ``op.operation`` answers when made with ``op``'s credentials (the module's four steps)."""
     from model.machine import apply
 
     inner = op.operation
@@ -77,12 +79,12 @@ def with_credentials(state: State, op: WithCredentials):
         raise ModelUsageError(f"{type(inner).__name__} through {api} is not modelled with credentials: "
                               "extend model/auth.py REFUSALS")
     config = state.config
-    if not config.authenticationEnabled:  # Rule 1
+    if not config.authenticationEnabled:  # credentials are not looked at
         return apply(state, inner)
-    if op.role is None or op.token != "valid":  # Rule 2
+    if op.role is None or op.token != "valid":  # authenticates nobody: refused before the operation
         return state, (HTTP_REFUSED if api == "rest" else CONNECT_REFUSED)
     if isinstance(inner, Handshake) or not config.authorizationEnabled or op.role in config.super_users:
-        return apply(state, inner)  # Rule 4, Rule 3
+        return apply(state, inner)  # CONNECT is never authorized; a superuser may do anything
     name = inner.namespace if isinstance(inner, ListTopics) else inner.topic
     tenant = (parse_namespace(name) if isinstance(inner, ListTopics) else parse_topic(name).namespace_name).tenant
     denied, missing = REFUSALS[(type(inner), api)]

@@ -2,19 +2,23 @@
 
 Owns the broker-side decisions every lookup path shares (BrokerService, Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
 
-Rule 1 (override precedence, Pulsar's BrokerService/AutoTopicCreationOverrideImpl): "if the namespace autoTopicCreationOverride is set,
-        use its allowAutoTopicCreation; else use the broker's allowAutoTopicCreation. There is no
-        topic-level override for topic creation." The same precedence picks the topic type and the
-        default number of partitions.
-Rule 2 (Pulsar's BrokerService/AutoTopicCreationOverrideImpl): "isDefaultTopicTypePartitioned: always false for names ending with the DLQ or
-        retry suffixes (PR #22705)". PR #22705 is from May 2024, so the model applies it to the
-        pip344 era only.
-Rule 3 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync): a lookup that may auto-create creates partitioned *metadata* only, and
-        only when the topic is absent, auto-creation is allowed, the default type is partitioned and
-        the name is not a partition name: "Only the metadata is created, not the partitions; the
-        test asserts this."
-Rule 4: existence is ``checkTopicExists`` (NamespaceService): partitioned metadata of exactly that
-        name, else a non-partitioned topic (managed ledger / loaded topic) of exactly that name.
+- override precedence (``is_allow_auto_topic_creation``; Pulsar's
+  BrokerService/AutoTopicCreationOverrideImpl): "if the namespace autoTopicCreationOverride is
+  set, use its allowAutoTopicCreation; else use the broker's allowAutoTopicCreation. There is no
+  topic-level override for topic creation." The same precedence picks the topic type and the
+  default number of partitions.
+- DLQ and retry topics (``is_default_topic_type_partitioned``; Pulsar's
+  BrokerService/AutoTopicCreationOverrideImpl): "isDefaultTopicTypePartitioned: always false for
+  names ending with the DLQ or retry suffixes (PR #22705)". PR #22705 is from May 2024, so the
+  model applies it to the pip344 era only.
+- metadata only (``fetch_metadata_check_allow_auto_creation``; Pulsar's
+  PersistentTopicsBase.internalGetPartitionedMetadataAsync): a lookup that may auto-create
+  creates partitioned *metadata* only, and only when the topic is absent, auto-creation is
+  allowed, the default type is partitioned and the name is not a partition name: "Only the
+  metadata is created, not the partitions; the test asserts this."
+- existence (``topic_existence``) is ``checkTopicExists`` (NamespaceService): partitioned
+  metadata of exactly that name, else a non-partitioned topic (managed ledger / loaded topic) of
+  exactly that name.
 
 Not modelled (a single standalone broker never reaches them): namespaces being deleted,
 ExtensibleLoadManager internal topics, system topics, partitioned topics being deleted.
@@ -55,7 +59,8 @@ SYSTEM_TOPIC_LOCAL_NAMES = ("__change_events",)
 
 
 def is_allow_auto_topic_creation(state: State, topic: TopicName) -> bool:
-    """BrokerService.isAllowAutoTopicCreationAsync (Rule 1): a system topic always may. From the release of
+    """BrokerService.isAllowAutoTopicCreationAsync (the namespace's override, else the broker's
+    setting): a system topic always may. From the release of
     BEHAVIOURS["partition-attach-follows-metadata"], a partition name of a topic that has
     partitioned metadata may be created exactly when its index is below the count, in either
     domain and whatever the policies say: every caller (lookups, partitioned metadata, attach) asks
@@ -73,7 +78,8 @@ def is_allow_auto_topic_creation(state: State, topic: TopicName) -> bool:
 
 
 def is_default_topic_type_partitioned(state: State, topic: TopicName) -> bool:
-    """BrokerService.isDefaultTopicTypePartitioned (Rules 1 and 2)."""
+    """BrokerService.isDefaultTopicTypePartitioned: never for a DLQ or retry topic (pip344 era), else
+    the namespace's override, else the broker's setting."""
     if state.era == "pip344" and topic.local_name.endswith(DLQ_RETRY_SUFFIXES):
         return False
     override = state.policies(topic.namespace_name).autoTopicCreationOverride
@@ -92,7 +98,7 @@ def default_num_partitions(state: State, topic: TopicName) -> int:
 
 
 def topic_existence(state: State, topic: TopicName) -> Optional[int]:
-    """Rule 4: N > 0 for a partitioned topic, 0 for a non-partitioned one, None when absent."""
+    """checkTopicExists: N > 0 for a partitioned topic, 0 for a non-partitioned one, None when absent."""
     count = state.partition_count(topic)
     if count > 0:
         return count
@@ -116,7 +122,7 @@ def fetch_metadata_check_allow_auto_creation(state: State, topic: TopicName) -> 
     refused = _creation_limits(state, topic, partitions)
     if refused is not None:
         return refused
-    # Rule 3: metadata only — state.topics is left alone.
+    # metadata only — state.topics is left alone.
     return state.with_partitioned_metadata(topic, partitions), partitions
 
 

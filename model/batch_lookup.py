@@ -5,28 +5,33 @@ The model is one broker, so every topic it can serve is owned by "self": what it
 what a batch lookup resolves to after a client followed the Redirect entries once (C9), which
 is the same on every broker of a cluster.
 
-Rule 1 (C3): the whole request is refused only when it is too big: more than
-        ``maxBatchLookupTopics`` names (duplicates count), or more than that many distinct entries
-        after partition expansion. Binary: ServerError TooManyRequests; REST: 413 (C11). Both carry
-        the message of ``too_big_message``. (The third refusal, an answer larger than
-        maxMessageSize, and the lookup permit are not modelled: no row reaches them.)
-Rule 2 (C2, C4, C7): an empty batch answers no entries; otherwise one entry per distinct topic in
-        order of first appearance; a name with partitioned metadata (K > 0) becomes its K partitions
-        in index order; a partition name is looked up as itself; ``requested`` is the client's
-        spelling when it is not the canonical name of the topic or of its partitioned base.
-Rule 3 (C5): a name that does not parse is a Failed ``InvalidTopicName`` entry under the name as
-        written, with the parser's message: for a name Pulsar's TopicName refuses, a single LOOKUP's
-        "Invalid topic name: <its message>" (model/refused_names.py).
-Rule 4 (C6): every other entry answers what a single lookup of it through the same API answers
-        (model/nonpersistent.py then model/lookups.py). Binary: LOOKUP's answer, Connect and
-        authoritative with no existence check (Pulsar's TopicLookupBase.lookupTopicAsync), TopicNotFound for a missing namespace.
-        REST (C11): the single REST lookup's answer, so a persistent topic that does not exist and
-        may not be auto-created fails as the single lookup's 404 does (Pulsar's TopicLookupBase.internalLookupTopicAsync); a failed REST
-        entry names the ServerError of the single lookup's HTTP status (ERROR_OF_HTTP_STATUS).
-Rule 5 (metamorphic): ``BatchEqualsSingles`` compares each entry with the single lookup of the
-        same topic through the same API; ``compare`` below is the one comparison the model and
-        the drivers both use. By Rule 4 the two agree on every entry, on both APIs.
-        ``SameOwnerEverywhere`` holds on one broker by construction: the model states agreement.
+``resolve`` keeps the decisions:
+
+- too big (C3): the whole request is refused only when it is too big: more than
+  ``maxBatchLookupTopics`` names (duplicates count), or more than that many distinct entries
+  after partition expansion. Binary: ServerError TooManyRequests; REST: 413 (C11). Both carry the
+  message of ``too_big_message``. (The third refusal, an answer larger than maxMessageSize, and
+  the lookup permit are not modelled: no row reaches them.)
+- entries (C2, C4, C7): an empty batch answers no entries; otherwise one entry per distinct topic
+  in order of first appearance; a name with partitioned metadata (K > 0) becomes its K
+  partitions in index order; a partition name is looked up as itself; ``requested`` is the
+  client's spelling when it is not the canonical name of the topic or of its partitioned base.
+- invalid names (C5): a name that does not parse is a Failed ``InvalidTopicName`` entry under the
+  name as written, with the parser's message: for a name Pulsar's TopicName refuses, a single
+  LOOKUP's "Invalid topic name: <its message>" (model/refused_names.py).
+- every other entry (C6, ``single_lookup``): it answers what a single lookup of it through the
+  same API answers (model/nonpersistent.py then model/lookups.py). Binary: LOOKUP's answer,
+  Connect and authoritative with no existence check (Pulsar's TopicLookupBase.lookupTopicAsync),
+  TopicNotFound for a missing namespace. REST (C11): the single REST lookup's answer, so a
+  persistent topic that does not exist and may not be auto-created fails as the single lookup's
+  404 does (Pulsar's TopicLookupBase.internalLookupTopicAsync); a failed REST entry names the
+  ServerError of the single lookup's HTTP status (ERROR_OF_HTTP_STATUS).
+
+Metamorphic relations: ``BatchEqualsSingles`` compares each entry with the single lookup of the
+same topic through the same API; ``compare`` below is the one comparison the model and the
+drivers both use. Since every entry is its single lookup's answer (C6), the two agree on every
+entry, on both APIs. ``SameOwnerEverywhere`` holds on one broker by construction: the model
+states agreement.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ SELF = "self"                    # the model's one broker, as an owner
 HTTP_STATUS_OF_ERROR = {"TopicNotFound": 404, "ServiceNotReady": 503, "InvalidTopicName": 412,
                         "MetadataError": 500, "NotAllowedError": 412, "TooManyRequests": 503,
                         "AuthorizationError": 401}
-# The other way, for the statuses a single REST lookup of a valid name can answer (Rule 4).
+# The other way, for the statuses a single REST lookup of a valid name can answer (C6).
 ERROR_OF_HTTP_STATUS = {404: "TopicNotFound", 503: "ServiceNotReady", 500: "MetadataError",
                         401: "AuthorizationError"}
 
@@ -72,7 +77,7 @@ class Entry:
 
 
 def resolve(state: State, names, api: str) -> tuple[Optional[str], list[Entry]]:
-    """(refusal message, []) for a request that is too big (Rule 1), else (None, entries)."""
+    """(refusal message, []) for a request that is too big (C3), else (None, entries)."""
     limit = state.config.maxBatchLookupTopics
     names = list(names)
     if len(names) > limit:
@@ -111,13 +116,13 @@ def resolve(state: State, names, api: str) -> tuple[Optional[str], list[Entry]]:
 
 
 def single_lookup(state: State, topic: str, api: str):
-    """What one LOOKUP (binary) or REST GET /lookup/v2/topic answers for ``topic`` (Rule 4)."""
+    """What one LOOKUP (binary) or REST GET /lookup/v2/topic answers for ``topic`` (C6)."""
     _, outcome = nonpersistent.lookup(state, Lookup(topic, api))
     return outcome
 
 
 def entry_answer(single):
-    """A single lookup's answer as a batch entry holds it: a LookupAnswer, or the ServerError (Rule 4)."""
+    """A single lookup's answer as a batch entry holds it: a LookupAnswer, or the ServerError (C6)."""
     if isinstance(single, RestError):
         error = ERROR_OF_HTTP_STATUS.get(single.status)
         if error is None:
@@ -152,7 +157,7 @@ def batch_lookup(state: State, op: BatchLookup):
     return state, BatchLookupResult(tuple(sorted(rows, key=lambda r: r[0]) if op.api == "rest" else rows))
 
 
-# -- metamorphic relations (Rule 5) ------------------------------------------------------------------
+# -- metamorphic relations (BatchEqualsSingles, SameOwnerEverywhere) ----------------------------------
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,7 @@ def model_answer(outcome) -> Answer:
 
 def rest_comparable(topic: str) -> bool:
     """A REST single lookup needs a parsable name to build its path; invalid names are compared
-    on the binary API only (Rule 5)."""
+    on the binary API only (``BatchEqualsSingles``)."""
     try:
         TopicName.parse(topic)
     except InvalidName:

@@ -4,18 +4,19 @@ The C++ client "has not implemented PIP-344. It never sends field 6 and its HTTP
 uses ?checkAllowAutoCreation=true" (apache/pulsar-client-cpp#496). So its ``get_topic_partitions`` is the pre-PIP-344
 API with auto-creation on, whichever transport it uses.
 
-Rule 1: binary transport = PARTITIONED_METADATA without field 6 (default true); http transport =
-        REST partitions endpoint with checkAllowAutoCreation=true.
-Rule 2: "Non-partitioned → [topic]; partitioned → the list of topic-partition-i" (Pulsar's BinaryProtoLookupService), as
-        full names.
-Rule 3: failures surface as the client exception named in CLIENT_EXCEPTIONS below.
-        Rows: pip344-seed-list-*, pip344-seed-bg-*-client, pip344-gpmt-001-*.
-Rule 4 (ProduceConsume): after the partitions lookup the client subscribes and produces on every
-        partition, or on the topic itself, one at a time. Each attach is the broker's answer to that
-        PRODUCER on the wire (model/attach.py: auto-creation, partition names by release, the
-        namespace's topic limit); the client reports TopicNotFound as TopicNotFound and every
-        NotAllowedError as NotAllowed. A partition name the lookup already refused never gets that
-        far. Rows: pip344-produce-*, pip344-bound-topics-producer-*.
+What it asks (``client_partition_metadata``): over the binary transport PARTITIONED_METADATA
+without field 6 (default true); over http the REST partitions endpoint with
+checkAllowAutoCreation=true. What it returns (``partition_names``): "Non-partitioned → [topic];
+partitioned → the list of topic-partition-i" (Pulsar's BinaryProtoLookupService), as full names.
+How it fails (``client_exception``): as the client exception named in CLIENT_EXCEPTIONS below.
+Rows: pip344-seed-list-*, pip344-seed-bg-*-client, pip344-gpmt-001-*.
+
+ProduceConsume (``attach``): after the partitions lookup the client subscribes and produces on
+every partition, or on the topic itself, one at a time. Each attach is the broker's answer to
+that PRODUCER on the wire (model/attach.py: auto-creation, partition names by release, the
+namespace's topic limit); the client reports TopicNotFound as TopicNotFound and every
+NotAllowedError as NotAllowed. A partition name the lookup already refused never gets that far.
+Rows: pip344-produce-*, pip344-bound-topics-producer-*.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def client_exception(transport: str, answer) -> ClientError:
 
 
 def client_partition_metadata(state: State, topic: TopicName, transport: str):
-    """Rule 1: what ``get_topic_partitions`` sends, and the broker's raw answer."""
+    """What ``get_topic_partitions`` sends over ``transport``, and the broker's raw answer."""
     if transport == "binary":
         return binary_partitioned_metadata(state, topic, True)
     if transport == "http":
@@ -87,7 +88,7 @@ def get_partitions_for_topic(state: State, op: GetPartitionsForTopic):
 
 
 def partition_names(topic: TopicName, partitions: int) -> tuple[str, ...]:
-    """Rule 2."""
+    """The full names the client returns for a topic of ``partitions`` partitions (0: the topic itself)."""
     if partitions == 0:
         return (str(topic),)
     return tuple(str(topic.partition(i)) for i in range(partitions))
@@ -112,8 +113,7 @@ def attach_targets(topic: TopicName, partitions: int) -> tuple[TopicName, ...]:
 
 
 def attach(state: State, topic: TopicName, partitions: int) -> tuple[State, Optional[ClientError]]:
-    """Rule 4: the client's producers and consumers attach to ``attach_targets`` one at a
-    time, each as model/attach.py's attach on the wire; the state holds every topic they made, or
+    """The client's producers and consumers attach to ``attach_targets`` one at a time, each as model/attach.py's attach on the wire; the state holds every topic they made, or
     the refusal that ended them, as the client reports it."""
     for target in attach_targets(topic, partitions):
         state, refused = wire_attach(state, target, "PRODUCER")

@@ -3,15 +3,15 @@
 Owns: the broker.conf keys the PIP-344 behaviour depends on, with Pulsar's key names and defaults;
 parsing their string values; which of them are dynamic; and the override's validation texts.
 
-Rule 1: keys are Pulsar's ``broker.conf`` names verbatim and values are strings, as in broker.conf
-        and in ``POST /admin/v2/brokers/configuration/{key}/{value}``.
-Rule 2: an unknown key or a value the model cannot read is a ModelUsageError, never a guess.
-        (Pulsar itself reads any boolean other than "true" as false; a spec row that wrote "yes"
-        would be a typo, so the model refuses it.)
-Rule 3: the override is validated only when it allows auto-creation (Pulsar's BrokerService/AutoTopicCreationOverrideImpl,
-        ``AutoTopicCreationOverrideImpl.validateOverride``).
-Rule 4: a value set on a running broker (``with_dynamic_update``) may differ from the same value in
-        broker.conf (``from_strings``): rows configure brokers as broker.conf does.
+Keys are Pulsar's ``broker.conf`` names verbatim and values are strings, as in broker.conf and in
+``POST /admin/v2/brokers/configuration/{key}/{value}``. An unknown key or a value the model cannot
+read is a ModelUsageError, never a guess. (Pulsar itself reads any boolean other than "true" as
+false; a spec row that wrote "yes" would be a typo, so the model refuses it.)
+
+The override is validated only when it allows auto-creation (Pulsar's
+BrokerService/AutoTopicCreationOverrideImpl, ``AutoTopicCreationOverrideImpl.validateOverride``).
+A value set on a running broker (``with_dynamic_update``) may differ from the same value in
+broker.conf (``from_strings``): rows configure brokers as broker.conf does.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class BrokerConfig:
     # PIP-35 (ours, TENTATIVE; docs/pip35-decisions.md C3): names per batch lookup. Not a Pulsar
     # key, so to_strings leaves it out at its default (a case sends it only when its row sets it).
     maxBatchLookupTopics: int = 10000
-    # Token authentication and authorization (model/auth.py; ours: not in the seeds). Pulsar's keys
+    # Token authentication and authorization (model/auth.py; ours: not in the PIPs). Pulsar's keys
     # and defaults; not dynamic. Sent to a target only when a row sets them (SENT_WHEN_SET).
     authenticationEnabled: bool = False
     authorizationEnabled: bool = False
@@ -66,7 +66,7 @@ class BrokerConfig:
         return replace(self, **{key: _parse(key, value)})
 
     def with_dynamic_update(self, key: str, value: str) -> "BrokerConfig":
-        """``key`` set on a running broker (Rule 4): Pulsar's listeners of the two partition keys
+        """``key`` set on a running broker, which may differ from broker.conf: Pulsar's listeners of the two partition keys
         (BrokerService#updateDefaultNumPartitions, #updateMaxNumPartitionsPerPartitionedTopic,
         v3.0.2 to v4.2.4) lower defaultNumPartitions to a non-zero maximum below it, whichever of
         the two was set; a broker.conf holding both keeps them as written."""

@@ -2,41 +2,45 @@
 
 PIP-344 era (brokers 3.0.6+, 3.3.1+, 4.x; apache/pulsar#22206):
 
-Rule 1 (REST, Pulsar's PersistentTopicsBase#internalGetPartitionedMetadataAsync):
-        ``checkAllowAutoCreation`` defaults to false. With it true, the broker may create metadata
-        (autocreation Rule 3). Then "partitions == 0: if checkAllowAutoCreation && brokerAllow:
-        return {"partitions":0} without checking existence ... Otherwise: if the non-partitioned
-        topic exists, return {"partitions":0}. If not, reply 404 with
-        {"reason":"Topic <full-topic-name> not found"}".
-Rule 2 (binary, Pulsar's ServerCnx#handlePartitionMetadataRequest): field 6
-        ``metadata_auto_creation_enabled`` defaults to true; "autoCreateIfNotExist =
-        cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreationAsync(topic)". False →
-        existence check, "not found → Failed, error = TopicNotFound (11), message = "" (empty string)"; true →
-        the auto-creating fetch.
-Rule 3: a missing namespace or tenant answers before any of this (model/texts.py).
+- REST (``rest_partitioned_metadata``; Pulsar's
+  PersistentTopicsBase#internalGetPartitionedMetadataAsync): ``checkAllowAutoCreation`` defaults
+  to false. With it true, the broker may create metadata (only metadata:
+  model/autocreation.py's ``fetch_metadata_check_allow_auto_creation``). Then "partitions == 0:
+  if checkAllowAutoCreation && brokerAllow: return {"partitions":0} without checking existence
+  ... Otherwise: if the non-partitioned topic exists, return {"partitions":0}. If not, reply 404
+  with {"reason":"Topic <full-topic-name> not found"}".
+- binary (``binary_partitioned_metadata``; Pulsar's ServerCnx#handlePartitionMetadataRequest):
+  field 6 ``metadata_auto_creation_enabled`` defaults to true; "autoCreateIfNotExist =
+  cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreationAsync(topic)". False → existence
+  check, "not found → Failed, error = TopicNotFound (11), message = "" (empty string)"; true → the
+  auto-creating fetch.
+- a missing namespace or tenant answers before any of this (model/texts.py).
+
 Rows: pip344-seed-new-*, pip344-seed-list-005, pip344-gpmt-*, pip344-matrix-*, pip344-override-*.
 
-Pre-PIP-344 era (Pulsar's PersistentTopicsBase/ServerCnx; seed "Now getPartitionsForTopic's behavior" table):
+Pre-PIP-344 era (Pulsar's PersistentTopicsBase/ServerCnx; PIP-344's Background table "Now
+getPartitionsForTopic's behavior"):
 
-Rule 4: "binary field 6 is ignored, so they behave as if it were true": the binary path always
-        runs the auto-creating fetch.
-Rule 5: REST with ``checkAllowAutoCreation`` true answers 0 for an absent topic whatever the
-        broker allows ("broker disallows, param true → REST and binary both return partitions:
-        0"). With it false, an absent topic is 404 "Topic <topic> not found", as in the PIP-344
-        era: PersistentTopicsBase#internalGetPartitionedMetadataAsync runs internalCheckTopicExists
-        when the metadata says 0 and the parameter is false (v3.0.2, v3.2.3), and 3.0.2 and 3.2.3
-        answered so when observed. The seed's table says "partitions: 0" for that case; real
-        releases settle what the old behaviour was. Rows: pip344-seed-bg-*.
+- binary: "binary field 6 is ignored, so they behave as if it were true": the binary path always
+  runs the auto-creating fetch.
+- REST: with ``checkAllowAutoCreation`` true it answers 0 for an absent topic whatever the broker
+  allows ("broker disallows, param true → REST and binary both return partitions: 0"). With it
+  false, an absent topic is 404 "Topic <topic> not found", as in the PIP-344 era:
+  PersistentTopicsBase#internalGetPartitionedMetadataAsync runs internalCheckTopicExists when the
+  metadata says 0 and the parameter is false (v3.0.2, v3.2.3), and 3.0.2 and 3.2.3 answered so
+  when observed. PIP-344's Background table says "partitions: 0" for that case; real releases
+  settle what the old behaviour was. Rows: pip344-seed-bg-*.
 
-Lookup (Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's TopicLookupBase.internalLookupTopicAsync), both eras:
+Lookup (``lookup``; Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's
+TopicLookupBase.internalLookupTopicAsync), both eras:
 
-Rule 6: REST: "persistent topic that does not exist and may not be auto-created → 404 "Topic not
-        found <topic>". Non-persistent topics skip the existence check." Otherwise the single broker
-        answers itself (Connect, authoritative). Releases without the behaviour
-        ``rest-lookup-skips-non-persistent`` (model/releases.py) skip it only for non-persistent
-        names that are not partition names.
-Rule 7: binary LOOKUP has no existence check: after the cluster check it asks for the owner, and a
-        single broker "otherwise → Connect, authoritative = true". Rows: pip344-lookup-*.
+- REST: "persistent topic that does not exist and may not be auto-created → 404 "Topic not found
+  <topic>". Non-persistent topics skip the existence check." Otherwise the single broker answers
+  itself (Connect, authoritative). Releases without the behaviour
+  ``rest-lookup-skips-non-persistent`` (model/releases.py) skip it only for non-persistent names
+  that are not partition names.
+- binary: LOOKUP has no existence check: after the cluster check it asks for the owner, and a
+  single broker "otherwise → Connect, authoritative = true". Rows: pip344-lookup-*.
 """
 
 from __future__ import annotations
@@ -76,10 +80,10 @@ def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):
         return state, refused
     topic = parse_topic(op.topic)
     if op.api == "rest":
-        # Rule 1: "checkAllowAutoCreation | query, boolean, default false" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
+        # REST: "checkAllowAutoCreation | query, boolean, default false" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
         return rest_partitioned_metadata(state, topic, bool(op.auto_create))
     if op.api == "binary":
-        # Rule 2: "metadata_auto_creation_enabled (bool, default true)" (Pulsar's ServerCnx.handlePartitionMetadataRequest).
+        # binary: "metadata_auto_creation_enabled (bool, default true)" (Pulsar's ServerCnx.handlePartitionMetadataRequest).
         return binary_partitioned_metadata(state, topic, True if op.auto_create is None else op.auto_create)
     raise ModelUsageError(
         "GetPartitionedMetadata(api='client') has no official-client call: the C++-based client has "
@@ -102,7 +106,7 @@ def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_c
     if partitions > 0:
         return state, Partitions(partitions)
     if check_allow_auto_creation and (state.era == "pre-pip344" or is_allow_auto_topic_creation(state, topic)):
-        return state, Partitions(0)  # Rule 1, Rule 5
+        return state, Partitions(0)  # without checking existence; before PIP-344 whatever the broker allows
     if state.topic_exists(topic):
         return state, Partitions(0)
     return state, texts.topic_not_found(topic)
@@ -110,7 +114,7 @@ def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_c
 
 def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_creation_enabled: bool):
     """PARTITIONED_METADATA (21) → PARTITIONED_METADATA_RESPONSE (22)."""
-    # Rule 4: old brokers always ran the auto-creating fetch, which answers 0 without creating
+    # old brokers ignored field 6: they always ran the auto-creating fetch, which answers 0 without creating
     # anything when creation is not allowed.
     auto_creating = state.era == "pre-pip344" or (
         metadata_auto_creation_enabled and is_allow_auto_topic_creation(state, topic))
@@ -147,9 +151,9 @@ def lookup(state: State, op: Lookup):
             exists = topic.partition_index < state.partition_count(topic.partitioned_base)
         else:
             exists = True
-        if not exists and not is_allow_auto_topic_creation(state, topic):  # Rule 6
+        if not exists and not is_allow_auto_topic_creation(state, topic):  # persistent, absent, not creatable
             return state, texts.lookup_topic_not_found(topic)
         return state, CONNECT
     if op.api == "binary":
-        return state, CONNECT  # Rule 7
+        return state, CONNECT  # binary LOOKUP has no existence check
     raise ModelUsageError("Lookup(api='client'): the official Python client exposes no lookup call; use rest or binary")

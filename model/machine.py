@@ -1,13 +1,14 @@
 """The model's entry points: ``initial_state`` and ``apply(state, op) -> (state, outcome)``.
 
-Rule 1: ``apply`` is pure: same state and op, same answer; the input state is never changed.
-Rule 2: one handler per operation type, in the HANDLERS table (h11's READERS idea); an op type
-        without a handler is a ModelUsageError naming the table to extend.
-Rule 3: a state belongs to a broker release (model/releases.py). Its era is ``pip344`` for a
-        release with PIP-344 (3.0.6+, 3.3.1+, 4.x) or any broker that is not an Apache Pulsar
-        release, and ``pre-pip344`` otherwise, which reproduces the seed's "Now
-        pulsarClient.getPartitionsForTopic's behavior" table. Answers that changed in other
-        releases are named behaviours with version ranges (``State.has``).
+``apply`` is pure: same state and op, same answer; the input state is never changed. There is one
+handler per operation type, in the HANDLERS table (h11's READERS idea); an op type without a
+handler is a ModelUsageError naming the table to extend.
+
+A state belongs to a broker release (model/releases.py). Its era is ``pip344`` for a release with
+PIP-344 (3.0.6+, 3.3.1+, 4.x) or any broker that is not an Apache Pulsar release, and
+``pre-pip344`` otherwise, which reproduces PIP-344's Background table ("Now
+pulsarClient.getPartitionsForTopic's behavior"). Answers that changed in other releases are named
+behaviours with version ranges (``State.has``).
 """
 
 from __future__ import annotations

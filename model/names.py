@@ -1,28 +1,31 @@
 """Topic and namespace names, parsed the way Pulsar's ``TopicName`` and ``NamedEntity`` do.
 
 This is a *value helper*: the model, the harness and the reference broker all use it, which is
-allowed because it decides nothing about behaviour (STYLE R1). What it owns:
+allowed because it decides nothing about behaviour (the broker may import the model's value
+helpers, never its decisions). What it owns:
 
-Rule 1: a short name ``t`` means ``persistent://public/default/t``; ``tenant/ns/t`` means
-        ``persistent://tenant/ns/t``; a full name carries its domain, written in any letter case
-        (TopicDomain#getEnum compares with String#equalsIgnoreCase, so ``Persistent://`` and even
-        ``persıstent://``, a dotless i, name the persistent domain); the value holds it in lower case.
-Rule 2: only v2 names (three parts after the domain) are accepted. Pulsar would read a fourth
-        part as the legacy v1 ``tenant/cluster/ns/t`` form; we refuse it as invalid, and say so.
-Rule 3: a local name whose text after its last ``-partition-`` is K is partition K of the name
-        before it when K is a Java int written the way Java writes it (TopicName#getPartitionIndex:
-        Integer.parseInt, then the length of String.valueOf must match): ``-partition-01``,
-        ``-partition-1`` followed by a newline and ``-partition-99999999999`` are ordinary names.
-        Integer.parseInt reads every decimal digit of the Basic Multilingual Plane (Character#digit),
-        so ``t-partition-`` followed by ARABIC-INDIC DIGIT ONE (U+0661) is partition 1 of ``t``.
-        Anything else has partition index -1, as in Pulsar.
-Rule 4: tenant and namespace names follow NamedEntity's pattern ``[-=:.\\w]*`` and are non-empty.
-Rule 5: ``pulsar_refusal`` is Pulsar's own TopicName parser, for the names it refuses and its words:
-        the one of 3.x and 4.0 (``Splitter.on("/").limit(4)``: 4 parts are a legacy v1 name, the
-        namespace is checked before the local name) or the one of 4.2 (``splitBySlash``: an empty
-        segment and a v1 name are refused, the namespace checked last); Java's ``\\w`` is ASCII
-        only; the domain is read case-insensitively (TopicDomain#getEnum). Which release has which
-        is model/refused_names.py's to say.
+- ``TopicName.parse``: a short name ``t`` means ``persistent://public/default/t``; ``tenant/ns/t``
+  means ``persistent://tenant/ns/t``; a full name carries its domain, written in any letter case
+  (``domain_named``: TopicDomain#getEnum compares with String#equalsIgnoreCase, so
+  ``Persistent://`` and even ``persıstent://``, a dotless i, name the persistent domain); the
+  value holds it in lower case. Only v2 names (three parts after the domain) are accepted. Pulsar
+  would read a fourth part as the legacy v1 ``tenant/cluster/ns/t`` form; we refuse it as
+  invalid, and say so.
+- ``TopicName.partition_index``: a local name whose text after its last ``-partition-`` is K is
+  partition K of the name before it when K is a Java int written the way Java writes it
+  (TopicName#getPartitionIndex: Integer.parseInt, then the length of String.valueOf must match):
+  ``-partition-01``, ``-partition-1`` followed by a newline and ``-partition-99999999999`` are
+  ordinary names. Integer.parseInt reads every decimal digit of the Basic Multilingual Plane
+  (Character#digit), so ``t-partition-`` followed by ARABIC-INDIC DIGIT ONE (U+0661) is partition
+  1 of ``t``. Anything else has partition index -1, as in Pulsar.
+- ``check_named_entity``: tenant and namespace names follow NamedEntity's pattern ``[-=:.\\w]*``
+  and are non-empty.
+- ``pulsar_refusal`` is Pulsar's own TopicName parser, for the names it refuses and its words:
+  the one of 3.x and 4.0 (``Splitter.on("/").limit(4)``: 4 parts are a legacy v1 name, the
+  namespace is checked before the local name) or the one of 4.2 (``splitBySlash``: an empty
+  segment and a v1 name are refused, the namespace checked last); Java's ``\\w`` is ASCII only;
+  the domain is read case-insensitively (TopicDomain#getEnum). Which release has which is
+  model/refused_names.py's to say.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ class TopicName:
 
     @classmethod
     def parse(cls, text: str) -> "TopicName":
-        """The name ``text`` denotes (Rules 1-4), or InvalidName saying what is wrong."""
+        """The name ``text`` denotes (short, tenant/ns/t or full; v2 only), or InvalidName saying what is wrong."""
         if not isinstance(text, str) or not text:
             raise InvalidName("Invalid topic name: empty")
         if "://" in text:
@@ -124,7 +127,7 @@ class TopicName:
 
     @property
     def partition_index(self) -> int:
-        """Rule 3."""
+        """K for a local name ending ``-partition-K`` with K a Java int as Java writes it, else -1."""
         if PARTITION_SUFFIX not in self.local_name:
             return -1
         text = self.local_name.rpartition(PARTITION_SUFFIX)[2]
@@ -154,7 +157,7 @@ class TopicName:
         return f"{self.domain}://{self.tenant}/{self.namespace}/{self.local_name}"
 
 
-# -- Pulsar's own parser (Rule 5) -----------------------------------------------------------------
+# -- Pulsar's own parser (pulsar_refusal) ------------------------------------------------------------
 
 _JAVA_NAMED_ENTITY = re.compile(r"^[-=:.\w]*\Z", re.ASCII)
 SHORT_NAME = "Invalid short topic name '{}', it should be in the format of <tenant>/<namespace>/<topic> or <topic>"
@@ -205,7 +208,7 @@ def _java_equals_ignore_case(a: str, b: str) -> bool:
 
 
 def domain_named(text: str) -> Optional[str]:
-    """The domain TopicDomain#getEnum reads in ``text``, or None when it names none (Rule 1)."""
+    """The domain TopicDomain#getEnum reads in ``text``, or None when it names none (any letter case)."""
     for domain in DOMAINS:
         if _java_equals_ignore_case(text, domain):
             return domain
@@ -228,7 +231,7 @@ def _local_name(local: str, complete: str, blank_refused: bool) -> None:
 
 
 def _classic(name: str, blank_refused: bool) -> None:
-    """TopicName(String) of 3.x and 4.0 (Rule 5)."""
+    """TopicName(String) of 3.x and 4.0 (``pulsar_refusal`` with ``v1_refused=False``)."""
     complete = name
     if "://" not in name:
         parts = [part for part in name.split("/") if part]  # StringUtils.split drops empty tokens
@@ -270,7 +273,7 @@ def _split_by_slash(text: str, limit: int) -> list[str]:
 
 
 def _v2_only(name: str, blank_refused: bool) -> None:
-    """TopicName(String) of 4.2 (Rule 5)."""
+    """TopicName(String) of 4.2 (``pulsar_refusal`` with ``v1_refused=True``)."""
     index = name.find("://")
     if index < 0:
         parts = _split_by_slash(name, 0)
@@ -295,7 +298,7 @@ def _v2_only(name: str, blank_refused: bool) -> None:
 
 
 def pulsar_refusal(name: str, *, blank_refused: bool = True, v1_refused: bool = True) -> Optional[str]:
-    """Rule 5: the message Pulsar's ``TopicName.get(name)`` throws, or None when it accepts the name.
+    """The message Pulsar's ``TopicName.get(name)`` throws, or None when it accepts the name.
     ``v1_refused`` picks the parser of 4.2 (splitBySlash) over the one of 3.x and 4.0; ``blank_refused``
     refuses a whitespace-only local name as 3.0.9, 3.3.4, 4.0.2 and later do. The defaults are the newest release's."""
     try:

@@ -1,54 +1,54 @@
 """PIP-2 in the model: non-persistent topics, publish drops, dispatch drops, stats and isolation.
 
-The seed (PIP 2): "as soon as broker receives published message, it immediately delivers this
+PIP-2's Introduction: "as soon as broker receives published message, it immediately delivers this
 message to all connected subscribers without caching or persisting them into any storage."
 
-Rule 1 (nothing stored): a message reaches only the consumers attached when it is published.
-        FLOW later brings nothing, and a subscription at Earliest sees nothing earlier. Rows:
-        pip2-deliver-*, pip2-late-*.
-Rule 2 (publish side, Pulsar's ServerCnx#handleSend): "if nonPersistentPendingMessages >
-        maxNonPersistentPendingMessages (strictly greater), the broker drops the message" and
-        answers SEND_RECEIPT (-1, -1); otherwise the message is in flight until its receipt
-        (0, 0) is written. A burst written in ONE socket write is read whole before any receipt
-        is written, so the k-th SEND of a burst finds the burst's accepted SENDs still in flight:
-        the first ``limit + 1`` are accepted, the rest dropped. "With the limit = 0, the first
-        message in flight is accepted and any message overlapping it is dropped." Sends awaited
-        one at a time never overlap. Rows: pip2-publish-*.
-Rule 3 (dispatch side, Pulsar's NonPersistentDispatcher*.sendMessages): Exclusive and Failover deliver "only if there is an active
-        consumer, its availablePermits > 0, and its channel isWritable()"; Shared delivers while
-        "the dispatcher's total available permits > 0"; otherwise the message is dropped and
-        counted. One permit per message (no batches here). Rows: pip2-dispatch-*.
-Rule 4 (persistent contrast): a persistent topic stores every message (receipt STORED), a
-        subscription reads from its start position whenever it has permits, so FLOW brings the
-        backlog. Rows: pip2-contrast-*.
-Rule 5 (stats, Pulsar's NonPersistentTopicStatsImpl and testAccumulativeStats): msgInCounter counts accepted messages and
-        msgOutCounter delivered ones, both cumulative (they survive producer and consumer
-        removal); a publisher's msgDropRate is positive iff it had publish drops, a
-        subscription's iff it had dispatch drops, as the first stats update after them shows it
-        (Pulsar recomputes rates every statsUpdateFrequencyInSecs over the interval just ended,
-        BrokerService#updateRates; the REST driver reads across that update); internal stats
-        hold entriesAddedCounter (accepted
-        SENDs) and one cursor per subscription. "Unsubscribe when all the consumers
-        disconnected" (NonPersistentSubscription#removeConsumer, from 3.1: releases before keep
-        the subscription, model/releases.py). A subscription's type is the subType its
-        consumers subscribed with (NonPersistentSubscription#getTypeString); what nothing stored
-        implies is NON_PERSISTENT_FIXED. Unacked messages: none, except on releases without
-        "np-unacked-not-counted", where a Shared or Key_Shared consumer counts what it was sent.
-        Rows: pip2-stats-*.
-Rule 6 (isolation): with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
-        NotAllowedError "Broker is unable to load persistent topic" (BrokerService#getTopic uses
-        that text for both domains). A lookup still answers Connect: a standalone runs
-        NoopLoadManager (conf/standalone.conf), whose getLeastLoaded always names the local
-        broker (pulsar-broker/src/main/java/org/apache/pulsar/broker/loadbalance/NoopLoadManager.java
-        at v4.0.7); only the load managers of a cluster skip a broker whose domain is disabled
-        (LoadManagerShared#applyNamespacePolicies). Observed: Connect on
-        3.0.7, 4.0.7 and 4.2.4. Rows: pip2-isolation-*.
-Rule 7 (bad input, ServerCnx): a SEND for a producer that is not registered ("Received message,
-        but the producer is not ready ... Closing the connection."), a FLOW with permits <= 0
-        (Consumer#flowPermits: checkArgument(additionalNumberOfMessages > 0), which reaches
-        exceptionCaught and ctx.close()) and a SUBSCRIBE with an unknown subType (LightProto drops
-        the unknown enum, then "Some required fields are missing") all close the connection.
-        Rows: pip2-bad-*.
+- nothing stored: a message reaches only the consumers attached when it is published.
+  FLOW later brings nothing, and a subscription at Earliest sees nothing earlier. Rows:
+  pip2-deliver-*, pip2-late-*.
+- publish side (Pulsar's ServerCnx#handleSend): "if nonPersistentPendingMessages >
+  maxNonPersistentPendingMessages (strictly greater), the broker drops the message" and
+  answers SEND_RECEIPT (-1, -1); otherwise the message is in flight until its receipt
+  (0, 0) is written. A burst written in ONE socket write is read whole before any receipt
+  is written, so the k-th SEND of a burst finds the burst's accepted SENDs still in flight:
+  the first ``limit + 1`` are accepted, the rest dropped. "With the limit = 0, the first
+  message in flight is accepted and any message overlapping it is dropped." Sends awaited
+  one at a time never overlap. Rows: pip2-publish-*.
+- dispatch side (Pulsar's NonPersistentDispatcher*.sendMessages): Exclusive and Failover deliver "only if there is an active
+  consumer, its availablePermits > 0, and its channel isWritable()"; Shared delivers while
+  "the dispatcher's total available permits > 0"; otherwise the message is dropped and
+  counted. One permit per message (no batches here). Rows: pip2-dispatch-*.
+- persistent contrast: a persistent topic stores every message (receipt STORED), a
+  subscription reads from its start position whenever it has permits, so FLOW brings the
+  backlog. Rows: pip2-contrast-*.
+- stats (Pulsar's NonPersistentTopicStatsImpl and testAccumulativeStats): msgInCounter counts accepted messages and
+  msgOutCounter delivered ones, both cumulative (they survive producer and consumer
+  removal); a publisher's msgDropRate is positive iff it had publish drops, a
+  subscription's iff it had dispatch drops, as the first stats update after them shows it
+  (Pulsar recomputes rates every statsUpdateFrequencyInSecs over the interval just ended,
+  BrokerService#updateRates; the REST driver reads across that update); internal stats
+  hold entriesAddedCounter (accepted
+  SENDs) and one cursor per subscription. "Unsubscribe when all the consumers
+  disconnected" (NonPersistentSubscription#removeConsumer, from 3.1: releases before keep
+  the subscription, model/releases.py). A subscription's type is the subType its
+  consumers subscribed with (NonPersistentSubscription#getTypeString); what nothing stored
+  implies is NON_PERSISTENT_FIXED. Unacked messages: none, except on releases without
+  "np-unacked-not-counted", where a Shared or Key_Shared consumer counts what it was sent.
+  Rows: pip2-stats-*.
+- isolation: with the topic's domain disabled, PRODUCER and SUBSCRIBE fail with
+  NotAllowedError "Broker is unable to load persistent topic" (BrokerService#getTopic uses
+  that text for both domains). A lookup still answers Connect: a standalone runs
+  NoopLoadManager (conf/standalone.conf), whose getLeastLoaded always names the local
+  broker (pulsar-broker/src/main/java/org/apache/pulsar/broker/loadbalance/NoopLoadManager.java
+  at v4.0.7); only the load managers of a cluster skip a broker whose domain is disabled
+  (LoadManagerShared#applyNamespacePolicies). Observed: Connect on
+  3.0.7, 4.0.7 and 4.2.4. Rows: pip2-isolation-*.
+- bad input (ServerCnx): a SEND for a producer that is not registered ("Received message,
+  but the producer is not ready ... Closing the connection."), a FLOW with permits <= 0
+  (Consumer#flowPermits: checkArgument(additionalNumberOfMessages > 0), which reaches
+  exceptionCaught and ctx.close()) and a SUBSCRIBE with an unknown subType (LightProto drops
+  the unknown enum, then "Some required fields are missing") all close the connection.
+  Rows: pip2-bad-*.
 
 The model refuses (ModelUsageError) what the sources do not settle: which sends a concurrent
 client burst loses (use view "bounds"), a second Exclusive consumer, mixed
@@ -91,7 +91,7 @@ def _policies_first_refusal(topic: TopicName) -> str:
             f"topic_name={topic} error_message={relayed_client_error(UNABLE_TO_LOAD)}")
 
 
-# Rule 5: what a topic that stores nothing shows whatever its traffic (FIXED_STATS_FIELDS).
+# Stats: what a topic that stores nothing shows whatever its traffic (FIXED_STATS_FIELDS).
 # NonPersistentTopic#asyncGetStats never assigns storageSize, backlogSize, offloadedStorageSize or
 # msgChunkPublished, and NonPersistentSubscription#getStats never assigns msgBacklog, isDurable,
 # isReplicated, blockedSubscriptionOnUnackedMsgs or unackedMessages (its addUnAckedMessages is
@@ -114,7 +114,7 @@ NON_PERSISTENT_FIXED: dict[str, str] = {
 
 @dataclass(frozen=True)
 class LiveStats:
-    """What GET .../stats and .../internalStats say about a non-persistent topic (Rule 5).
+    """What GET .../stats and .../internalStats say about a non-persistent topic (the module's stats).
 
     ``subscriptions``: (name, sign of msgDropRate, msgOutCounter, type, unacked messages of its
     consumers, or None where the release counts them and timing decides which acks arrived)."""
@@ -142,7 +142,7 @@ def domain_enabled(state: State, topic: TopicName) -> bool:
 
 def _attach(state: State, topic: TopicName, command: str = "PRODUCER"):
     """(state, refusal or None) for ``command`` (PRODUCER or SUBSCRIBE) sent on the wire for exactly
-    ``topic``: the isolation of domains (Rule 6), then model/attach.py."""
+    ``topic``: the isolation of domains, then model/attach.py."""
     if not domain_enabled(state, topic):
         if state.has("domain-checked-before-topic-policies"):
             refusal = ServerError("NotAllowedError", UNABLE_TO_LOAD)
@@ -192,7 +192,7 @@ class _Sub:
     drops: int = 0
 
     def take_permit(self) -> bool:
-        """Rule 3: Exclusive/Failover ask the active consumer, Shared the subscription's total;
+        """Dispatch side: Exclusive/Failover ask the active consumer, Shared the subscription's total;
         Key_Shared (one consumer, _check) asks its consumer, as NonPersistentStickyKeyDispatcherMultipleConsumers
         #sendMessages does: "if (consumer.getAvailablePermits() > 0 && consumer.isWritable())"."""
         candidates = self.permits[:1] if self.kind in ("Exclusive", "Failover") else self.permits
@@ -241,7 +241,7 @@ def _simulate(state: State, op: PubSub, persistent: bool):
     counters = {"in": 0, "drops": 0}
     index = 0
 
-    def deliver_backlog(sub: _Sub) -> None:  # Rule 4
+    def deliver_backlog(sub: _Sub) -> None:  # persistent contrast: FLOW brings the backlog
         while sub.position < len(log) and sub.take_permit():
             sub.delivered.append(log[sub.position])
             sub.position += 1
@@ -253,7 +253,7 @@ def _simulate(state: State, op: PubSub, persistent: bool):
             for sub in subs.values():
                 deliver_backlog(sub)
             return
-        for sub in subs.values():  # Rules 1 and 3
+        for sub in subs.values():  # only the subscriptions attached now, each as its dispatcher allows
             if sub.take_permit():
                 sub.delivered.append(i)
             else:
@@ -276,7 +276,7 @@ def _simulate(state: State, op: PubSub, persistent: bool):
         if persistent:
             deliver_backlog(sub)
     for burst in op.bursts:
-        in_flight = 0  # Rule 2: the previous burst's receipts were all awaited
+        in_flight = 0  # publish side: the previous burst's receipts were all awaited
         for _ in range(burst):
             if not persistent and in_flight > limit:
                 receipts.append(DROPPED)
@@ -388,7 +388,7 @@ def _left_attached(op: PubSub) -> dict:
 
 
 def _unacked(state: State, op: PubSub, sub: _Sub) -> Optional[int]:
-    """Rule 5: the unacked messages of a subscription's consumers after this PubSub."""
+    """Stats: the unacked messages of a subscription's consumers after this PubSub."""
     if state.has("np-unacked-not-counted") or sub.kind not in ("Shared", "Key_Shared"):
         return 0
     if op.api != "binary":
@@ -396,7 +396,7 @@ def _unacked(state: State, op: PubSub, sub: _Sub) -> Optional[int]:
     return len(sub.delivered)  # the wire driver never acknowledges
 
 
-# -- bad input (Rule 7) ------------------------------------------------------------------------------
+# -- bad input ----------------------------------------------------------------------------------------
 
 
 def bad_command(state: State, op: BadCommand):
@@ -413,15 +413,15 @@ def bad_command(state: State, op: BadCommand):
     return state, ConnectionClosed()
 
 
-# -- isolation of lookups (Rule 6) -------------------------------------------------------------------
+# -- isolation of lookups ----------------------------------------------------------------------------
 
 
 def lookup(state: State, op: Lookup):
-    # Rule 6: a disabled domain does not change the answer of a standalone's lookup.
+    # isolation: a disabled domain does not change the answer of a standalone's lookup.
     return lookups.lookup(state, op)
 
 
-# -- stats (Rule 5) ----------------------------------------------------------------------------------
+# -- stats ------------------------------------------------------------------------------------------
 
 
 def _live(state: State, topic: TopicName) -> LiveStats:

@@ -333,7 +333,7 @@ class JavaGetPartitionedTopicMetadata:
     topic: str
 
 
-# -- token authentication and authorization (model/auth.py; ours: not in the seeds) ----------------
+# -- token authentication and authorization (model/auth.py; ours: not in the PIPs) ----------------
 
 
 @dataclass(frozen=True)

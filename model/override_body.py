@@ -8,22 +8,23 @@ ObjectMapperFactory#setAnnotationsModule) and ignores unknown properties
 ("mapper.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);"). The same at
 v3.0.7, v4.0.7 and v4.2.4.
 
-Rule 1: the binding runs before the resource method, so a body it refuses answers 400 whatever
-        the namespace; the reason is the first line of Jackson's message (Jersey's mapper answers
-        400 text/plain with all of it; what follows "\\n at [Source" is a parser location, which
-        the REST driver drops). Observed alike on 3.0.7, 4.0.7 and 4.2.4.
-Rule 2: a JSON ``null`` binds to null, which internalSetAutoTopicCreationAsync stores: the
-        override is removed ("if (autoTopicCreationOverride != null) {" guards its validation).
-Rule 3: a field's JSON value is coerced to the field's Java type as Jackson does by default:
-        ``private boolean allowAutoTopicCreation`` (absent or null: false; "true"/"True"/"TRUE",
-        "false"/"False"/"FALSE"; 0 and 1), ``private String topicType`` (a scalar's text:
-        true -> "true", 5 -> "5"), ``private Integer defaultNumPartitions`` (a float is cut toward
-        zero, 2.5 -> 2; a string of digits is its number; a boolean is refused). A count outside
-        Java's int range is refused, with one text for a JSON number and another for a string of
-        digits (both observed alike on 3.0.7, 4.0.7 and 4.2.4, whose texts differ in their
-        spacing exactly as modelled).
-Rule 4: a body outside these rules (a parse error, a nested value, a float out of Java's int
-        range...) is a ModelUsageError: the model does not guess Jackson's answer.
+``bind`` answers:
+
+- before the resource method: the binding runs first, so a body it refuses answers 400 whatever
+  the namespace; the reason is the first line of Jackson's message (Jersey's mapper answers 400
+  text/plain with all of it; what follows "\\n at [Source" is a parser location, which the REST
+  driver drops). Observed alike on 3.0.7, 4.0.7 and 4.2.4.
+- null: a JSON ``null`` binds to null, which internalSetAutoTopicCreationAsync stores: the
+  override is removed ("if (autoTopicCreationOverride != null) {" guards its validation).
+- coercion: a field's JSON value is coerced to the field's Java type as Jackson does by default:
+  ``private boolean allowAutoTopicCreation`` (absent or null: false; "true"/"True"/"TRUE",
+  "false"/"False"/"FALSE"; 0 and 1), ``private String topicType`` (a scalar's text: true ->
+  "true", 5 -> "5"), ``private Integer defaultNumPartitions`` (a float is cut toward zero, 2.5 ->
+  2; a string of digits is its number; a boolean is refused). A count outside Java's int range is
+  refused, with one text for a JSON number and another for a string of digits (both observed
+  alike on 3.0.7, 4.0.7 and 4.2.4, whose texts differ in their spacing exactly as modelled).
+- anything else: a body outside these cases (a parse error, a nested value, a float out of Java's
+  int range...) is a ModelUsageError: the model does not guess Jackson's answer.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _WORD = re.compile(r"^[A-Za-z]+\Z")
 
 
 class _Refused(Exception):
-    """Jackson refused the body; ``message`` is its first line (Rule 1)."""
+    """Jackson refused the body; ``message`` is its first line (the reason a 400 carries)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -52,12 +53,12 @@ class _Refused(Exception):
 
 
 def bind(text: str) -> Union[AutoTopicCreationOverride, None, RestError]:
-    """The override a body binds to, None for a JSON null (Rule 2), or the 400 Jackson answers."""
+    """The override a body binds to, None for a JSON null (the override removed), or the 400 Jackson answers."""
     try:
         value = json.loads(text)
     except ValueError:
         raise ModelUsageError(f"autoTopicCreation body {text!r} is not JSON: Jackson's parse errors "
-                              "are not modelled (Rule 4)") from None
+                              "are not modelled (model/override_body.py guesses no Jackson answer)") from None
     try:
         return _bind_value(value)
     except _Refused as refused:
@@ -80,7 +81,7 @@ def _bind_value(value: Any) -> Optional[AutoTopicCreationOverride]:
     if isinstance(value, int):
         raise _Refused(_no_creator("int/Int", f"Number value ({value})"))
     if not isinstance(value, dict):
-        raise ModelUsageError(f"autoTopicCreation body {value!r}: a float body is not modelled (Rule 4)")
+        raise ModelUsageError(f"autoTopicCreation body {value!r}: a float body is not modelled (model/override_body.py guesses no Jackson answer)")
     return AutoTopicCreationOverride(
         _allow(value.get("allowAutoTopicCreation")),
         _topic_type(value.get("topicType")),

@@ -5,13 +5,13 @@ The spec states what the PIPs require; some answers differ by release (PIP-344 s
 differs by release asks ``state.has(name)`` for a named range of ``BEHAVIOURS``, and a spec row
 may carry a range (``releases:``) outside which it does not apply.
 
-Rules 1 and 2, what a release and a range are, belong to the grammar in spec/versions.py;
-``NEWEST`` (None) is any broker that is not an Apache Pulsar release, above every bound.
-Rule 3: every entry of BEHAVIOURS says what changes and cites what settles its range: Pulsar's
-        source at the release tags on both sides, the PR, or an observation of named releases.
-Rule 4: ERAS are row vocabulary: ``pip344`` (the range of BEHAVIOURS["pip-344"]),
-        ``pre-pip344`` (its complement) and ``any`` (every release). A broker's own era is one
-        of the first two.
+What a release and a range are belongs to the grammar in spec/versions.py (``parse_release``,
+``parse_range``); ``NEWEST`` (None) is any broker that is not an Apache Pulsar release, above
+every bound. Every entry of BEHAVIOURS (a ``Behaviour``) says what changes and cites what settles
+its range: Pulsar's source at the release tags on both sides, the PR, or an observation of named
+releases. ERAS are row vocabulary: ``pip344`` (the range of BEHAVIOURS["pip-344"]),
+``pre-pip344`` (its complement) and ``any`` (every release). A broker's own era (``era_of``) is
+one of the first two.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def parse_range(text: str) -> Range:
 
 @dataclass(frozen=True)
 class Behaviour:
-    """A change of Pulsar's answers, the releases that have it, and what settles them (Rule 3)."""
+    """A change of Pulsar's answers, the releases that have it, and what settles them (a tag on
+    each side, a PR, or an observation of named releases)."""
 
     range: Range
     what: str
@@ -189,7 +190,7 @@ def era_range(era: str) -> Range:
 
 
 def era_of(release: Optional[Release]) -> str:
-    """Rule 4."""
+    """The era of a broker of ``release``: ``pip344`` within BEHAVIOURS["pip-344"], else ``pre-pip344``."""
     return "pip344" if release in BEHAVIOURS[ERA_BEHAVIOUR].range else "pre-pip344"
 
 

@@ -1,17 +1,22 @@
 """Broker metadata as one immutable value: what exists on a single-broker Pulsar.
 
-Rule 1: every metadata change lives here; handlers in the other model modules decide *whether* a
-        change happens and call these methods to make it. Every method returns a new State.
-Rule 2: no transport knowledge, except the broker's ``release``, which changes how APIs answer
-        (model/releases.py: ``era`` and ``has(behaviour)`` are read from it).
-Rule 3: two kinds of topic existence, as in Pulsar's metadata store (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's TopicResources/NamespaceResources):
-        - ``partitioned``: partitioned-topic *metadata* (base name -> partition count > 0);
-        - ``topics``: topics that exist as such — for persistent topics a managed ledger, for
-          non-persistent ones a topic loaded on the broker — both non-partitioned topics and
-          partitions (``x-partition-K``). Creating metadata never creates partitions.
-Rule 4: the initial state is Pulsar standalone's: cluster ``standalone``, tenant ``public``,
-        namespace ``public/default`` (Testcontainers' PulsarContainer: "Standalone creates cluster `standalone`, tenant
-        `public`, and namespace `public/default`").
+Every metadata change lives here; handlers in the other model modules decide *whether* a change
+happens and call these methods to make it. Every method returns a new State. It has no transport
+knowledge, except the broker's ``release``, which changes how APIs answer (model/releases.py:
+``era`` and ``has(behaviour)`` are read from it).
+
+Two kinds of topic existence, as in Pulsar's metadata store (Pulsar's
+PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's
+TopicResources/NamespaceResources):
+
+- ``partitioned``: partitioned-topic *metadata* (base name -> partition count > 0);
+- ``topics``: topics that exist as such — for persistent topics a managed ledger, for
+  non-persistent ones a topic loaded on the broker — both non-partitioned topics and partitions
+  (``x-partition-K``). Creating metadata never creates partitions.
+
+The initial state is Pulsar standalone's: cluster ``standalone``, tenant ``public``, namespace
+``public/default`` (Testcontainers' PulsarContainer: "Standalone creates cluster `standalone`,
+tenant `public`, and namespace `public/default`").
 """
 
 from __future__ import annotations

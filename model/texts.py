@@ -4,10 +4,9 @@ Every text here is quoted from the Pulsar source read for this model (class#meth
 at release v4.0.7 unless a release is named). ``[I]`` marks a text inferred from a
 neighbouring code path and not confirmed by a test; the conformance run is what confirms it.
 
-Rule 1: a text that differs between eras is a function of the era, never an if-statement in a
-        handler.
-Rule 2: a missing namespace and a missing tenant answer alike: Pulsar reads the namespace
-        policies first and finds none either way (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest).
+A text that differs between eras is a function of the era, never an if-statement in a
+handler. A missing namespace and a missing tenant answer alike (``namespace_missing``): Pulsar
+reads the namespace policies first and finds none either way (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest).
 """
 
 from __future__ import annotations
@@ -141,7 +140,8 @@ def binary_namespace_missing(era: str, namespace: NamespaceName, auto_creating: 
             return ServerError("TopicNotFound", namespace_missing(era, namespace).reason)
         return BINARY_TOPIC_NOT_FOUND
     # Pulsar's ServerCnx.handlePartitionMetadataRequest: older brokers "answered MetadataError with "Policies not found for public/default
-    # namespace"" (captured Go client trace, index id 29451639921).
+    # namespace"" (a client trace of 2021 kept in a comment of TestClientTopicsCommunication,
+    # cornelk/pulsar-go@005a87ebafa659f448d2fdf022589af406e300b9:client_test.go).
     return ServerError("MetadataError", f"Policies not found for {namespace} namespace")
 
 

@@ -6,12 +6,12 @@
 The mutation check (conformance/mutation_check.py) starts the first as a reference target's command and
 reads the second to know the variants; it imports nothing of the broker or of this package.
 
-Rule 1: ``--mutant NAME`` installs the variant (mutation/patch.py), then runs the broker's own
-        ``main`` with the remaining arguments, so the variant keeps the broker's start-up contract
-        (the READY line, exit codes, signals) and differs from it in one rule only.
-Rule 2: an unknown variant, or one that no longer matches the code, is a one-line error on stderr
-        and exit code 2 before anything listens, as a broker configuration error is.
-Rule 3: ``--list`` prints one JSON object per variant (name, pip, api, description) and exits 0.
+- ``--mutant NAME`` installs the variant (mutation/patch.py), then runs the broker's own ``main``
+  with the remaining arguments, so the variant keeps the broker's start-up contract (the READY
+  line, exit codes, signals) and differs from it in one rule only.
+- an unknown variant, or one that no longer matches the code, is a one-line error on stderr and
+  exit code 2 before anything listens, as a broker configuration error is.
+- ``--list`` prints one JSON object per variant (name, pip, api, description) and exits 0.
 """
 
 from __future__ import annotations

@@ -3,13 +3,13 @@
 The function the variant names is recompiled from its source with the one snippet replaced and
 put where the original was.
 
-Rule 1: the replacement goes into the function's module or class and into every
-        ``reference_broker`` module that imported it by name, so callers find the variant however
-        they refer to it. The broker's modules are imported first (``_MODULES``), so every such
-        alias exists when the variant is installed.
-Rule 2: ``check(name)`` verifies a variant without installing it (its snippet is there once and
-        the edited source compiles); ``applied(name)`` installs it for a block and restores every
-        replaced binding after it (tests); ``install(name)`` installs it for good (the launcher).
+- aliases: the replacement goes into the function's module or class and into every
+  ``reference_broker`` module that imported it by name, so callers find the variant however they
+  refer to it. The broker's modules are imported first (``_MODULES``), so every such alias exists
+  when the variant is installed.
+- ``check(name)`` verifies a variant without installing it (its snippet is there once and the
+  edited source compiles); ``applied(name)`` installs it for a block and restores every replaced
+  binding after it (tests); ``install(name)`` installs it for good (the launcher).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Iterator, Optional
 
 from mutation.variants import Mutant, MutantError, get
 
-# Rule 1: imported before a variant is installed.
+# Imported before a variant is installed, so every alias of a replaced function exists.
 _MODULES = ("reference_broker.server", "reference_broker.binary_connection", "reference_broker.commands",
             "reference_broker.core", "reference_broker.lookup_service", "reference_broker.admin.app")
 
@@ -59,7 +59,7 @@ def _compile(mutant: Mutant):
 
 
 def check(name: str) -> Optional[str]:
-    """Rule 2: None when ``name`` would install, else the problem."""
+    """None when ``name`` would install (its snippet there once, the edited source compiles), else the problem."""
     try:
         _compile(get(name))
     except MutantError as exc:
@@ -68,7 +68,7 @@ def check(name: str) -> Optional[str]:
 
 
 def install(name: str) -> Mutant:
-    """Install variant ``name`` in this process for good (Rule 1)."""
+    """Install variant ``name`` in this process for good, in its module and every alias."""
     _install(get(name))
     return get(name)
 
@@ -83,7 +83,7 @@ def _install(mutant: Mutant) -> list[tuple[object, str, object]]:
     replacement = namespace[attribute]
     replaced = [(owner, attribute, raw)]
     setattr(owner, attribute, replacement)
-    if not isinstance(owner, type):  # Rule 1: names imported elsewhere with ``from x import f``
+    if not isinstance(owner, type):  # aliases: names imported elsewhere with ``from x import f``
         for other in list(sys.modules.values()):
             if getattr(other, "__name__", "").startswith("reference_broker") and other is not module:
                 for key, value in list(vars(other).items()):
@@ -95,7 +95,7 @@ def _install(mutant: Mutant) -> list[tuple[object, str, object]]:
 
 @contextlib.contextmanager
 def applied(name: str) -> Iterator[Mutant]:
-    """Tests: the variant installed for the block, every replaced binding restored after it (Rule 2)."""
+    """Tests: the variant installed for the block, every replaced binding restored after it."""
     replaced = _install(get(name))
     try:
         yield get(name)

@@ -5,10 +5,10 @@ line, and where: one source snippet (``old``) of one function (``where``, as
 ``reference_broker.module:Qualname``) and the wrong one that replaces it (``new``). How a variant
 is put into a running broker is mutation/patch.py's job; this module is only the table.
 
-Rule 1: ``old`` occurs exactly once in the function's source, so a variant that no longer matches
-        the code refuses to start instead of silently testing nothing (patch.check).
-Rule 2: every PIP and both APIs have variants; a variant breaks the rule as the broker states it
-        now, so when the code is rewritten its variants are rewritten with it, never dropped.
+- ``old`` occurs exactly once in the function's source, so a variant that no longer matches the
+  code refuses to start instead of silently testing nothing (patch.check).
+- every PIP and both APIs have variants; a variant breaks the rule as the broker states it now, so
+  when the code is rewritten its variants are rewritten with it, never dropped.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("p2-counters-lost", "2", "rest", "msgOutCounter forgets subscriptions that were removed",
        f"{NP}:NonPersistentTopic.remove_subscription", "self._out_removed[0] += removed.out.total", "pass"),
     _m("p2-subscription-kept", "2", "rest", "a subscription stays after its last consumer leaves",
-       f"{NP}:NonPersistentSubscription.remove_consumer", "if not self.consumers:  # Rule 3", "if False:"),
+       f"{NP}:NonPersistentSubscription.remove_consumer", "if not self.consumers:  # every consumer gone: unsubscribe", "if False:"),
     _m("p2-flow-zero-accepted", "2", "binary", "FLOW with 0 permits is accepted instead of closing the connection",
        f"{SVC}.handle_Flow", "if event.messagePermits == 0 or event.messagePermits >= INT32_LIMIT:",
        "if event.messagePermits >= INT32_LIMIT:"),
@@ -267,7 +267,7 @@ BY_NAME = {m.name: m for m in MUTANTS}
 
 
 class MutantError(Exception):
-    """A variant that does not match the code (Rule 1), or an unknown name."""
+    """A variant whose ``old`` is not in its function exactly once, or an unknown name."""
 
 
 def get(name: str) -> Mutant:

@@ -4,17 +4,16 @@ Bytes go in with ``receive_data``; events come out of ``next_event`` (or ``NEED_
 go out as bytes from ``send``. No sockets, no clocks, no asyncio: the server and the wire driver
 own the I/O (h11's shape).
 
-Rule 1: the client's first command is CONNECT; a server connection refuses anything else first
-        with RemoteProtocolError (hint ServiceNotReady), since no request can be served before the
-        handshake.
-Rule 2: the negotiated protocol version is min(our newest, the client's CONNECT.protocol_version)
-        and is what CONNECTED carries (Pulsar's ServerCnx.handleConnect).
-Rule 3: SEND carries a CRC32C checksum when the negotiated version is at least v6; the broker
-        strips the checksum from MESSAGE for clients below v11 (Pulsar's Commands and PulsarCommandSenderImpl). A MESSAGE for a
-        stored entry (``message``) carries the producer's checksum as it came, and none when the
-        SEND carried none: PulsarCommandSenderImpl, "the broker sends the stored entry as the producer
-        wrote it".
-Rule 4: after a RemoteProtocolError the connection is in ERROR and yields no more events.
+- the client's first command is CONNECT; a server connection refuses anything else first with
+  RemoteProtocolError (hint ServiceNotReady), since no request can be served before the handshake.
+- the negotiated protocol version is min(our newest, the client's CONNECT.protocol_version) and
+  is what CONNECTED carries (Pulsar's ServerCnx.handleConnect).
+- checksums: SEND carries a CRC32C checksum when the negotiated version is at least v6; the broker
+  strips the checksum from MESSAGE for clients below v11 (Pulsar's Commands and
+  PulsarCommandSenderImpl). A MESSAGE for a stored entry (``Connection.message``) carries the
+  producer's checksum as it came, and none when the SEND carried none: PulsarCommandSenderImpl,
+  "the broker sends the stored entry as the producer wrote it".
+- after a RemoteProtocolError the connection is in ERROR and yields no more events.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ class State(enum.Enum):
     ERROR = "error"
 
 
-SEND_CHECKSUM_SINCE, MESSAGE_CHECKSUM_SINCE = 6, 11  # Rule 3
+SEND_CHECKSUM_SINCE, MESSAGE_CHECKSUM_SINCE = 6, 11  # protocol versions that carry checksums
 
 
 class _Sentinel:
@@ -149,7 +148,7 @@ class Connection:
 
     def message(self, consumer_id: int, ledger_id: int, entry_id: int, partition: int, redelivery_count: int,
                 metadata: bytes, payload: bytes, checksum: Optional[int]) -> bytes:
-        """The MESSAGE that forwards a stored entry (Rule 3): its metadata bytes and payload as the
+        """The MESSAGE that forwards a stored entry: its metadata bytes and payload as the
         producer wrote them, with the producer's ``checksum`` (None: it sent none) for a client of
         v11 or later."""
         event = ev.Message(consumer_id=consumer_id, redelivery_count=redelivery_count,

@@ -1,12 +1,12 @@
 """Errors of the protocol layer (one root, h11-style local/remote split).
 
-Rule 1: ``RemoteProtocolError`` means the *peer* broke the framing rules; the connection cannot go
-        on, and ``server_error`` hints what to answer (an ERROR frame) before closing.
-Rule 2: ``LocalProtocolError`` means *we* tried to send something the protocol forbids; it is a
-        bug in the caller, never the peer's fault.
-Rule 3: a well-delimited frame whose command is unknown or incomplete is not an error here: the
-        codec turns it into an ``InvalidCommand`` event so the service can answer that request
-        and keep the connection (framing is still in sync).
+- ``RemoteProtocolError`` means the *peer* broke the framing rules; the connection cannot go on,
+  and ``server_error`` hints what to answer (an ERROR frame) before closing.
+- ``LocalProtocolError`` means *we* tried to send something the protocol forbids; it is a bug in
+  the caller, never the peer's fault.
+- a well-delimited frame whose command is unknown or incomplete is not an error here: the codec
+  turns it into an ``InvalidCommand`` event so the service can answer that request and keep the
+  connection (framing is still in sync).
 """
 
 

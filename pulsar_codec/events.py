@@ -1,4 +1,4 @@
-"""Events: one class per Pulsar command, named after the proto message (STYLE R5).
+"""Events: one class per Pulsar command, named after the proto message (Pulsar's vocabulary exactly).
 
 ``PartitionedMetadata`` is ``CommandPartitionedTopicMetadata``, ``LookupResponse`` is
 ``CommandLookupTopicResponse``, ``BatchLookup`` is our PIP-35 ``CommandBatchLookupTopic`` and so on: the table ``_COMMANDS`` below maps each BaseCommand type
@@ -13,10 +13,10 @@ an entry as stored) and ``payload``; a received one also the bytes of its metada
 
 ``InvalidCommand`` is what a well-delimited but unusable frame becomes (see errors.py).
 
-Rule 1: a received string field always reads as ``str``. Protobuf keeps the raw bytes of a proto2
-        string that is not valid UTF-8; Pulsar's LightProto reads every string with
-        ``ByteBuf.toString(index, len, UTF_8)`` (LightProtoCodec#readString @ v4.0.7), which
-        decodes malformed input to U+FFFD, so the attribute is decoded the same way here.
+A received string field always reads as ``str``. Protobuf keeps the raw bytes of a proto2 string
+that is not valid UTF-8; Pulsar's LightProto reads every string with ``ByteBuf.toString(index,
+len, UTF_8)`` (LightProtoCodec#readString @ v4.0.7), which decodes malformed input to U+FFFD, so
+the attribute is decoded the same way here (``Event.__getattr__``).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class Event:
     TYPE: int = -1
     FIELD: str = ""
     MESSAGE: type = type(None)  # the protobuf class of FIELD, set per subclass below
-    STRINGS: frozenset = frozenset()  # MESSAGE's string fields (Rule 1)
+    STRINGS: frozenset = frozenset()  # MESSAGE's string fields, always read as str
     REPEATED: frozenset = frozenset()  # ... of which these are repeated
     __slots__ = ("pb", "metadata", "payload", "checksum_valid", "checksum", "metadata_bytes")
 
@@ -99,7 +99,7 @@ class Event:
     def __getattr__(self, name):
         # Anything Event itself does not define is the protobuf message's: its fields, ``HasField``...
         value = getattr(object.__getattribute__(self, "pb"), name)
-        if name in type(self).STRINGS:  # Rule 1
+        if name in type(self).STRINGS:  # malformed UTF-8 reads as U+FFFD, as LightProto does
             if type(value) is bytes:
                 return value.decode("utf-8", "replace")
             if name in type(self).REPEATED and any(type(item) is bytes for item in value):

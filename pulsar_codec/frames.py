@@ -6,14 +6,15 @@ Payload command:  [totalSize u32][commandSize u32][BaseCommand]
                   ([0x0e01][crc32c u32])?
                   [metadataSize u32][MessageMetadata][payload]
 
-Rule 1: all sizes are unsigned 32-bit big-endian; totalSize counts every byte after itself.
-Rule 2: the checksum is CRC-32C over [metadataSize][metadata][payload] and nothing else (Pulsar's Commands.serializeCommandSendWithSize).
-Rule 3: a frame whose totalSize exceeds the limit is refused before its body is read, as Netty's
-        LengthFieldBasedFrameDecoder does; the limit counts the 4-byte length prefix (Commands.MESSAGE_SIZE_FRAME_PADDING:
-        maxMessageSize + 10 KiB = 5,253,120 bytes by default).
-Rule 4: ``FrameDecoder`` never raises for a well-delimited frame whose protobuf is bad: it yields a
-        ``RawFrame`` with ``problem`` set, so the connection can answer and carry on. Only framing
-        that loses sync (bad sizes, oversize) raises RemoteProtocolError.
+- all sizes are unsigned 32-bit big-endian; totalSize counts every byte after itself.
+- the checksum is CRC-32C over [metadataSize][metadata][payload] and nothing else (Pulsar's
+  Commands.serializeCommandSendWithSize).
+- a frame whose totalSize exceeds the limit is refused before its body is read, as Netty's
+  LengthFieldBasedFrameDecoder does; the limit counts the 4-byte length prefix
+  (Commands.MESSAGE_SIZE_FRAME_PADDING: maxMessageSize + 10 KiB = 5,253,120 bytes by default).
+- ``FrameDecoder`` never raises for a well-delimited frame whose protobuf is bad: it yields a
+  ``RawFrame`` with ``problem`` set, so the connection can answer and carry on. Only framing that
+  loses sync (bad sizes, oversize) raises RemoteProtocolError.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def encode_payload_command(
     broker_entry_metadata: Optional[pb.BrokerEntryMetadata] = None,
 ) -> bytes:
     """A payload command; with ``checksum``, the CRC32C block holds ``checksum_value`` when given
-    (a producer's, forwarded with the bytes it covers), else the CRC of those bytes (Rule 2)."""
+    (a producer's, forwarded with the bytes it covers), else the CRC of those bytes ([metadataSize][metadata][payload])."""
     body = command.SerializeToString()
     meta = metadata if isinstance(metadata, bytes) else metadata.SerializeToString()
     frame = _U32.pack(len(body)) + body
@@ -193,7 +194,7 @@ def _parse_payload_section(rest: bytes, result: RawFrame) -> None:
                           f"{', '.join(result.metadata.FindInitializationErrors())}")
         return
     result.payload = rest[metadata_end:]
-    if result.checksum is not None:  # Rule 2
+    if result.checksum is not None:  # CRC-32C over [metadataSize][metadata][payload]
         result.checksum_valid = crc32c(rest[pos:]) == result.checksum
 
 

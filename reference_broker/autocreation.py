@@ -5,19 +5,23 @@ reading of an ``autoTopicCreationOverride`` value: its binding from a JSON body,
 Jackson binds it, then its check. Inputs are the topic, the namespace ``Policies`` JSON (a dict,
 or None when absent), a parsed JSON body and the broker config; nothing here reads the store.
 
-Rules, from Pulsar's BrokerService/AutoTopicCreationOverrideImpl "How the broker decides" (``BrokerService.isAllowAutoTopicCreationAsync``):
-  Rule 1: "The namespace policies have ``deleted=true`` -> false."
-  Rule 2: "The topic is an ExtensibleLoadManager internal topic -> false." We run no extensible
-          load manager, so no topic is one of its internal topics; the rule has nothing to match.
-  Rule 3: "``systemTopicEnabled`` and the name is a system topic -> true."
-  Rule 4: "if the namespace ``autoTopicCreationOverride`` is set, use its
-          ``allowAutoTopicCreation``; else use the broker's ``allowAutoTopicCreation``. There is no
-          topic-level override for topic creation."
-  Rule 5: a partition name of a topic that has partitioned metadata may be created exactly when
-          its index is below the count ("return partitionedTopicMetadata.get().partitions >
-          topicName.getPartitionIndex();" at v4.2.4), whatever Rule 4 says, in either domain;
-          false while that partitioned topic is being deleted, which our atomic deletions never
-          show. The caller gives the count, since nothing here reads the store.
+``is_allow_auto_topic_creation`` decides as Pulsar's BrokerService/AutoTopicCreationOverrideImpl
+"How the broker decides" (``BrokerService.isAllowAutoTopicCreationAsync``), in this order:
+
+- deleted namespace: "The namespace policies have ``deleted=true`` -> false."
+- "The topic is an ExtensibleLoadManager internal topic -> false." We run no extensible load
+  manager, so no topic is one of its internal topics; the check has nothing to match.
+- system topic: "``systemTopicEnabled`` and the name is a system topic -> true."
+- partition of a partitioned topic: a partition name of a topic that has partitioned metadata
+  may be created exactly when its index is below the count ("return
+  partitionedTopicMetadata.get().partitions > topicName.getPartitionIndex();" at v4.2.4),
+  whatever the override or the broker says, in either domain; false while that partitioned topic
+  is being deleted, which our atomic deletions never show. The caller gives the count, since
+  nothing here reads the store.
+- override, then broker: "if the namespace ``autoTopicCreationOverride`` is set, use its
+  ``allowAutoTopicCreation``; else use the broker's ``allowAutoTopicCreation``. There is no
+  topic-level override for topic creation."
+
 ``isDefaultTopicTypePartitioned``: "always false for names ending with the DLQ or retry
 suffixes (PR #22705). Otherwise the override's ``topicType``, falling back to the broker config."
 ``getDefaultNumPartitions``: "the override's value, or else the broker's ``defaultNumPartitions``."
@@ -41,7 +45,7 @@ TOPIC_TYPES = (PARTITIONED, NON_PARTITIONED)
 DLQ_SUFFIX = "-DLQ"
 RETRY_SUFFIX = "-RETRY"
 
-# System topics (Rule 3). Only the namespace-events topic is recognised here; it is the one system
+# System topics (allowed while systemTopicEnabled). Only the namespace-events topic is recognised here; it is the one system
 # topic a client can name in an ordinary namespace. [I] the full list is inferred.
 SYSTEM_TOPIC_LOCAL_NAMES = ("__change_events",)
 
@@ -63,18 +67,18 @@ def is_system_topic(topic: TopicName) -> bool:
 
 def is_allow_auto_topic_creation(topic: TopicName, policies: Mapping[str, Any] | None, config: BrokerConfig, *,
                                  base_partitions: int) -> bool:
-    """``isAllowAutoTopicCreationAsync`` (Rules 1-5); ``base_partitions``: the partition count of the
+    """``isAllowAutoTopicCreationAsync`` (the module's order of checks); ``base_partitions``: the partition count of the
     topic a partition name belongs to (0: no metadata, or not a partition name)."""
     if policies and policies.get("deleted"):
-        return False  # Rule 1
+        return False  # a deleted namespace
     if config.systemTopicEnabled and is_system_topic(topic):
-        return True  # Rule 3
+        return True  # a system topic
     if topic.is_partition and base_partitions > 0:
-        return base_partitions > topic.partition_index  # Rule 5
+        return base_partitions > topic.partition_index  # a partition: below the count
     override = _override(policies)
     if override is not None:
-        return bool(override.get("allowAutoTopicCreation"))  # Rule 4, namespace first
-    return bool(config.allowAutoTopicCreation)  # Rule 4, then the broker
+        return bool(override.get("allowAutoTopicCreation"))  # the namespace's override first
+    return bool(config.allowAutoTopicCreation)  # then the broker
 
 
 def _override_in_force(policies: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -4,34 +4,35 @@ Only this module and server.py see transports. ``BrokerProtocol`` (an asyncio pr
 accepted connection) feeds the bytes it reads to the sans-IO ``pulsar_codec.Connection``, hands
 each event to ``ServerCnx`` (commands.py) and writes the frames of what ServerCnx answers.
 
-Rule 1: a framing error gets an ERROR frame with the codec's hint and the connection is closed;
-        any other exception while handling one command answers that command's request with
-        UnknownError and is logged in one line (the traceback only at DEBUG): a broker never
-        crashes on input, and no client can fill its log with tracebacks.
-Rule 2: keep-alive as in Pulsar (PulsarHandler): every ``keepAliveIntervalSeconds``
-        the broker looks at whether anything arrived since it last looked, as Java's
-        PulsarHandler checks once per interval. A connection from which nothing arrived for a
-        whole interval gets a PING; if nothing arrives in the next interval either, it is
-        closed. So a silent peer is pinged after one to two intervals and closed one interval
-        later. A connection still without a completed handshake at a tick is closed, as
-        PulsarHandler#handleKeepAliveTimeout does ("Pulsar Handshake was not completed within
-        timeout, closing connection"); one whose reading is paused (Rule 4) is not closed for a
-        missing answer to its PING, as Pulsar skips that check while auto-read is off.
-Rule 3: each answer is written when it is made, in the order the commands came; the completions
-        ServerCnx defers (the receipts of non-persistent SENDs) run once every frame of the read
-        that carried their SENDs is handled. Work ServerCnx hands to a worker thread
-        (``run_off_loop``) answers when it is done, possibly after later commands' answers.
-Rule 4: backpressure, as Netty's channel writability with Pulsar's
-        ``pulsarChannelPauseReceivingRequestsIfUnwritable``: once the answers waiting to be sent
-        pass ``pulsarChannelWriteBufferHighWaterMark`` bytes, no further command is handled and
-        the socket is not read; both resume when they fall below
-        ``pulsarChannelWriteBufferLowWaterMark``. Frames already read wait in the codec. Reading
-        also pauses while ``MAX_OFF_LOOP_PER_CONNECTION`` answers are being computed off the loop.
-        So what one connection makes the broker hold is bounded whatever its client does.
-Rule 5: ``brokerMaxConnections`` and ``brokerMaxConnectionsPerIp`` (> 0) bound the connections, as
-        ServerCnx#channelActive with ConnectionController does: one past a limit gets ERROR
-        NotAllowedError "Reached the maximum number of connections" (or "... on address<peer>")
-        and is closed.
+- bad input (``BrokerProtocol._guarded``): a framing error gets an ERROR frame with the codec's
+  hint and the connection is closed; any other exception while handling one command answers that
+  command's request with UnknownError and is logged in one line (the traceback only at DEBUG): a
+  broker never crashes on input, and no client can fill its log with tracebacks.
+- keep-alive (``BrokerProtocol._keepalive_tick``), as in Pulsar (PulsarHandler): every
+  ``keepAliveIntervalSeconds`` the broker looks at whether anything arrived since it last looked,
+  as Java's PulsarHandler checks once per interval. A connection from which nothing arrived for a
+  whole interval gets a PING; if nothing arrives in the next interval either, it is closed. So a
+  silent peer is pinged after one to two intervals and closed one interval later. A connection
+  still without a completed handshake at a tick is closed, as
+  PulsarHandler#handleKeepAliveTimeout does ("Pulsar Handshake was not completed within timeout,
+  closing connection"); one whose reading is paused (backpressure) is not closed for a missing
+  answer to its PING, as Pulsar skips that check while auto-read is off.
+- answer order (``BrokerProtocol._defer``): each answer is written when it is made, in the order
+  the commands came; the completions ServerCnx defers (the receipts of non-persistent SENDs) run
+  once every frame of the read that carried their SENDs is handled. Work ServerCnx hands to a
+  worker thread (``run_off_loop``) answers when it is done, possibly after later commands'
+  answers.
+- backpressure (``BrokerProtocol._update_reading``), as Netty's channel writability with Pulsar's
+  ``pulsarChannelPauseReceivingRequestsIfUnwritable``: once the answers waiting to be sent pass
+  ``pulsarChannelWriteBufferHighWaterMark`` bytes, no further command is handled and the socket
+  is not read; both resume when they fall below ``pulsarChannelWriteBufferLowWaterMark``. Frames
+  already read wait in the codec. Reading also pauses while ``MAX_OFF_LOOP_PER_CONNECTION``
+  answers are being computed off the loop. So what one connection makes the broker hold is
+  bounded whatever its client does.
+- connection limits (``BrokerProtocol.connection_made``, limits.py): ``brokerMaxConnections``
+  and ``brokerMaxConnectionsPerIp`` (> 0) bound the connections, as ServerCnx#channelActive with
+  ConnectionController does: one past a limit gets ERROR NotAllowedError "Reached the maximum
+  number of connections" (or "... on address<peer>") and is closed.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ _HANDLERS = {
 }
 
 
-# Rule 4: a client's requests whose answers are computed in worker threads at one time.
+# Backpressure: a client's requests whose answers are computed in worker threads at one time.
 MAX_OFF_LOOP_PER_CONNECTION = 4
 
 
@@ -71,14 +72,14 @@ class BrokerProtocol(asyncio.Protocol):
         self.transport: Optional[asyncio.Transport] = None  # set by connection_made, before anything else
         self.conn = Connection(Role.SERVER, max_frame_size=max_frame_size(broker.core.config.get("maxMessageSize")))
         self.cnx: Optional[ServerCnx] = None
-        self.paused = False  # Rule 4: the answers waiting to be sent are past the high water mark
+        self.paused = False  # backpressure: the answers waiting to be sent are past the high water mark
         self._pause_reading_when_paused = broker.core.config.get("pulsarChannelPauseReceivingRequestsIfUnwritable")
         self._reading_paused = False
-        self._off_loop = 0  # answers being computed in worker threads (Rule 4)
-        self._reading = False  # inside data_received: deferred completions wait for its end (Rule 3)
+        self._off_loop = 0  # answers being computed in worker threads (backpressure)
+        self._reading = False  # inside data_received: deferred completions wait for its end (``_defer``)
         self._deferred: list = []
         self._keepalive: Optional[asyncio.TimerHandle] = None
-        self._received = False  # Rule 2: something arrived since the keep-alive last looked
+        self._received = False  # keep-alive: something arrived since the keep-alive last looked
         self._ping_outstanding = False
 
     # -- transport callbacks ----------------------------------------------------------------
@@ -96,7 +97,7 @@ class BrokerProtocol(asyncio.Protocol):
         transport.set_write_buffer_limits(high=config.get("pulsarChannelWriteBufferHighWaterMark"),
                                           low=config.get("pulsarChannelWriteBufferLowWaterMark"))
         refusal = self.broker.connection_limits.admit(self, *(peer[:2] if peer else (None,)))
-        if refusal is not None:  # Rule 5
+        if refusal is not None:  # past brokerMaxConnections or brokerMaxConnectionsPerIp
             log.info("refusing a connection from %s: %s", self.cnx.remote, refusal)
             transport.write(self.conn.send(ev.Error(request_id=U64_MINUS_ONE, error=pb.NotAllowedError,
                                                     message=refusal)))
@@ -114,7 +115,7 @@ class BrokerProtocol(asyncio.Protocol):
         self._reading = True
         try:
             self._drain_events()
-            self._run_deferred()  # Rule 3: the read's SENDs are no longer in flight
+            self._run_deferred()  # the read's SENDs are no longer in flight
         finally:
             self._reading = False
 
@@ -142,7 +143,7 @@ class BrokerProtocol(asyncio.Protocol):
                 subscription.dispatch()
         self._update_reading()
 
-    # -- backpressure (Rule 4) --------------------------------------------------------------
+    # -- backpressure -----------------------------------------------------------------------
 
     def _may_handle(self) -> bool:
         return not (self.paused and self._pause_reading_when_paused) and self._off_loop < MAX_OFF_LOOP_PER_CONNECTION
@@ -161,7 +162,7 @@ class BrokerProtocol(asyncio.Protocol):
             self.transport.pause_reading()
 
     def _run_off_loop(self, work, done) -> None:
-        """Rule 3: ``done(work())`` on the loop once a worker thread ran ``work`` (``done(exc)`` if it
+        """``done(work())`` on the loop once a worker thread ran ``work`` (``done(exc)`` if it
         raised); nothing once the connection is closed."""
         future = asyncio.get_running_loop().run_in_executor(self.broker.executor, work)
         self._off_loop += 1
@@ -210,7 +211,7 @@ class BrokerProtocol(asyncio.Protocol):
                       handler)
 
     def _guarded(self, command: str, request_id: int, handler) -> None:
-        """Rule 1: one bad command never takes the broker down, nor floods its log."""
+        """One bad command never takes the broker down, nor floods its log."""
         try:
             handler()
         except Exception as exc:  # noqa: BLE001
@@ -237,7 +238,7 @@ class BrokerProtocol(asyncio.Protocol):
                                                    metadata, payload, checksum))
 
     def _defer(self, completion) -> None:
-        """Rule 3: run ``completion`` once every frame of the current read is handled."""
+        """Run ``completion`` once every frame of the current read is handled."""
         if self._reading:
             self._deferred.append(completion)
         else:
@@ -262,7 +263,8 @@ class BrokerProtocol(asyncio.Protocol):
             self._keepalive = asyncio.get_running_loop().call_later(interval, self._keepalive_tick, interval)
 
     def _keepalive_tick(self, interval: float) -> None:
-        """Rule 2: once per interval."""
+        """Keep-alive, once per interval: PING a connection idle for a whole interval, close it after
+        another one without an answer, and close one whose handshake is not complete."""
         if self.transport.is_closing():
             return
         if self.conn.state is State.AWAITING_CONNECT:
@@ -270,7 +272,7 @@ class BrokerProtocol(asyncio.Protocol):
                      interval)
             self.transport.close()
             return
-        if self._received or self._reading_paused:  # not idle, or not reading a PING's answer (Rule 4)
+        if self._received or self._reading_paused:  # not idle, or not reading a PING's answer (backpressure)
             self._received = self._ping_outstanding = False
         elif self._ping_outstanding:
             log.info("closing %s: no answer to keep-alive PING", self.cnx.remote)

@@ -3,24 +3,34 @@
 What this module owns: the bundle boundaries of a namespace, the bundle names Pulsar uses
 (``0x00000000_0x40000000``), and topic -> bundle. Pure functions; no store, no I/O.
 
-Rule 1 (boundaries, Pulsar ``NamespacesBase.getBundles(numBundles)``, index ids 27507074 and
-        4252459210): "maxVal = 1 << 32; segSize = maxVal / numBundles", boundaries
-        ``0x%08x`` of 0, segSize, 2*segSize, ... and the LAST boundary is ``maxVal - 1``
-        (0xffffffff). 4 bundles give 0x00000000_0x40000000, 0x40000000_0x80000000,
-        0x80000000_0xc0000000, 0xc0000000_0xffffffff.
-Rule 2 (ranges, ``NamespaceBundleFactory.getBundle(namespace, bundleRange)``, index id
-        377402077): every range is [lower, upper) except the last, which is closed at 0xffffffff,
-        so every 32-bit hash lands in exactly one bundle.
-Rule 3 (hash, ``NamespaceBundles.findBundle``, index id 4066983619: "long hashCode =
-        factory.getLongHashCode(topicName.toString())"; ``NamespaceService`` builds its factory
-        with ``Hashing.crc32()``, index id 7593022354): the hash is CRC-32 (zlib's; Guava's
-        ``Hashing.crc32`` wraps java.util.zip.CRC32) of the topic's FULL name in UTF-8, read as an
-        unsigned 32-bit number (``padToLong``). Murmur3_32 is what Pulsar uses for message-key
-        routing, not for bundles; docs/pip35-decisions.md (B1) explains the difference.
-Rule 4: a partition is its own topic here: ``t-partition-3`` hashes as that full name, so the
-        partitions of one topic spread over the bundles (that is why PIP-35 groups by bundle).
-Rule 5: a namespace's policies may carry Pulsar's ``bundles`` object (``{"boundaries": [...],
-        "numBundles": n}``); valid boundaries there win over ``defaultNumberOfNamespaceBundles``.
+- boundaries (``default_boundaries``; Pulsar's ``PoliciesUtil.getBundles(numBundles)``,
+  apache/pulsar@v4.0.7:pulsar-common/src/main/java/org/apache/pulsar/common/policies/data/PoliciesUtil.java,
+  the same arithmetic as ``NamespacesBase.getBundles`` of older releases): "maxVal = 1 << 32;
+  segSize = maxVal / numBundles", boundaries ``0x%08x`` of 0, segSize, 2*segSize, ... and the
+  LAST boundary is ``maxVal - 1`` (0xffffffff). 4 bundles give 0x00000000_0x40000000,
+  0x40000000_0x80000000, 0x80000000_0xc0000000, 0xc0000000_0xffffffff.
+- ranges (``Bundle.includes_hash``; Pulsar's
+  ``NamespaceBundleFactory.getBundle(namespace, bundleRange)``,
+  apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/common/naming/NamespaceBundleFactory.java):
+  every range is [lower, upper) except the last, which is closed at 0xffffffff, so every 32-bit
+  hash lands in exactly one bundle.
+- hash (``topic_hash``): Pulsar's default topic-to-bundle assignment,
+  ``ConsistentHashingTopicBundleAssigner.findBundle``
+  (apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/common/naming/ConsistentHashingTopicBundleAssigner.java,
+  which ``NamespaceBundles.findBundle`` calls), hashes ``topicName.toString()`` with the
+  ``NamespaceBundleFactory``'s ``getLongHashCode`` ("long hashCode =
+  factory.getLongHashCode(topicName.toString())" in ``NamespaceBundles.findBundle`` itself before
+  PR #20537), and ``NamespaceService`` builds that factory with ``Hashing.crc32()``
+  (apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/broker/namespace/NamespaceService.java):
+  the hash is CRC-32 (zlib's; Guava's ``Hashing.crc32`` wraps java.util.zip.CRC32) of the topic's
+  FULL name in UTF-8, read as an unsigned 32-bit number (``padToLong``). Murmur3_32 is what Pulsar
+  uses for message-key routing, not for bundles; docs/pip35-decisions.md (B1) explains the
+  difference.
+- partitions: a partition is its own topic here: ``t-partition-3`` hashes as that full name, so
+  the partitions of one topic spread over the bundles (that is why PIP-35 groups by bundle).
+- policies (``_policy_boundaries``): a namespace's policies may carry Pulsar's ``bundles`` object
+  (``{"boundaries": [...], "numBundles": n}``); valid boundaries there win over
+  ``defaultNumberOfNamespaceBundles``.
 """
 
 from __future__ import annotations
@@ -50,7 +60,7 @@ class Bundle:
 
     def includes_hash(self, value: int) -> bool:
         if self.upper == FULL_UPPER_BOUND:
-            return self.lower <= value <= self.upper  # Rule 2: the last range is closed
+            return self.lower <= value <= self.upper  # the last range is closed
         return self.lower <= value < self.upper
 
     def __str__(self) -> str:
@@ -58,12 +68,12 @@ class Bundle:
 
 
 def topic_hash(topic: TopicName | str) -> int:
-    """Rule 3: CRC-32 of the full topic name, unsigned."""
+    """CRC-32 of the full topic name, unsigned (NamespaceBundleFactory#getLongHashCode with crc32)."""
     return zlib.crc32(str(topic).encode("utf-8")) & 0xFFFFFFFF
 
 
 def default_boundaries(num_bundles: int) -> list[int]:
-    """Rule 1, verbatim arithmetic of ``NamespacesBase.getBundles``."""
+    """The boundaries of ``num_bundles`` equal bundles, verbatim arithmetic of ``PoliciesUtil.getBundles``."""
     if isinstance(num_bundles, bool) or not isinstance(num_bundles, int) or not 0 < num_bundles <= _MAX_VAL:
         raise ValueError(f"number of bundles must be in the range (0, 2^32], got {num_bundles!r}")
     seg_size = _MAX_VAL // num_bundles
@@ -76,7 +86,7 @@ def default_boundaries(num_bundles: int) -> list[int]:
 
 
 def _policy_boundaries(policies: Mapping[str, Any] | None) -> list[int] | None:
-    """Rule 5: boundaries from a Policies ``bundles`` object when they are usable, else None."""
+    """Boundaries from a Policies ``bundles`` object when they are usable, else None."""
     bundles = (policies or {}).get("bundles") if isinstance(policies, Mapping) else None
     if not isinstance(bundles, Mapping):
         return None

@@ -6,37 +6,39 @@ metadata store, answers "who owns this bundle?", releases its bundles on stop), 
 ``SharedStore`` (one store used by N in-process brokers, closed once by its owner).
 Everything here is TENTATIVE design for the PIP-35 issue (docs/pip35-decisions.md, part B).
 
-Rule 1 (registration, at ``layout.broker_registration_path``): a started broker writes
-        ``/loadbalance/brokers/{host:webPort}`` with its URLs (LocalBrokerData's names
-        ``pulsarServiceUrl``, ``webServiceUrl``) and a random ``session``. On ZooKeeper the node
-        is EPHEMERAL (gone when the process's session ends); a memory store dies with its process;
-        on sqlite, shared by separate processes, the broker re-writes ``heartbeat`` every fifth of
-        ``metadataStoreSessionTimeoutMillis`` (Pulsar's key, default 30 s) and a registration
-        older than that timeout counts as dead, like an expired ZooKeeper session.
-        A broker that stops deletes its registration (explicit unregister).
-Rule 2 (ownership): a bundle's owner is the broker named in its ownership node
-        ``/namespace/{t}/{ns}/{range}`` (NamespaceEphemeralData's names ``nativeUrl``,
-        ``httpUrl``) as long as that broker is live with the same session. Otherwise the broker
-        that needs the answer assigns it: the live broker owning the fewest bundles of that
-        namespace, ties broken by rendezvous hashing of (bundle, broker id); written with
-        compare-and-set so concurrent brokers (or processes) agree, re-read on a lost race.
-Rule 3 (sticky): an assignment changes only when its owner is no longer live. A broker joining
-        later takes no bundle from a live owner: topics' data lives in the owner's memory, and
-        moving a live bundle would split it (Pulsar moves bundles only by unloading them).
-Rule 4: a broker stopping releases (deletes) the ownership nodes of its session, so its bundles
-        move to the live brokers at the next lookup, without waiting for liveness to expire.
-Rule 5: a broker that has not joined (a ``BrokerCore`` used without a server, as in unit tests)
-        is a cluster of one: it owns every bundle and answers with its own URLs.
-Rule 6: every store failure becomes ``MetadataStoreError`` for the topic(s) being resolved; the
-        caller turns it into a per-topic answer and the broker keeps serving.
-Rule 7: on ZooKeeper, an expired session deletes the registration while the process lives on;
-        the other brokers then see this one dead and take its bundles. When the store reports a
-        new session (``ZooKeeperMetadataStore.on_new_session``) the broker registers again, with the same
-        session id (so ownership nodes still naming it are valid again), and forgets the owners it
-        had cached, so each bundle is read again from the store: a bundle another broker took
-        meanwhile is answered as that broker's (Redirect), never served by both, and the server
-        closes its producers and consumers on that bundle's topics (CLOSE_PRODUCER /
-        CLOSE_CONSUMER, as Pulsar does when it unloads a bundle) so their clients look up again.
+- registration (``ClusterNode.join``, at ``layout.broker_registration_path``): a started broker
+  writes ``/loadbalance/brokers/{host:webPort}`` with its URLs (LocalBrokerData's names
+  ``pulsarServiceUrl``, ``webServiceUrl``) and a random ``session``. On ZooKeeper the node is
+  EPHEMERAL (gone when the process's session ends); a memory store dies with its process; on
+  sqlite, shared by separate processes, the broker re-writes ``heartbeat`` every fifth of
+  ``metadataStoreSessionTimeoutMillis`` (Pulsar's key, default 30 s) and a registration older
+  than that timeout counts as dead (``ClusterView.live``), like an expired ZooKeeper session. A
+  broker that stops deletes its registration (explicit unregister).
+- ownership (``ClusterNode.owner_of``): a bundle's owner is the broker named in its ownership
+  node ``/namespace/{t}/{ns}/{range}`` (NamespaceEphemeralData's names ``nativeUrl``,
+  ``httpUrl``) as long as that broker is live with the same session. Otherwise the broker that
+  needs the answer assigns it (``ClusterNode._choose``): the live broker owning the fewest
+  bundles of that namespace, ties broken by rendezvous hashing of (bundle, broker id); written
+  with compare-and-set so concurrent brokers (or processes) agree, re-read on a lost race.
+- sticky: an assignment changes only when its owner is no longer live. A broker joining later
+  takes no bundle from a live owner: topics' data lives in the owner's memory, and moving a live
+  bundle would split it (Pulsar moves bundles only by unloading them).
+- release on stop (``ClusterNode.leave``): a broker stopping releases (deletes) the ownership
+  nodes of its session, so its bundles move to the live brokers at the next lookup, without
+  waiting for liveness to expire.
+- a cluster of one: a broker that has not joined (a ``BrokerCore`` used without a server, as in
+  unit tests) owns every bundle and answers with its own URLs.
+- store failures: every store failure becomes ``MetadataStoreError`` for the topic(s) being
+  resolved; the caller turns it into a per-topic answer and the broker keeps serving.
+- a new ZooKeeper session (``ClusterNode._register_again``): on ZooKeeper, an expired session
+  deletes the registration while the process lives on; the other brokers then see this one dead
+  and take its bundles. When the store reports a new session
+  (``ZooKeeperMetadataStore.on_new_session``) the broker registers again, with the same session
+  id (so ownership nodes still naming it are valid again), and forgets the owners it had cached,
+  so each bundle is read again from the store: a bundle another broker took meanwhile is
+  answered as that broker's (Redirect), never served by both, and the server closes its producers
+  and consumers on that bundle's topics (CLOSE_PRODUCER / CLOSE_CONSUMER, as Pulsar does when it
+  unloads a bundle) so their clients look up again.
 """
 
 from __future__ import annotations
@@ -150,7 +152,8 @@ def base_store(store: MetadataStore) -> MetadataStore:
 
 
 class ClusterView:
-    """The live brokers over one store, as this process sees them (Rule 1), cached briefly."""
+    """The live brokers over one store, as this process sees them (a registration within its
+    session or heartbeat timeout), cached briefly."""
 
     def __init__(self, store: MetadataStore) -> None:
         self.store = store
@@ -197,7 +200,7 @@ def view_for(store: MetadataStore) -> ClusterView:
 
 
 class ClusterNode:
-    """One broker's membership; ``core.cluster``. See the module rules."""
+    """One broker's membership; ``core.cluster``. See the module docstring."""
 
     def __init__(self, core) -> None:
         self.core = core
@@ -207,14 +210,14 @@ class ClusterNode:
         self._ephemeral = False
         self._heartbeat: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        # Called after registering again (Rule 7), on the broker's thread: the server closes the
+        # Called after registering again (``_register_again``), on the broker's thread: the server closes the
         # producers and consumers of topics whose bundle another broker took meanwhile.
         self.after_new_session: list = []
         base = base_store(core.store)
         if hasattr(base, "on_new_session"):
-            base.on_new_session(self._session_renewed)  # Rule 7
+            base.on_new_session(self._session_renewed)  # register again after an expired session
 
-    # -- membership (Rules 1, 4) -----------------------------------------------------------------
+    # -- membership: registration and release on stop ---------------------------------------------
 
     @property
     def joined(self) -> bool:
@@ -264,7 +267,7 @@ class ClusterNode:
         return path
 
     def _session_renewed(self) -> None:
-        """Rule 7, called on the store's thread: register again on the broker's own thread."""
+        """A new ZooKeeper session, called on the store's thread: register again on the broker's own thread."""
         loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._register_again)
@@ -306,7 +309,7 @@ class ClusterNode:
                 log.warning("heartbeat of %s failed: %s", info.broker_id, exc)
 
     def leave(self) -> None:
-        """Release this broker's bundles and unregister it (Rule 4); safe to call twice."""
+        """Release this broker's bundles and unregister it; safe to call twice."""
         info = self.info
         if info is None:
             return
@@ -350,7 +353,7 @@ class ClusterNode:
             live[self.info.broker_id] = self.info
         return live
 
-    # -- bundles and owners (Rules 2, 3, 5) ------------------------------------------------------
+    # -- bundles and owners: ownership, sticky, a cluster of one ------------------------------------
 
     def bundles_of(self, namespace: NamespaceName, policies: Mapping[str, Any] | None = None) -> list[Bundle]:
         if policies is None:
@@ -367,7 +370,7 @@ class ClusterNode:
     def owner_of(self, bundle: Bundle, live: Mapping[str, BrokerInfo] | None = None) -> BrokerInfo:
         """The live owner of ``bundle``, assigning one when it has none; MetadataStoreError on store trouble."""
         if self.info is None:
-            return self.self_info()  # Rule 5
+            return self.self_info()  # not joined: a cluster of one
         live = self.live_brokers() if live is None else live
         key = str(bundle)
         cached = self._owners.get(key)
@@ -400,7 +403,7 @@ class ClusterNode:
         raise MetadataStoreError(f"Ownership of bundle {bundle} kept changing; retry the lookup")
 
     def _choose(self, bundle: Bundle, live: Mapping[str, BrokerInfo]) -> BrokerInfo:
-        """Rule 2: fewest bundles of this namespace, then the highest rendezvous score."""
+        """Fewest bundles of this namespace, then the highest rendezvous score."""
         counts: dict[str, int] = {}
         directory = layout.namespace_ownership_dir(bundle.namespace)
         for name in self.core.store.children(directory):
@@ -415,8 +418,10 @@ class ClusterNode:
     def check_owned(self, topic: TopicName) -> None:
         """PRODUCER/SUBSCRIBE on a bundle owned elsewhere: ServiceNotReady, so the client looks up again.
 
-        Pulsar's text (BrokerServiceException.ServiceUnitNotReadyException, as quoted in apache/pulsar
-        issue index id 48074990241): "Namespace bundle for topic (<topic>) not served by this
+        Pulsar's text (BrokerServiceException.ServiceUnitNotReadyException from
+        BrokerService#checkTopicNsOwnership,
+        apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/broker/service/BrokerService.java,
+        as quoted with a real host in apache/pulsar#20157): "Namespace bundle for topic (<topic>) not served by this
         instance:<host:port>. Please redo the lookup. Request is denied: namespace=<t/ns>".
         """
         if self.info is None:

@@ -5,42 +5,44 @@ method takes one decoded command and answers by calling ``self.send``.
 Decisions about topics and namespaces belong to ``BrokerCore`` (core.py); this module only
 translates between commands and core calls, and drives producers and consumers on live topics.
 
-Rule 1: a failure answers the request that caused it (ERROR, SEND_ERROR or a Failed response)
-        and the connection goes on; only framing errors close it (BrokerProtocol).
-Rule 2: PARTITIONED_METADATA honours field 6 exactly: absent means true (proto default), and
-        "autoCreateIfNotExist = cmd.metadata_auto_creation_enabled && isAllowAutoTopicCreation"
-        (Pulsar's ServerCnx.handlePartitionMetadataRequest) is decided by core from the flag we pass.
-Rule 3: CONNECTED always advertises FeatureFlags.supports_get_partitioned_metadata_without_auto_creation
-        (flag 5), as Pulsar's Commands.newConnectedCommand does.
-Rule 4 (PIP-2 publish side, Pulsar's ServerCnx#handleSend): a SEND to a non-persistent topic
-        "if nonPersistentPendingMessages > maxNonPersistentPendingMessages (strictly greater)" is
-        dropped: SEND_RECEIPT with ledgerId = entryId = -1 written as uint64, and the publisher's
-        drop rate counts it. Otherwise it is in flight until its receipt (0, 0) is written. The
-        receipt is written by ``defer``, i.e. after every frame of the current read has been
-        handled, as Pulsar completes publishes off the I/O thread: so SENDs that arrive in one
-        read overlap, and sends awaited one by one never do.
-Rule 6 (security.py): with ``authenticationEnabled``, CONNECT carries credentials
-        (``auth_method_name`` ``token``, ``auth_data`` the JWT); credentials that authenticate
-        nobody get ERROR(request_id -1, AuthenticationError, "Failed to authenticate") and the
-        connection is closed (ServerCnx#authenticationFailed @ v4.0.7). With
-        ``authorizationEnabled``, PARTITIONED_METADATA, LOOKUP, BATCH_LOOKUP, PRODUCER, SUBSCRIBE
-        and GET_TOPICS_OF_NAMESPACE are refused for a role that may not act on the tenant, with
-        ServerCnx's words for each command (security.binary_refusal).
-Rule 5 (bad input Pulsar closes the connection on, ServerCnx / Consumer#flowPermits / LightProto):
-        a SEND for a producer that is not registered, a FLOW with permits <= 0 (uint32 values
-        >= 2^31 are negative Java ints), and a SUBSCRIBE that does not parse. The reference broker
-        first writes an ERROR (or SEND_ERROR) naming the problem, then closes. Other unparseable
-        commands keep Rule 1 (an answer, the connection goes on), a leniency Pulsar does not have.
-        So do a second CONNECT (ServerCnx#handleConnect's "checkArgument(state == State.Start)")
-        and a GET_TOPICS_OF_NAMESPACE whose namespace does not parse (handleGetTopicsOfNamespace
-        calls NamespaceName.get before anything else): both throw out of the handler, and
-        ServerCnx#exceptionCaught closes the connection.
-Rule 6: a PRODUCER is registered on the connection only once it succeeded; a PRODUCER whose id
-        names a producer already created answers ProducerSuccess with that producer's name
-        (handleProducer: "Producer with the same id is already created").
-Rule 7: GET_TOPICS_OF_NAMESPACE filters by ``topics_pattern`` in a worker thread
-        (``run_off_loop``, topic_patterns.py), so a large namespace never holds up other
-        connections; its answer is written when the filtering is done.
+- a failure answers the request that caused it (ERROR, SEND_ERROR or a Failed response) and the
+  connection goes on; only framing errors close it (BrokerProtocol).
+- field 6 (``handle_PartitionedMetadata``): PARTITIONED_METADATA honours field 6 exactly: absent
+  means true (proto default), and "autoCreateIfNotExist = cmd.metadata_auto_creation_enabled &&
+  isAllowAutoTopicCreation" (Pulsar's ServerCnx.handlePartitionMetadataRequest) is decided by core
+  from the flag we pass.
+- feature flag 5 (``handle_Connect``): CONNECTED always advertises
+  FeatureFlags.supports_get_partitioned_metadata_without_auto_creation (flag 5), as Pulsar's
+  Commands.newConnectedCommand does.
+- PIP-2 publish side (``_send_non_persistent``; Pulsar's ServerCnx#handleSend): a SEND to a
+  non-persistent topic "if nonPersistentPendingMessages > maxNonPersistentPendingMessages
+  (strictly greater)" is dropped: SEND_RECEIPT with ledgerId = entryId = -1 written as uint64,
+  and the publisher's drop rate counts it. Otherwise it is in flight until its receipt (0, 0) is
+  written. The receipt is written by ``defer``, i.e. after every frame of the current read has
+  been handled, as Pulsar completes publishes off the I/O thread: so SENDs that arrive in one
+  read overlap, and sends awaited one by one never do.
+- credentials (``handle_Connect``, ``_refused``, security.py): with ``authenticationEnabled``,
+  CONNECT carries credentials (``auth_method_name`` ``token``, ``auth_data`` the JWT);
+  credentials that authenticate nobody get ERROR(request_id -1, AuthenticationError, "Failed to
+  authenticate") and the connection is closed (ServerCnx#authenticationFailed @ v4.0.7). With
+  ``authorizationEnabled``, PARTITIONED_METADATA, LOOKUP, BATCH_LOOKUP, PRODUCER, SUBSCRIBE and
+  GET_TOPICS_OF_NAMESPACE are refused for a role that may not act on the tenant, with
+  ServerCnx's words for each command (security.binary_refusal).
+- bad input Pulsar closes the connection on (ServerCnx / Consumer#flowPermits / LightProto): a
+  SEND for a producer that is not registered, a FLOW with permits <= 0 (uint32 values >= 2^31 are
+  negative Java ints), and a SUBSCRIBE that does not parse. The reference broker first writes an
+  ERROR (or SEND_ERROR) naming the problem, then closes. Other unparseable commands get an answer
+  and the connection goes on, as for any other failure, a leniency Pulsar does not have. So do a
+  second CONNECT (ServerCnx#handleConnect's "checkArgument(state == State.Start)") and a
+  GET_TOPICS_OF_NAMESPACE whose namespace does not parse (handleGetTopicsOfNamespace calls
+  NamespaceName.get before anything else): both throw out of the handler, and
+  ServerCnx#exceptionCaught closes the connection.
+- producers (``handle_Producer``): a PRODUCER is registered on the connection only once it
+  succeeded; a PRODUCER whose id names a producer already created answers ProducerSuccess with
+  that producer's name (handleProducer: "Producer with the same id is already created").
+- topic patterns (``handle_GetTopicsOfNamespace``): GET_TOPICS_OF_NAMESPACE filters by
+  ``topics_pattern`` in a worker thread (``run_off_loop``, topic_patterns.py), so a large
+  namespace never holds up other connections; its answer is written when the filtering is done.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from .topics import Consumer, NonPersistentTopic, PersistentTopic, TopicRegistry
 log = logging.getLogger("reference_broker.commands")
 
 U64_MINUS_ONE = 2**64 - 1
-INT32_LIMIT = 2**31  # uint32 permits at or above this are negative Java ints (Rule 5)
+INT32_LIMIT = 2**31  # uint32 permits at or above this are negative Java ints (bad input)
 _connection_ids = itertools.count(1)
 _producer_names = itertools.count(0)
 
@@ -98,13 +100,13 @@ class ServerCnx:
         self.defer: Callable[[Callable[[], None]], object] = lambda fn: fn()
         self.close_connection: Callable[[], None] = lambda: None
         # Set by BrokerProtocol: run_off_loop(work, done) calls done(work()) on the loop, or
-        # done(exception); never after the connection closed (Rule 7).
+        # done(exception); never after the connection closed (topic patterns).
         self.run_off_loop: Callable[[Callable[[], object], Callable[[object], None]], None] = \
             lambda work, done: done(work())
         self.connected = False
         self.client_version = ""
-        self.role: Optional[str] = None  # Rule 6: who authenticated on this connection
-        self.non_persistent_pending = 0  # Rule 4: nonPersistentPendingMessages
+        self.role: Optional[str] = None  # credentials: who authenticated on this connection
+        self.non_persistent_pending = 0  # PIP-2 publish side: nonPersistentPendingMessages
         self._non_persistent_done: list[tuple] = []  # receipts waiting for the end of the read
         # Not dynamic (Pulsar's ServiceConfiguration), so read once per connection, as ServerCnx's constructor does.
         self._non_persistent_limit = self.core.config.get("maxConcurrentNonPersistentMessagePerConnection")
@@ -114,7 +116,7 @@ class ServerCnx:
     # -- handshake and keep-alive -----------------------------------------------------------
 
     def handle_Connect(self, event: ev.Connect, negotiated: int) -> None:
-        if self.connected:  # Rule 5
+        if self.connected:  # a second CONNECT: Pulsar closes the connection
             log.info("closing %s: a second CONNECT", self.remote)
             self._error(U64_MINUS_ONE, "NotAllowedError", "CONNECT on a connection that is already connected; "
                         "closing the connection as Pulsar does (open a new connection instead)")
@@ -122,7 +124,7 @@ class ServerCnx:
         self.connected = True
         self.client_version = event.client_version
         security = self.broker.security
-        if security.authentication:  # Rule 6
+        if security.authentication:  # credentials
             method = event.auth_method_name if event.has("auth_method_name") else None
             try:
                 self.role = security.authenticate_connect(method, event.auth_data if event.has("auth_data") else b"")
@@ -148,7 +150,7 @@ class ServerCnx:
     # -- lookups ----------------------------------------------------------------------------
 
     def handle_PartitionedMetadata(self, event) -> None:
-        # Rule 2: an absent field 6 means its proto default, true.
+        # An absent field 6 means its proto default, true.
         auto_create = event.metadata_auto_creation_enabled if event.has("metadata_auto_creation_enabled") else True
         refused = self._refused("PartitionedMetadata", event.topic)
         if refused:
@@ -189,7 +191,7 @@ class ServerCnx:
             return self._error(event.request_id, *refused)
         try:
             namespace = NamespaceName.parse(event.namespace)
-        except InvalidName as exc:  # Rule 5
+        except InvalidName as exc:  # bad input Pulsar closes the connection on
             log.info("closing %s: GET_TOPICS_OF_NAMESPACE of an invalid namespace: %s", self.remote, exc)
             self._error(event.request_id, "InvalidTopicName", f"{exc}; closing the connection as Pulsar does")
             return self.close_connection()
@@ -213,7 +215,7 @@ class ServerCnx:
             if isinstance(result, BaseException):
                 raise result
             self._topics_of_namespace_answer(event.request_id, result, filtered=True)
-        self.run_off_loop(lambda: topic_patterns.filter_topics(topics, pattern), done)  # Rule 7
+        self.run_off_loop(lambda: topic_patterns.filter_topics(topics, pattern), done)  # off the event loop
 
     def _topics_of_namespace_answer(self, request_id: int, topics: list[str], filtered: bool) -> None:
         self.send(ev.GetTopicsOfNamespaceResponse(request_id=request_id, topics=topics, filtered=filtered,
@@ -228,7 +230,7 @@ class ServerCnx:
         try:
             topic = TopicName.parse(event.topic)
             existing = self.producers.get(event.producer_id)
-            if existing is not None:  # Rule 6
+            if existing is not None:  # "Producer with the same id is already created"
                 name = existing[1].producers.get((self.id, event.producer_id), "")
                 return self._producer_success(event.request_id, name)
             self.core.ensure_topic_for_attach(topic, command="PRODUCER")
@@ -239,12 +241,12 @@ class ServerCnx:
         live = self.topics.get_or_load(topic)
         refusal = self.topics.policy.producer_refusal(live) \
             if self.topics.policy is not None and isinstance(live, PersistentTopic) else None
-        if refusal is not None:  # backlog quota (topics/storage.py Rule 2)
+        if refusal is not None:  # backlog quota (``StoragePolicy.producer_refusal``)
             return self._error(event.request_id, *refusal)
         name = event.producer_name if event.has("producer_name") and event.producer_name else \
             f"{self.broker.cluster_name}-{self.id}-{next(_producer_names)}"
         live.add_producer((self.id, event.producer_id), name, address=self.remote, client_version=self.client_version)
-        self.producers[event.producer_id] = (topic, live)  # Rule 6: only once it succeeded
+        self.producers[event.producer_id] = (topic, live)  # registered only once it succeeded
         self._producer_success(event.request_id, name)
 
     def _producer_success(self, request_id: int, name: str) -> None:
@@ -258,7 +260,7 @@ class ServerCnx:
     def handle_Send(self, event) -> None:
         registered = self.producers.get(event.producer_id)
         if registered is None:
-            # Rule 5: "Received message, but the producer is not ready : {}. Closing the connection."
+            # Bad input: "Received message, but the producer is not ready : {}. Closing the connection."
             self._send_error(event, "NotAllowedError",
                              f"Producer {event.producer_id} is not registered on this connection; "
                              "closing the connection as Pulsar does (create the producer first)")
@@ -286,7 +288,8 @@ class ServerCnx:
 
     def _send_non_persistent(self, send, metadata: bytes, payload: bytes, checksum: Optional[int],
                              live: NonPersistentTopic) -> None:
-        """Rule 4. Receipts are queued and all written by one deferred completion per read."""
+        """PIP-2 publish side: dropped past the pending limit, else in flight until its receipt.
+        Receipts are queued and all written by one deferred completion per read."""
         key = (self.id, send.producer_id)
         if self.non_persistent_pending > self._non_persistent_limit:
             live.record_publish_drop(key, send.num_messages)
@@ -357,7 +360,7 @@ class ServerCnx:
         if registered is None:
             return  # Pulsar ignores FLOW for an unknown consumer; there is no request id to answer
         if event.messagePermits == 0 or event.messagePermits >= INT32_LIMIT:
-            # Rule 5: Consumer#flowPermits "checkArgument(additionalNumberOfMessages > 0)"
+            # Bad input: Consumer#flowPermits "checkArgument(additionalNumberOfMessages > 0)"
             permits = event.messagePermits - 2**32 if event.messagePermits >= INT32_LIMIT else 0
             self._error(U64_MINUS_ONE, "UnknownError",
                         f"FLOW for consumer {event.consumer_id} with {permits} permits: permits must be > 0; "
@@ -451,7 +454,7 @@ class ServerCnx:
     def handle_invalid(self, invalid: ev.InvalidCommand) -> None:
         request_id = invalid.request_id if invalid.request_id is not None else U64_MINUS_ONE
         if invalid.raw_type == pb.BaseCommand.SUBSCRIBE:
-            # Rule 5: LightProto "Some required fields are missing" (an unknown subType is dropped
+            # Bad input: LightProto "Some required fields are missing" (an unknown subType is dropped
             # as unknown, leaving the required field unset); Pulsar closes the connection.
             self._error(request_id, "UnknownError", f"{invalid.reason}; closing the connection as Pulsar does")
             return self.close_connection()
@@ -463,7 +466,7 @@ class ServerCnx:
         self._error(request_id, "UnknownError", f"Unexpected command {event.type_name} from a client")
 
     def _refused(self, command: str, name: str, namespace: bool = False) -> Optional[tuple[str, str]]:
-        """Rule 6: (ServerError, message) when this connection's role may not run ``command`` on the
+        """Credentials: (ServerError, message) when this connection's role may not run ``command`` on the
         topic (or ``namespace``) ``name``; None when it may, or the name does not parse (the
         command's own check answers that)."""
         security = self.broker.security

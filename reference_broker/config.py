@@ -4,17 +4,18 @@ What this module owns: the table of keys the reference broker understands, the t
 each value, the ``broker.conf`` file syntax, ``key=value`` overrides, and runtime updates of the
 dynamic keys.
 
-Rule 1: key names are Pulsar's ``ServiceConfiguration`` / ``broker.conf`` names, verbatim
-        (STYLE R5), with Pulsar's defaults (Pulsar's ServiceConfiguration).
-Rule 2: an unknown key or a bad value raises ``ConfigError`` naming the key, the bad value and what
-        is allowed. Real Pulsar ignores unknown keys in broker.conf; we refuse them so a typo in a
-        harness setup fails loudly instead of testing the default.
-Rule 3: an empty value (``advertisedAddress=``) means "use the default", as in Pulsar's
-        broker.conf where blank keys are left unset.
-Rule 4: only keys marked dynamic can change at runtime (``update_dynamic``); Pulsar's tests set
-        allowAutoTopicCreation, allowAutoTopicCreationType and defaultNumPartitions through
-        ``updateDynamicConfiguration`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl), maxConcurrentLookupRequest is dynamic
-        (Pulsar's ServerCnx.handlePartitionMetadataRequest), the PIP-2 keys are not (Pulsar's ServiceConfiguration).
+Key names are Pulsar's ``ServiceConfiguration`` / ``broker.conf`` names, verbatim (Pulsar's
+vocabulary exactly), with Pulsar's defaults (Pulsar's ServiceConfiguration). An unknown key or a
+bad value raises ``ConfigError`` naming the key, the bad value and what is allowed. Real Pulsar
+ignores unknown keys in broker.conf; we refuse them so a typo in a harness setup fails loudly
+instead of testing the default. An empty value (``advertisedAddress=``) means "use the default",
+as in Pulsar's broker.conf where blank keys are left unset.
+
+Only keys marked dynamic can change at runtime (``update_dynamic``); Pulsar's tests set
+allowAutoTopicCreation, allowAutoTopicCreationType and defaultNumPartitions through
+``updateDynamicConfiguration`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl),
+maxConcurrentLookupRequest is dynamic (Pulsar's ServerCnx.handlePartitionMetadataRequest), the
+PIP-2 keys are not (Pulsar's ServiceConfiguration).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class ConfigKey:
         """Turn a broker.conf value into its typed value, or raise ConfigError."""
         text = text.strip()
         if text == "":
-            return self.default  # Rule 3
+            return self.default  # an empty value means the default
         if self.kind == "bool":
             lowered = text.lower()
             if lowered in ("true", "false"):
@@ -148,8 +149,10 @@ _KEYS = (
     # PIP-35 cluster (docs/pip35-decisions.md): Pulsar's key and default (4) for the bundles of a new
     # namespace; every broker of one cluster must use the same value.
     ConfigKey("defaultNumberOfNamespaceBundles", "int", 4, minimum=1),
-    # Pulsar's key and default (ServiceConfiguration, index id 34013387); here: how long a broker
-    # registration without a heartbeat stays live on a store that has no sessions (sqlite).
+    # Pulsar's key and default (ServiceConfiguration,
+    # apache/pulsar@v4.0.7:pulsar-broker-common/src/main/java/org/apache/pulsar/broker/ServiceConfiguration.java);
+    # here: how long a broker registration without a heartbeat stays live on a store that has no
+    # sessions (sqlite).
     ConfigKey("metadataStoreSessionTimeoutMillis", "int", 30000, minimum=100),
     # PIP-35 batch lookup, OUR key (TENTATIVE): more topics than this in one batch is refused whole.
     ConfigKey("maxBatchLookupTopics", "int", 10000, dynamic=True, minimum=1),
@@ -252,7 +255,7 @@ class BrokerConfig:
             self.set(name.strip(), text)
         return self
 
-    # --- dynamic configuration (Pulsar's BrokerService/AutoTopicCreationOverrideImpl; Rule 4) --------------------------------------------
+    # --- dynamic configuration (Pulsar's BrokerService/AutoTopicCreationOverrideImpl; only dynamic keys) --------------------------------------------
 
     def update_dynamic(self, name: str, text: str) -> None:
         # BrokersBase#persistDynamicConfigurationAsync: an unknown key passes

@@ -6,16 +6,19 @@ the URLs this broker advertises. The rules live in the mixins:
 ``core_namespaces.NamespaceOps`` (clusters, tenants, namespaces, policies, the override) and
 ``core_topics.TopicOps`` (existence, partitioned metadata, creation, listing, attach, lookup).
 
-Rule 1: the core never imports the model's decision logic, only ``model.names`` (STYLE R1): the
-        broker must be an independent implementation, or "broker agrees with model" proves nothing.
-Rule 2: boot does what ``pulsar standalone`` does (Testcontainers' PulsarContainer): cluster ``clusterName``
-        (``standalone``), tenant ``public``, namespace ``public/default``; it only creates what is
-        missing, so booting on an existing store changes nothing.
-Rule 3: every method is synchronous and runs inside the event loop, so one call is atomic with
-        respect to other requests (no check-then-act race between REST and binary).
-Rule 4: dynamic configuration updated at runtime is written to ``/admin/configuration`` and
-        re-applied at boot, so it survives a restart on the same store (Pulsar keeps it in ZK and
-        it overrides broker.conf).
+- independence: the core never imports the model's decision logic, only ``model.names`` (the
+  broker may import the model's value helpers, never its decisions): the broker must be an
+  independent implementation, or "broker agrees with model" proves nothing
+  (tests/test_import_order.py checks it).
+- boot (``BrokerCore.boot``) does what ``pulsar standalone`` does (Testcontainers'
+  PulsarContainer): cluster ``clusterName`` (``standalone``), tenant ``public``, namespace
+  ``public/default``; it only creates what is missing, so booting on an existing store changes
+  nothing.
+- atomic calls: every method is synchronous and runs inside the event loop, so one call is atomic
+  with respect to other requests (no check-then-act race between REST and binary).
+- dynamic configuration (``BrokerCore.update_dynamic_config``) updated at runtime is written to
+  ``/admin/configuration`` and re-applied at boot, so it survives a restart on the same store
+  (Pulsar keeps it in ZK and it overrides broker.conf).
 """
 
 from __future__ import annotations
@@ -119,7 +122,7 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.cluster.leave()
         self.store.close()
 
-    # --- boot (Rule 2) --------------------------------------------------------------------------
+    # --- boot (what pulsar standalone creates) --------------------------------------------------------------------------
 
     def boot(self) -> None:
         self._apply_stored_dynamic_config()
@@ -138,7 +141,7 @@ class BrokerCore(NamespaceOps, TopicOps):
             {"serviceUrl": self.web_service_url, "brokerServiceUrl": self.broker_service_url},
         )
 
-    # --- dynamic configuration (Rule 4; Pulsar's BrokerService/AutoTopicCreationOverrideImpl) ---------------------------------------------
+    # --- dynamic configuration (kept in the store; Pulsar's BrokerService/AutoTopicCreationOverrideImpl) ---------------------------------------------
 
     def _stored_dynamic_config(self) -> dict[str, str]:
         data = self._read_json(layout.DYNAMIC_CONFIGURATION_PATH)

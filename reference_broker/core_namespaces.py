@@ -5,25 +5,27 @@ about clusters, tenants, namespaces and their ``Policies`` JSON, including the
 ``autoTopicCreationOverride`` set/get/remove. Everything is stored at the paths of
 ``metadata/layout.py`` (Pulsar's TopicResources/NamespaceResources).
 
-Rule 1: a namespace lives under its tenant; creating one needs the tenant (404 otherwise), and
-        deleting a tenant needs it to have no namespaces (409).
-Rule 2: REST texts for namespace-level operations: 404 "Namespace does not exist" (Pulsar's BrokerService/AutoTopicCreationOverrideImpl, the
-        autoTopicCreation endpoints); topic-level operations use the ownership check's
-        "Namespace not found" instead (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync) -- see ``_namespace_for_topic``.
-Rule 3: a namespace's ``replication_clusters`` must contain this broker's cluster, else topic
-        operations answer 412 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync). Creation fills in the local cluster when the
-        body names none.
-Rule 4: the override is bound as Pulsar's Jackson binds it (``autocreation.bind_override``), then
-        validated by ``autocreation.validate_override`` (Pulsar's BrokerService/AutoTopicCreationOverrideImpl) wherever it
-        enters: the autoTopicCreation endpoint and a namespace-create Policies body.
-Rule 5 (PIP-157, docs/pip157-decisions.md (e), (f)): ``numberOfTopicBuckets`` is a Policies field
-        that can be given ONLY in the namespace-create body: an int from 1 to 1024, else 412
-        "Invalid numberOfTopicBuckets <json>: ...". Absent (or null) means 1, today's layout, and
-        the Policies JSON is stored without the key, byte for byte as before. Any later attempt to
-        change it (POST/DELETE .../numberOfTopicBuckets) is refused with 412 "numberOfTopicBuckets
-        can only be set when the namespace is created" and changes nothing; PUT on an existing
-        namespace is the usual 409 "Namespace already exists". PIP-157: "Users will not be able to
-        change the number of buckets after the namespace is created."
+- tenants: a namespace lives under its tenant; creating one needs the tenant (404 otherwise), and
+  deleting a tenant needs it to have no namespaces (409).
+- missing namespace: REST texts for namespace-level operations: 404 "Namespace does not exist"
+  (Pulsar's BrokerService/AutoTopicCreationOverrideImpl, the autoTopicCreation endpoints);
+  topic-level operations use the ownership check's "Namespace not found" instead (Pulsar's
+  PersistentTopicsBase.internalGetPartitionedMetadataAsync) -- see ``_namespace_for_topic``.
+- cluster: a namespace's ``replication_clusters`` must contain this broker's cluster, else topic
+  operations answer 412 (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
+  Creation fills in the local cluster when the body names none (``_normalize_policies``).
+- the override is bound as Pulsar's Jackson binds it (``autocreation.bind_override``), then
+  validated by ``autocreation.validate_override`` (Pulsar's
+  BrokerService/AutoTopicCreationOverrideImpl) wherever it enters: the autoTopicCreation endpoint
+  and a namespace-create Policies body.
+- topic buckets (PIP-157, docs/pip157-decisions.md (e), (f)): ``numberOfTopicBuckets`` is a
+  Policies field that can be given ONLY in the namespace-create body: an int from 1 to 1024, else
+  412 "Invalid numberOfTopicBuckets <json>: ...". Absent (or null) means 1, today's layout, and the
+  Policies JSON is stored without the key, byte for byte as before. Any later attempt to change
+  it (POST/DELETE .../numberOfTopicBuckets, ``set_number_of_topic_buckets``) is refused with 412
+  "numberOfTopicBuckets can only be set when the namespace is created" and changes nothing; PUT
+  on an existing namespace is the usual 409 "Namespace already exists". PIP-157: "Users will not
+  be able to change the number of buckets after the namespace is created."
 Texts marked [I] are inferred (no release was observed saying them): our best reading of Pulsar, wording may differ.
 """
 
@@ -47,7 +49,7 @@ from reference_broker.errors import (
 )
 from reference_broker.metadata import layout
 
-# Rule 5. The bounds are our decision (docs/pip157-decisions.md (f)); PIP-157 gives none.
+# Topic buckets (PIP-157). The bounds are our decision (docs/pip157-decisions.md (f)); PIP-157 gives none.
 TOPIC_BUCKETS_KEY = "numberOfTopicBuckets"
 MIN_TOPIC_BUCKETS = 1
 MAX_TOPIC_BUCKETS = 1024
@@ -56,7 +58,7 @@ TOPIC_BUCKETS_IMMUTABLE = "numberOfTopicBuckets can only be set when the namespa
 
 def _validate_topic_buckets(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not MIN_TOPIC_BUCKETS <= value <= MAX_TOPIC_BUCKETS:
-        raise NotAllowed(  # 412, our text (Rule 5)
+        raise NotAllowed(  # 412, our text (docs/pip157-decisions.md (f))
             f"Invalid {TOPIC_BUCKETS_KEY} {json.dumps(value)}: must be an integer from "
             f"{MIN_TOPIC_BUCKETS} to {MAX_TOPIC_BUCKETS}"
         )
@@ -159,7 +161,7 @@ class NamespaceOps:
         ns = parse_namespace(namespace)
         policies = self._read_json(layout.namespace_path(ns))
         if policies is None:
-            raise NamespaceNotFound(  # Rule 2, Pulsar's BrokerService/AutoTopicCreationOverrideImpl
+            raise NamespaceNotFound(  # a namespace-level text, Pulsar's BrokerService/AutoTopicCreationOverrideImpl
                 "Namespace does not exist", binary_message=tenant_or_namespace_missing_binary(ns)
             )
         return policies
@@ -184,7 +186,7 @@ class NamespaceOps:
         if not isinstance(body, Mapping):
             raise InvalidPolicies("Invalid policies: expected a JSON object")
         stored: dict[str, Any] = dict(body)  # unknown Policies fields are kept as given
-        clusters = stored.get("replication_clusters") or [self.config.clusterName]  # Rule 3
+        clusters = stored.get("replication_clusters") or [self.config.clusterName]  # the local cluster when none is named
         if not isinstance(clusters, list) or not all(isinstance(c, str) for c in clusters):
             raise InvalidPolicies("Invalid policies: replication_clusters must be a list of cluster names")
         for cluster in clusters:
@@ -199,10 +201,10 @@ class NamespaceOps:
         if override is None:
             stored.pop(autocreation.OVERRIDE_KEY, None)
         else:
-            bound = autocreation.bind_override(override)  # Rule 4
+            bound = autocreation.bind_override(override)  # bound as Jackson binds it, then validated
             stored[autocreation.OVERRIDE_KEY] = autocreation.validate_override(bound, self.config)
         if stored.get(TOPIC_BUCKETS_KEY) is None:
-            stored.pop(TOPIC_BUCKETS_KEY, None)  # Rule 5: absent means 1, JSON unchanged
+            stored.pop(TOPIC_BUCKETS_KEY, None)  # absent means 1, JSON unchanged
         else:
             stored[TOPIC_BUCKETS_KEY] = _validate_topic_buckets(stored[TOPIC_BUCKETS_KEY])
         return stored
@@ -222,7 +224,7 @@ class NamespaceOps:
         self.store.delete_recursive(f"{layout.PARTITIONED_TOPICS_ROOT}/{ns.tenant}/{ns.namespace}")
         self.store.delete_recursive(f"{layout.MANAGED_LEDGERS_ROOT}/{ns.tenant}/{ns.namespace}")
 
-    # --- numberOfTopicBuckets (PIP-157, Rule 5) ------------------------------------------------
+    # --- numberOfTopicBuckets (PIP-157: given only at creation) ----------------------------------
 
     def _buckets_of(self, ns: NamespaceName) -> int:
         """The namespace's bucket count; 1 when the key is absent or the namespace does not exist."""
@@ -245,7 +247,7 @@ class NamespaceOps:
         return layout.NO_BUCKETS if value is None else int(value)
 
     def set_number_of_topic_buckets(self, namespace: NamespaceName | str, value: Any = None) -> None:
-        """POST/DELETE .../numberOfTopicBuckets: always refused once the namespace exists (Rule 5)."""
+        """POST/DELETE .../numberOfTopicBuckets: always refused once the namespace exists (PIP-157)."""
         self.get_policies(namespace)  # 404 "Namespace does not exist" first
         raise NotAllowed(TOPIC_BUCKETS_IMMUTABLE)
 
@@ -254,7 +256,7 @@ class NamespaceOps:
     def set_auto_topic_creation_override(self, namespace: NamespaceName | str, override: Any) -> None:
         """POST /admin/v2/namespaces/{t}/{ns}/autoTopicCreation with the parsed JSON body.
 
-        Rule 4: the body is bound before the namespace is read, so a refused body answers 400
+        The body is bound before the namespace is read, so a refused body answers 400
         even for a missing namespace; a null one removes the override without validation.
         """
         bound = autocreation.bind_override(override)
@@ -278,7 +280,7 @@ class NamespaceOps:
     # --- the namespace check every topic operation starts with ----------------------------------
 
     def _namespace_for_topic(self, topic: TopicName, *, binary_message: str | None = None) -> dict[str, Any]:
-        """The topic's namespace Policies, or the refusal a topic operation gives (Rules 2, 3).
+        """The topic's namespace Policies, or the refusal a topic operation gives (a missing namespace, a foreign cluster).
 
         Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "Newest PulsarWebResource: 404 {"reason":"Namespace not found"}" (a
         missing tenant reads the same, since only the namespace policies are looked up). The

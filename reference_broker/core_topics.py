@@ -5,24 +5,28 @@ decides whether a topic exists, may be created, and what a partitioned-metadata 
 It reads the namespace through ``NamespaceOps._namespace_for_topic`` and asks ``autocreation``
 for the creation decision.
 
-Rule 1 (existence, ``NamespaceService.checkTopicExists``): a topic is PARTITIONED when partitioned
-        metadata exists at its exact name; else NON_PARTITIONED when its managed ledger exists
-        (persistent) or it is loaded in memory (non-persistent, Pulsar's ServerCnx.handlePartitionMetadataRequest "exists only if it is
-        loaded in memory on its owning broker"); else absent. A partition name is looked up as
-        itself: ``t-partition-0`` has no partitioned metadata of its own.
-Rule 2 (partitioned metadata, Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync and Pulsar's ServerCnx.handlePartitionMetadataRequest): metadata wins; else, when
-        the caller asks for auto-creation and the broker allows it, answer 0 or create the
-        partitioned METADATA ONLY (never the partitions); else answer 0 if the non-partitioned
-        topic exists, and TopicNotFound otherwise.
-Rule 3 (attach): a producer/consumer may always load a partition ``n < K`` of an existing
-        partitioned topic, never create a partition ``n >= K``, nor a partition name whose base has no
-        partitioned metadata (NotAllowed where it would be created); any other absent topic needs
-        auto-creation to be allowed.
-Rule 4: persistent topics are created as managed-ledger nodes; non-persistent ones only join the
-        in-memory active set (Pulsar's TopicResources/NamespaceResources "non-persistent topics: not stored at all").
-Rule 5 (PIP-157): a managed-ledger path is always ``_ledger_path(topic)``, which reads the
-        namespace's ``numberOfTopicBuckets``; listing, counting for maxTopicsPerNamespace and the
-        partition scan go through ``_ledger_children`` (one ``children`` call per bucket).
+- existence (``topic_existence``; ``NamespaceService.checkTopicExists``): a topic is PARTITIONED
+  when partitioned metadata exists at its exact name; else NON_PARTITIONED when its managed
+  ledger exists (persistent) or it is loaded in memory (non-persistent, Pulsar's
+  ServerCnx.handlePartitionMetadataRequest "exists only if it is loaded in memory on its owning
+  broker"); else absent. A partition name is looked up as itself: ``t-partition-0`` has no
+  partitioned metadata of its own.
+- partitioned metadata (``get_partitioned_metadata``; Pulsar's
+  PersistentTopicsBase.internalGetPartitionedMetadataAsync and Pulsar's
+  ServerCnx.handlePartitionMetadataRequest): metadata wins; else, when the caller asks for
+  auto-creation and the broker allows it, answer 0 or create the partitioned METADATA ONLY (never
+  the partitions); else answer 0 if the non-partitioned topic exists, and TopicNotFound
+  otherwise.
+- attach (``ensure_topic_for_attach``): a producer/consumer may always load a partition ``n < K``
+  of an existing partitioned topic, never create a partition ``n >= K``, nor a partition name
+  whose base has no partitioned metadata (NotAllowed where it would be created); any other absent
+  topic needs auto-creation to be allowed.
+- creation (``_load``): persistent topics are created as managed-ledger nodes; non-persistent
+  ones only join the in-memory active set (Pulsar's TopicResources/NamespaceResources
+  "non-persistent topics: not stored at all").
+- buckets (PIP-157): a managed-ledger path is always ``_ledger_path(topic)``, which reads the
+  namespace's ``numberOfTopicBuckets``; listing, counting for maxTopicsPerNamespace and the
+  partition scan go through ``_ledger_children`` (one ``children`` call per bucket).
 Texts marked [I] are inferred: no release was observed or read saying them, so wording may differ.
 """
 
@@ -93,7 +97,7 @@ class TopicOps:
         return int(data.get("partitions", 0)) if data else 0
 
     def _ledger_path(self, topic: TopicName) -> str:
-        """Rule 5: the managed-ledger path in the layout of the topic's namespace."""
+        """The managed-ledger path in the layout of the topic's namespace."""
         return layout.managed_ledger_path(topic, self._buckets_of(topic.namespace_name))
 
     def _non_partitioned_exists(self, topic: TopicName) -> bool:
@@ -102,7 +106,7 @@ class TopicOps:
         return topic in self._active_non_persistent
 
     def topic_existence(self, topic: TopicName | str) -> str | None:
-        """Rule 1: ``"partitioned"``, ``"non-partitioned"`` or None."""
+        """``"partitioned"``, ``"non-partitioned"`` or None (NamespaceService.checkTopicExists)."""
         topic = parse_topic(topic)
         if self._partitions_of(topic) > 0:
             return PARTITIONED
@@ -120,7 +124,7 @@ class TopicOps:
         base_partitions = self._partitions_of(topic.partitioned_base) if topic.is_partition else 0
         return autocreation.is_allow_auto_topic_creation(topic, policies, self.config, base_partitions=base_partitions)
 
-    # --- partitioned metadata (Rule 2) ----------------------------------------------------------
+    # --- partitioned metadata ----------------------------------------------------------------
 
     def get_partitioned_metadata(self, topic: TopicName | str, auto_create: bool) -> int:
         """Answer of REST ``GET .../partitions?checkAllowAutoCreation=`` and binary PARTITIONED_METADATA.
@@ -321,7 +325,7 @@ class TopicOps:
             pass
 
     def _load(self, topic: TopicName) -> None:
-        """Rule 4: make the topic exist in the form its domain has."""
+        """Make the topic exist in the form its domain has: a managed ledger, or the in-memory set."""
         if topic.persistent:
             self._create_ledger_if_missing(topic)
         else:
@@ -351,7 +355,7 @@ class TopicOps:
         if check_namespace:
             self.get_policies(ns)
         if domain == "persistent":
-            local_names = layout.decode_local_names(self._ledger_children(ns, domain))  # Rule 5: all buckets
+            local_names = layout.decode_local_names(self._ledger_children(ns, domain))  # all buckets
             local_names.sort()  # one prefix for all, so the local names give the order of the full names
             prefix = f"{domain}://{ns}/"
             return [prefix + name for name in local_names]
@@ -379,7 +383,7 @@ class TopicOps:
         children = self.store.children(layout.partitioned_topics_dir(ns, domain))
         return sorted(str(layout.topic_from_child(ns, domain, child)) for child in children)
 
-    # --- producers and consumers (Rule 3) -------------------------------------------------------
+    # --- producers and consumers (attach) -------------------------------------------------------
 
     def ensure_topic_for_attach(self, topic: TopicName | str, *, create: bool = True,
                                 command: str = "SUBSCRIBE") -> None:
@@ -441,7 +445,7 @@ class TopicOps:
         self._active_non_persistent.add(parse_topic(topic))
 
     def mark_non_persistent_inactive(self, topic: TopicName | str) -> None:
-        """The lead's topics layer calls this when a non-persistent topic is unloaded."""
+        """The server calls this when its topic registry unloads a non-persistent topic (server.py)."""
         self._active_non_persistent.discard(parse_topic(topic))
 
     # --- lookup (Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's TopicLookupBase.internalLookupTopicAsync) --------------------------------------------------------------

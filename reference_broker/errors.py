@@ -3,19 +3,22 @@
 What this module owns: the *texts and codes* a refusal carries to each API. Pulsar answers the
 same refusal differently on its two APIs, so every error carries both answers:
 
-Rule 1: ``server_error`` is the binary ``ServerError`` enum NAME (pulsar-Pulsar's PulsarApi.proto), e.g.
-        ``"TopicNotFound"``; the binary layer looks the number up in the proto enum.
-Rule 2: ``http_status`` and ``reason`` are the admin REST answer; the body is
-        ``{"reason": reason}`` (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, ``ErrorData.reason``).
-Rule 3: ``binary_message`` is the ``message`` field of the binary error reply. It is often NOT
-        the REST reason: an absent topic is REST "Topic persistent://public/default/t not found"
-        but binary ``TopicNotFound`` with message "" (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's ServerCnx.handlePartitionMetadataRequest).
-Rule 4: the texts depend on the operation (lookup vs partitioned metadata vs admin), so the core
-        builds each error with the texts of the operation that failed; the constructors below
-        only give the defaults. Each call site cites the fact it follows.
+- ``server_error`` is the binary ``ServerError`` enum NAME (Pulsar's PulsarApi.proto), e.g.
+  ``"TopicNotFound"``; the binary layer looks the number up in the proto enum.
+- ``http_status`` and ``reason`` are the admin REST answer; the body is ``{"reason": reason}``
+  (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, ``ErrorData.reason``).
+- ``binary_message`` is the ``message`` field of the binary error reply. It is often NOT the REST
+  reason: an absent topic is REST "Topic persistent://public/default/t not found" but binary
+  ``TopicNotFound`` with message "" (Pulsar's
+  PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's
+  ServerCnx.handlePartitionMetadataRequest).
+
+The texts depend on the operation (lookup vs partitioned metadata vs admin), so the core builds
+each error with the texts of the operation that failed; the constructors below only give the
+defaults. Each call site cites the fact it follows.
 
 Errors are raised by the core and turned into replies at the edge (admin/errors.py for REST,
-the lead's service for binary). Nothing here knows about HTTP or frames.
+commands.py's ServerCnx for binary). Nothing here knows about HTTP or frames.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """How many binary-protocol connections a broker takes: ``brokerMaxConnections`` and
 ``brokerMaxConnectionsPerIp``, counted as Pulsar's ConnectionController does.
 
-Rule 1 (ConnectionController.DefaultConnectionController @ v4.0.7): a limit of 0 or less is off.
-        Every accepted connection is counted, the refused ones too, and every closed one is
-        uncounted, so a refused connection holds its place until its socket is closed; a
-        connection is refused when the count including it is over a limit ("totalConnectionNum
-        > maxConnections"), the broker-wide limit checked first.
-Rule 2 (ServerCnx#channelActive @ v4.0.7): the refusal is the ERROR NotAllowedError "Reached the
-        maximum number of connections", or "Reached the maximum number of connections on address"
-        followed directly by the peer address as Java's InetSocketAddress prints it ("/ip:port").
+- counting (ConnectionController.DefaultConnectionController @ v4.0.7): a limit of 0 or less is
+  off. Every accepted connection is counted, the refused ones too, and every closed one is
+  uncounted, so a refused connection holds its place until its socket is closed; a connection is
+  refused when the count including it is over a limit ("totalConnectionNum > maxConnections"),
+  the broker-wide limit checked first.
+- the refusal (ServerCnx#channelActive @ v4.0.7) is the ERROR NotAllowedError "Reached the
+  maximum number of connections", or "Reached the maximum number of connections on address"
+  followed directly by the peer address as Java's InetSocketAddress prints it ("/ip:port").
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class ConnectionLimits:
         return self.max_connections > 0 or self.max_per_ip > 0
 
     def admit(self, connection, ip: Optional[str], port: Optional[int] = None) -> Optional[str]:
-        """Count ``connection``; the refusal message when it is past a limit (Rules 1, 2), else None."""
+        """Count ``connection``; the refusal message when it is past a limit, else None."""
         if not self.enabled or ip is None:
             return None
         self._counted[connection] = ip

@@ -1,34 +1,36 @@
 """Lookups on a reference cluster: LOOKUP, REST lookup, and the PIP-35 batch lookup (binary and REST).
 
 What this module owns: the answer to "where is this topic served?" on a cluster of brokers, for
-one topic and for a batch. ``ServerCnx.handle_Lookup`` and ``handle_BatchLookup`` (service.py) and
+one topic and for a batch. ``ServerCnx.handle_Lookup`` and ``handle_BatchLookup`` (commands.py) and
 the REST routes (admin/routes_topics.py, admin/routes_lookup.py) call the functions below; the
 checks that do not depend on ownership stay in ``BrokerCore.lookup`` (core_topics.py).
 
-Rule 1 (LOOKUP, the issue: "LOOKUP answers Connect for an owned bundle and an authoritative
-        Redirect to the owner otherwise"): after ``core.lookup`` (Pulsar's TopicLookupBase.lookupTopicAsync: no existence check)
-        the topic's bundle owner decides: this broker -> Connect(own URL, authoritative=true);
-        another -> Redirect(owner's brokerServiceUrl, authoritative=true). Failures are Failed
-        with the ServerError and the binary message, as before.
-Rule 2 (REST, Pulsar's TopicLookupBase.internalLookupTopicAsync): 200 LookupData from the owner; elsewhere 307 with
-        ``Location: <owner httpUrl>/lookup/v2/topic/<domain>/<t>/<ns>/<encoded local>?authoritative=true``.
-        The existence check (404) and the lookup permit (503) come first, as before.
-Rule 3 (batch, docs/pip35-decisions.md part C, TENTATIVE): one entry per DISTINCT topic in order
-        of first appearance; a partitioned name (metadata with K > 0) becomes its K partitions;
-        ``requested`` echoes the client's spelling only when it is not the canonical full name of
-        the entry's topic or of its partitioned base; an invalid name is a Failed InvalidTopicName
-        entry under the name as written; any other topic answers exactly what a single lookup of
-        the same API would: LOOKUP's answer in BATCH_LOOKUP, and in the REST batch the single REST
-        lookup's, existence check included (``rest_batch``).
-        Resolution is grouped as PIP-35 proposes ("for each topic, we'll first find out the bundle
-        it belong ... create a Map<Bundle, List<TopicName>>"): one namespace check per
-        (namespace, domain), one owner per bundle, against one read of the live brokers.
-Rule 4 (batch refusals): the whole request is refused, with no entries, only when it is too
-        big -- more than ``maxBatchLookupTopics`` names, more than that many entries after
-        partition expansion, or an answer larger than ``maxMessageSize`` -- or when no lookup permit
-        is free; all are TooManyRequests with a message naming the limit. Every other failure,
-        including a store error while resolving one bundle, is per entry.
-Rule 5: an empty batch is a success with zero entries.
+- LOOKUP (``handle_lookup``; the issue: "LOOKUP answers Connect for an owned bundle and an
+  authoritative Redirect to the owner otherwise"): after ``core.lookup`` (Pulsar's
+  TopicLookupBase.lookupTopicAsync: no existence check) the topic's bundle owner decides: this
+  broker -> Connect(own URL, authoritative=true); another -> Redirect(owner's brokerServiceUrl,
+  authoritative=true). Failures are Failed with the ServerError and the binary message, as on a
+  single broker.
+- REST (``rest_lookup``; Pulsar's TopicLookupBase.internalLookupTopicAsync): 200 LookupData from
+  the owner; elsewhere 307 with ``Location: <owner httpUrl>/lookup/v2/topic/<domain>/<t>/<ns>/<encoded
+  local>?authoritative=true``. The existence check (404) and the lookup permit (503) come first,
+  as on a single broker.
+- batch entries (``expand``, ``resolve_batch``; docs/pip35-decisions.md part C, TENTATIVE): one
+  entry per DISTINCT topic in order of first appearance; a partitioned name (metadata with K > 0)
+  becomes its K partitions; ``requested`` echoes the client's spelling only when it is not the
+  canonical full name of the entry's topic or of its partitioned base; an invalid name is a
+  Failed InvalidTopicName entry under the name as written; any other topic answers exactly what a
+  single lookup of the same API would: LOOKUP's answer in BATCH_LOOKUP, and in the REST batch the
+  single REST lookup's, existence check included (``rest_batch``). Resolution is grouped as PIP-35
+  proposes ("for each topic, we'll first find out the bundle it belong ... create a Map<Bundle,
+  List<TopicName>>"): one namespace check per (namespace, domain), one owner per bundle, against
+  one read of the live brokers.
+- batch refusals: the whole request is refused, with no entries, only when it is too big -- more
+  than ``maxBatchLookupTopics`` names, more than that many entries after partition expansion, or
+  an answer larger than ``maxMessageSize`` -- or when no lookup permit is free; all are
+  TooManyRequests with a message naming the limit. Every other failure, including a store error
+  while resolving one bundle, is per entry.
+- an empty batch is a success with zero entries.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _server_error(name: str) -> int:
     return pb.ServerError.Value(name)
 
 
-# --- one topic (Rules 1, 2) ------------------------------------------------------------------
+# --- one topic: LOOKUP and REST lookup --------------------------------------------------------
 
 
 def resolve_owner(core, topic: TopicName) -> tuple[BrokerInfo, str]:
@@ -64,7 +66,7 @@ def resolve_owner(core, topic: TopicName) -> tuple[BrokerInfo, str]:
 
 
 def handle_lookup(cnx, event) -> None:
-    """LOOKUP on a cluster (Rule 1). ``cnx`` is the ServerCnx; answers through ``cnx.send``."""
+    """LOOKUP on a cluster: Connect from the owner, else an authoritative Redirect to it. ``cnx`` is the ServerCnx; answers through ``cnx.send``."""
     core = cnx.core
     try:
         topic = parse_topic(event.topic)  # Pulsar's own name check first (ServerCnx#validateTopicName)
@@ -91,7 +93,7 @@ def lookup_data(owner: BrokerInfo) -> dict[str, Any]:
 
 
 def rest_lookup(core, name: str) -> tuple[dict[str, Any] | None, str | None]:
-    """GET /lookup/v2/topic/{domain}/{t}/{ns}/{topic} on a cluster (Rule 2): ``(LookupData, None)``
+    """GET /lookup/v2/topic/{domain}/{t}/{ns}/{topic} on a cluster: ``(LookupData, None)``
     from the owner, or ``(None, Location)`` for the 307; BrokerErrors propagate to the REST layer."""
     with core.lookup_permits.permit():  # none free -> 503 (Pulsar's TopicLookupBase.internalLookupTopicAsync)
         core.lookup(name)
@@ -103,7 +105,7 @@ def rest_lookup(core, name: str) -> tuple[dict[str, Any] | None, str | None]:
                   f"{topic.encoded_local_name}?authoritative=true")
 
 
-# --- batch (Rules 3, 4, 5) -------------------------------------------------------------------
+# --- batch: entries and refusals --------------------------------------------------------------
 
 # Parsed names are cached, as Pulsar caches ``TopicName.get`` (a LoadingCache of TopicName): a
 # follow-up batch names every partition again, and PIP-35's goal is a batch far faster than the singles.
@@ -137,7 +139,7 @@ def _too_big(count: int, limit: int, what: str) -> TooManyRequests:
 
 
 def expand(core, names: Iterable[str]) -> tuple[list[Entry], dict[tuple, TopicName]]:
-    """Rule 3: distinct entries in order, partitioned names expanded, invalid names as Failed entries.
+    """Distinct entries in order, partitioned names expanded, invalid names as Failed entries.
 
     ``requested`` is kept only when the client's spelling is not the canonical name of the topic or
     of its partitioned base (docs/pip35-decisions.md C4). Returns the entries and, per group
@@ -159,7 +161,7 @@ def expand(core, names: Iterable[str]) -> tuple[list[Entry], dict[tuple, TopicNa
         spelling = None if raw == name else raw
         try:
             partitions = 0 if is_partition else core._partitions_of(topic)
-        except BrokerError as exc:  # Rule 4: a store failure answers this name only
+        except BrokerError as exc:  # per entry: a store failure answers this name only
             entries.setdefault(name, Entry(name, spelling, error=exc))
             continue
         if group not in groups:
@@ -175,7 +177,8 @@ def expand(core, names: Iterable[str]) -> tuple[list[Entry], dict[tuple, TopicNa
 
 
 def resolve_batch(core, names: list[str]) -> BatchAnswer:
-    """Resolve a batch on this broker (Rules 3-5). Never raises for a topic; see Rule 4 for the request."""
+    """Resolve a batch on this broker (entries, refusals, the empty batch). Never raises for a topic; only a
+    too-big request is refused whole."""
     limit = core.config.get("maxBatchLookupTopics")
     if len(names) > limit:
         return BatchAnswer(refusal=_too_big(len(names), limit, "names"))
@@ -208,7 +211,7 @@ def resolve_batch(core, names: list[str]) -> BatchAnswer:
             try:
                 found = cluster.owner_of(bundles[index], live)
                 owner = owners[index] = (found, cluster.is_self(found))
-            except BrokerError as exc:  # Rule 4: a store failure is this bundle's topics' answer
+            except BrokerError as exc:  # per entry: a store failure is this bundle's topics' answer
                 owner = owners[index] = exc
         if isinstance(owner, BrokerError):
             entry.error = owner
@@ -263,7 +266,7 @@ def batch_response(core, request_id: int, names: list[str]):
 
 
 def handle_batch_lookup(cnx, event) -> None:
-    """BATCH_LOOKUP (ours, PIP-35): one permit for the request, then Rules 3-5."""
+    """BATCH_LOOKUP (ours, PIP-35): one permit for the request, then ``batch_response``."""
     core = cnx.core
     if not core.lookup_permits.try_acquire():
         return cnx.send(ev.BatchLookupResponse(request_id=event.request_id, error=_server_error("TooManyRequests"),
@@ -279,7 +282,7 @@ def rest_batch(core, names: list[str]) -> dict[str, Any]:
     """POST /lookup/v2/topics: JSON map topic -> the OWNER's LookupData, or {"error", "reason"}.
 
     REST has no per-entry redirect, so an entry owned elsewhere carries the owner's LookupData
-    directly (what following the single lookup's 307 would end at). Refusals raise (Rule 4).
+    directly (what following the single lookup's 307 would end at). Refusals raise (a too-big request, no lookup permit).
     """
     with core.lookup_permits.permit():
         answer = resolve_batch(core, names)
@@ -287,7 +290,7 @@ def rest_batch(core, names: list[str]) -> dict[str, Any]:
             raise answer.refusal
         for entry in answer.entries:
             if entry.error is None:
-                # Rule 3: what the single REST lookup answers, so its existence check too (Pulsar's TopicLookupBase.internalLookupTopicAsync).
+                # What the single REST lookup answers, so its existence check too (Pulsar's TopicLookupBase.internalLookupTopicAsync).
                 try:
                     core.lookup(entry.topic)
                 except BrokerError as exc:

@@ -7,25 +7,27 @@ What this module owns: reading the security keys (``authenticationEnabled``,
 tenant's resources, and the TLS server contexts. The binary protocol (commands.py) and the admin
 API (admin/security.py) ask it and answer with Pulsar's words.
 
-Rule 1: with ``authenticationEnabled=false`` (Pulsar's default) nothing here is consulted: every
-        CONNECT and every HTTP request goes through as before, whatever credentials it carries.
-Rule 2: the only provider is Pulsar's ``AuthenticationProviderToken`` (method name ``token``); a
-        provider name it does not know is a ConfigError at start-up, never a silent pass. The key
-        is read as ``AuthTokenUtils#readKeyFromUrl`` reads it (pulsar-broker-common @ v4.0.7):
-        ``data:`` URL, ``file:`` URL, an existing path, else base64. A secret key is HMAC with
-        at least 256 bits (jjwt's ``Keys.hmacShaKeyFor`` refuses less); a public key is DER
-        X.509 (``AuthTokenUtils#decodePublicKey``: ``X509EncodedKeySpec``), checked with
-        ``tokenPublicAlg`` (default RS256).
-Rule 3: a token is valid when its signature verifies, it has not expired, and its role claim
-        (``tokenAuthClaim``, default ``sub``) is a string. Anything else is AuthenticationFailed;
-        the reason is logged by the caller, never sent to the client (Pulsar answers the same
-        fixed text whatever went wrong), and the token itself is never logged.
-Rule 4: authorization (``authorizationEnabled`` and ``authenticationEnabled``) follows
-        ``PulsarAuthorizationProvider`` (@ v4.0.7): a role in ``superUserRoles`` may do
-        anything; otherwise a role in the tenant's ``adminRoles`` may act on the tenant's
-        namespaces and topics ("validateTenantAdminAccess"); namespace permissions granted to
-        other roles are not implemented, so any other role is refused. A tenant that does not
-        exist is "Tenant does not exist" for a role that is not a super-user.
+- off by default: with ``authenticationEnabled=false`` (Pulsar's default) nothing here is
+  consulted: every CONNECT and every HTTP request goes through unchanged, whatever credentials it
+  carries.
+- the provider and its key (``read_key``, ``TokenVerifier``): the only provider is Pulsar's
+  ``AuthenticationProviderToken`` (method name ``token``); a provider name it does not know is a
+  ConfigError at start-up, never a silent pass. The key is read as
+  ``AuthTokenUtils#readKeyFromUrl`` reads it (pulsar-broker-common @ v4.0.7): ``data:`` URL,
+  ``file:`` URL, an existing path, else base64. A secret key is HMAC with at least 256 bits
+  (jjwt's ``Keys.hmacShaKeyFor`` refuses less); a public key is DER X.509
+  (``AuthTokenUtils#decodePublicKey``: ``X509EncodedKeySpec``), checked with ``tokenPublicAlg``
+  (default RS256).
+- a valid token (``TokenVerifier.role_of``): its signature verifies, it has not expired, and its
+  role claim (``tokenAuthClaim``, default ``sub``) is a string. Anything else is
+  AuthenticationFailed; the reason is logged by the caller, never sent to the client (Pulsar
+  answers the same fixed text whatever went wrong), and the token itself is never logged.
+- authorization (``Security.tenant_decision``; ``authorizationEnabled`` and
+  ``authenticationEnabled``) follows ``PulsarAuthorizationProvider`` (@ v4.0.7): a role in
+  ``superUserRoles`` may do anything; otherwise a role in the tenant's ``adminRoles`` may act on
+  the tenant's namespaces and topics ("validateTenantAdminAccess"); namespace permissions granted
+  to other roles are not implemented, so any other role is refused. A tenant that does not exist
+  is "Tenant does not exist" for a role that is not a super-user.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ ALLOWED = Decision(True)
 
 
 def read_key(url: str) -> bytes:
-    """Key bytes as AuthTokenUtils#readKeyFromUrl reads them (Rule 2)."""
+    """Key bytes as AuthTokenUtils#readKeyFromUrl reads them: data:, file:, a path, else base64."""
     text = url.strip()
     if text.startswith("data:"):
         header, comma, data = text[len("data:"):].partition(",")
@@ -88,16 +90,16 @@ def read_key(url: str) -> bytes:
         return urllib.parse.unquote_to_bytes(data)
     if text.startswith("file:"):
         path = urllib.parse.unquote(urllib.parse.urlsplit(text).path)
-        return _read_file(path, url)
+        return _read_key_file(path, url)
     if os.path.exists(text):
-        return _read_file(text, url)
+        return _read_key_file(text, url)
     try:
         return base64.b64decode(text, validate=True)
     except ValueError:
         raise ConfigError(f"Secret/Public Key file {_shown(url)} doesn't exist") from None
 
 
-def _read_file(path: str, url: str) -> bytes:
+def _read_key_file(path: str, url: str) -> bytes:
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -116,7 +118,7 @@ def roles(text: Optional[str]) -> frozenset[str]:
 
 
 class TokenVerifier:
-    """Checks a JWT with the configured key (Rules 2, 3)."""
+    """Checks a JWT with the configured key: signature, expiry and a string role claim."""
 
     def __init__(self, *, secret_key: Optional[str], public_key: Optional[str], public_alg: str,
                  role_claim: str):
@@ -212,7 +214,7 @@ class Security:
             return self.anonymous_role
         raise AuthenticationFailed("Authentication token has to be passed with Bearer prefix")
 
-    # -- authorization (Rule 4) -------------------------------------------------------------
+    # -- authorization (PulsarAuthorizationProvider) -------------------------------------------------------------
 
     def is_super_user(self, role: Optional[str]) -> bool:
         return not self.authorization or role in self.super_users

@@ -4,23 +4,24 @@
 ``BrokerProtocol``, binary_connection.py) and the admin REST API, shares one ``BrokerCore`` and one
 ``TopicRegistry`` between them, runs the broker-wide timers and stops everything.
 
-Rule 1: both listeners bind ``bindAddress`` (127.0.0.1 by default); port 0 picks an ephemeral
-        port. The URLs reported back (``broker_url``, ``web_url``) and put in lookup answers name
-        the advertised host (``BrokerConfig.advertised_host``) with the bound ports, never a
-        wildcard bind address.
-Rule 2: the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting,
-        closes connections and waits for the HTTP server, each wait bounded.
-Rule 3: a topic this broker no longer serves is unloaded, its producers and consumers closed:
-        a topic deleted through the admin API, a non-persistent topic idle for a whole
-        ``brokerDeleteInactiveTopicsFrequencySeconds`` period, and on a cluster, a topic whose
-        bundle another broker owns after this one's session was renewed.
-Rule 4: persistent topics free what retention no longer keeps every
-        ``retentionCheckIntervalInSeconds``, and have their backlog quota enforced every
-        ``backlogQuotaCheckIntervalInSeconds`` while ``backlogQuotaCheckEnabled``
-        (topics/storage.py Rule 3: producers disconnected, or the slowest backlog evicted).
-Rule 5: with ``brokerServicePortTls`` / ``webServicePortTls`` set, a TLS listener of each kind is
-        bound beside the plain one (security.py ``tls_server_context``), on the same address; its
-        URL (``pulsar+ssl://``, ``https://``) is reported too and advertised in lookups.
+- addresses: both listeners bind ``bindAddress`` (127.0.0.1 by default); port 0 picks an
+  ephemeral port. The URLs reported back (``broker_url``, ``web_url``) and put in lookup answers
+  name the advertised host (``BrokerConfig.advertised_host``) with the bound ports, never a
+  wildcard bind address.
+- the admin REST API runs on uvicorn in the same event loop; shutdown stops accepting, closes
+  connections and waits for the HTTP server, each wait bounded.
+- unloading: a topic this broker no longer serves is unloaded, its producers and consumers
+  closed: a topic deleted through the admin API, a non-persistent topic idle for a whole
+  ``brokerDeleteInactiveTopicsFrequencySeconds`` period (``_check_inactive_topics``), and on a
+  cluster, a topic whose bundle another broker owns after this one's session was renewed
+  (``unload_topics_owned_elsewhere``).
+- storage timers (``_every``): persistent topics free what retention no longer keeps every
+  ``retentionCheckIntervalInSeconds``, and have their backlog quota enforced every
+  ``backlogQuotaCheckIntervalInSeconds`` while ``backlogQuotaCheckEnabled``
+  (``StoragePolicy.enforce``: producers disconnected, or the slowest backlog evicted).
+- TLS: with ``brokerServicePortTls`` / ``webServicePortTls`` set, a TLS listener of each kind is
+  bound beside the plain one (security.py ``tls_server_context``), on the same address; its URL
+  (``pulsar+ssl://``, ``https://``) is reported too and advertised in lookups.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class BrokerServer:
         self.connection_limits = ConnectionLimits(core.config)
         # Work kept off the event loop (BrokerProtocol.run_off_loop); two threads, for two cores.
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="broker-off-loop")
-        # Rule 3: a topic deleted through the admin API is unloaded here too.
+        # Unloading: a topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
         core.topic_users = self._users_of
         core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)
@@ -70,15 +71,15 @@ class BrokerServer:
         self._web_servers: list = []
         self._web_tasks: list[asyncio.Task] = []
         self._inactive_check: Optional[asyncio.TimerHandle] = None
-        self._timers: dict[str, asyncio.TimerHandle] = {}  # Rule 4
+        self._timers: dict[str, asyncio.TimerHandle] = {}  # the storage timers, by config key
         self.broker_url = self.web_url = ""
-        self.broker_url_tls: Optional[str] = None  # Rule 5
+        self.broker_url_tls: Optional[str] = None  # set when a TLS listener is bound
         self.web_url_tls: Optional[str] = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         config = self.core.config
-        binary_tls = tls_server_context(config, port_key="brokerServicePortTls")  # Rule 5
+        binary_tls = tls_server_context(config, port_key="brokerServicePortTls")  # None: no TLS listener
         web_tls = tls_server_context(config, port_key="webServicePortTls")
         self._server = await loop.create_server(lambda: BrokerProtocol(self), self.host, self.broker_port)
         port = self._server.sockets[0].getsockname()[1]
@@ -118,7 +119,7 @@ class BrokerServer:
         return [self.broker_url, self.web_url, *(u for u in (self.broker_url_tls, self.web_url_tls) if u)]
 
     def _every(self, key: str, check) -> None:
-        """Rule 4: run ``check`` every ``key`` seconds until stop; a failed run does not stop later ones."""
+        """Run ``check`` every ``key`` seconds until stop; a failed run does not stop later ones."""
         def tick() -> None:
             try:
                 check()
@@ -151,7 +152,7 @@ class BrokerServer:
         return len(loaded.producers), sum(len(sub.consumers) for sub in loaded.subscriptions.values())
 
     def unload_topics_owned_elsewhere(self) -> list[str]:
-        """Rule 3, after ClusterNode renewed this broker's session: topics loaded here whose bundle
+        """Unloading, after ClusterNode renewed this broker's session: topics loaded here whose bundle
         another broker owns now are unloaded, their producers and consumers closed so the clients
         look them up again."""
         unloaded = []
@@ -179,7 +180,7 @@ class BrokerServer:
         self._inactive_check = asyncio.get_running_loop().call_later(every, self._check_inactive_topics, every)
 
     def _check_inactive_topics(self, every: float) -> None:
-        """Rule 3: a non-persistent topic unused for a whole period is unloaded (TopicRegistry.collect_inactive)."""
+        """A non-persistent topic unused for a whole period is unloaded (TopicRegistry.collect_inactive)."""
         try:
             if self.core.config.get("brokerDeleteInactiveTopicsEnabled"):
                 for name in self.topics.collect_inactive(max_idle=every):
@@ -190,7 +191,7 @@ class BrokerServer:
         self._schedule_inactive_check()
 
     async def _start_web(self, web_socket: socket.socket, tls_config) -> None:
-        """One uvicorn server on ``web_socket``; over TLS (Rule 5) when ``tls_config`` is the broker's config."""
+        """One uvicorn server on ``web_socket``; over TLS when ``tls_config`` is the broker's config."""
         import uvicorn
 
         from .admin.app import build_app

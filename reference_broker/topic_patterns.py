@@ -5,21 +5,23 @@ What this module owns: turning a client's pattern into a matcher and filtering a
 topic list with it. It decides nothing about which topics exist (``BrokerCore`` does) and never
 touches the event loop: ``filter_topics`` is what a worker thread runs.
 
-Rule 1: a pattern longer than ``subscriptionPatternMaxLength`` is not evaluated: the whole list is
-        answered with ``filtered=false`` and one log line, as ServerCnx#handleGetTopicsOfNamespace
-        @ v4.0.7 does ("if (topicsPattern.get().length() <= maxSubscriptionPatternLength) {
-        filterTopics = true; ...} else { log.info(... was longer than maximum {}.") }"); so is
-        any pattern while ``enableBrokerSideSubscriptionPatternEvaluation`` is false.
-Rule 2: matching follows TopicList#filterTopics and TopicList#removeTopicDomainScheme @ v4.0.7:
-        the scheme (``persistent://``, ``non-persistent://``) is cut from the pattern, and the
-        pattern must match the whole of each topic's partitioned base name without its scheme
-        (``tenant/ns/local``); ``.*`` matches everything (TopicsPatternFactory#matchAll).
-Rule 3: patterns are compiled with RE2 only, which matches in linear time: Pulsar's default
-        ``topicsPatternRegexImplementation=RE2J_WITH_JDK_FALLBACK`` retries a pattern RE2 refuses
-        (a look-around, a back-reference) with java.util.regex, whose backtracking a crafted
-        pattern turns exponential; the reference broker answers such a pattern as Pulsar answers
-        one that compiles with neither: MetadataError (the ``exceptionally`` branch of
-        handleGetTopicsOfNamespace wraps it in ServerMetadataException) naming the problem.
+- whether to filter (``evaluated``): a pattern longer than ``subscriptionPatternMaxLength`` is
+  not evaluated: the whole list is answered with ``filtered=false`` and one log line, as
+  ServerCnx#handleGetTopicsOfNamespace @ v4.0.7 does ("if (topicsPattern.get().length() <=
+  maxSubscriptionPatternLength) { filterTopics = true; ...} else { log.info(... was longer than
+  maximum {}.") }"); so is any pattern while ``enableBrokerSideSubscriptionPatternEvaluation`` is
+  false.
+- matching (``filter_topics``) follows TopicList#filterTopics and
+  TopicList#removeTopicDomainScheme @ v4.0.7: the scheme (``persistent://``,
+  ``non-persistent://``) is cut from the pattern, and the pattern must match the whole of each
+  topic's partitioned base name without its scheme (``tenant/ns/local``); ``.*`` matches
+  everything (TopicsPatternFactory#matchAll).
+- RE2 only (``compile_pattern``): patterns are compiled with RE2, which matches in linear time:
+  Pulsar's default ``topicsPatternRegexImplementation=RE2J_WITH_JDK_FALLBACK`` retries a pattern
+  RE2 refuses (a look-around, a back-reference) with java.util.regex, whose backtracking a crafted
+  pattern turns exponential; the reference broker answers such a pattern as Pulsar answers one
+  that compiles with neither: MetadataError (the ``exceptionally`` branch of
+  handleGetTopicsOfNamespace wraps it in ServerMetadataException) naming the problem.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class PatternError(ValueError):
 
 
 def remove_topic_domain_scheme(pattern: str) -> str:
-    """TopicList#removeTopicDomainScheme: ``persistent://t/ns/x.*`` -> ``t/ns/x.*`` (Rule 2)."""
+    """TopicList#removeTopicDomainScheme: ``persistent://t/ns/x.*`` -> ``t/ns/x.*``."""
     if SCHEME_SEPARATOR not in pattern:
         return pattern
     # Java's Pattern.split drops trailing empty parts, so "persistent://" has no part 1.
@@ -61,7 +63,7 @@ def remove_topic_domain_scheme(pattern: str) -> str:
 
 
 def compile_pattern(pattern: str) -> Callable[[str], bool]:
-    """A predicate over ``tenant/ns/local`` names; PatternError when RE2 refuses it (Rule 3)."""
+    """A predicate over ``tenant/ns/local`` names; PatternError when RE2 refuses it (no JDK fallback)."""
     regex = remove_topic_domain_scheme(pattern)
     if regex == ALL_TOPICS_PATTERN:
         return lambda name: True
@@ -81,12 +83,12 @@ def _base_without_scheme(topic: str) -> str:
 
 
 def filter_topics(topics: list[str], pattern: str) -> list[str]:
-    """The topics whose partitioned base name matches ``pattern`` (Rule 2); runs off the event loop."""
+    """The topics whose partitioned base name matches ``pattern`` in whole; runs off the event loop."""
     matches = compile_pattern(pattern)
     return [topic for topic in topics if matches(_base_without_scheme(topic))]
 
 
 def evaluated(pattern: Optional[str], max_length: int, enabled: bool = True) -> bool:
-    """Rule 1: whether the broker filters by ``pattern`` at all."""
+    """Whether the broker filters by ``pattern`` at all."""
     # Java's String#length counts UTF-16 code units.
     return enabled and pattern is not None and len(pattern.encode("utf-16-le")) // 2 <= max_length

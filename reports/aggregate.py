@@ -1,37 +1,40 @@
 """The PySpark job: every result file of every run -> a Parquet dataset -> the report's tables.
 
-Rule 1: the same code runs on ``local[N]`` and on any ``spark://`` master; only ``--master`` differs.
-        The work over records runs on executors as two Spark jobs whose tasks use pyarrow: the ingestion
-        (reports/ingest.py), which also reduces each bundle of result files to summary partials, and the
-        per-target summaries (``summarize``), which merge those partials. Their task functions are shipped
-        by value and need only pyarrow, so executors need no project code. Inputs and outputs are paths
-        the driver and every executor can reach (the local filesystem of a one-machine cluster, or a shared
-        mount).
-Rule 2: the dataset (``<out>/dataset``) holds every valid record of the current inputs as a dataset record
-        (schema.py Rules 1 and 4), partitioned by ``run_date`` and ``target``, each record once: it is kept
-        between reports and brought up to date incrementally (reports/ingest.py, reports/manifest.py): files already
-        ingested and unchanged are not read again, changed files have their records replaced, and files no
-        longer among the inputs have their records removed. ``--rebuild`` ingests everything again.
-Rule 3: bad lines never stop the job. The ingestion finds them, with their line number and reason, in the
-        same pass that writes the dataset (reports/parse.py); the manifest keeps those of files not
-        read again, so every report names all bad lines of all current inputs. No result file at all, or no
-        valid record, is a ``ReportError``.
-Rule 4: the tables, made on the driver from the per-target summaries (``compute_tables`` says why and
-        how), written as ``<out>/tables/<name>.parquet`` and ``<out>/csv/<name>.csv``:
-        ``runs``      one row per run x target: when it started, counts per verdict;
-        ``matrix``    target x PIP x grade over each target's *latest* run: counts per verdict, how many
-                      failures are known divergences (``expected_failure``), and pass rate (schema.py
-                      Rule 2);
-        ``history``   per target x case x driver over all runs: counts per verdict, first/last seen, last
-                      verdict, pass rate with its 95% Wilson interval, flaky or not;
-        ``flaky``     per target x target version x case x driver with both passed and failed: pass rate
-                      and its 95% Wilson interval;
-        ``diff``      per target, the cases whose verdict differs between its last two runs: regression
-                      (passed -> failed), fix (failed -> passed), intermittent (a move between the two
-                      of a case whose known divergence says it fails in some runs only), changed (any
-                      other move, e.g. to indefinite or unsupported: those are kept apart), added, removed;
-        ``durations_case`` / ``durations_target``  p50 and p99 of duration_s over executed cases
-                      (unsupported cases never ran and are left out).
+- any master: the same code runs on ``local[N]`` and on any ``spark://`` master; only ``--master``
+  differs. The work over records runs on executors as two Spark jobs whose tasks use pyarrow: the
+  ingestion (reports/ingest.py), which also reduces each bundle of result files to summary
+  partials, and the per-target summaries (``summarize``), which merge those partials. Their task
+  functions are shipped by value and need only pyarrow, so executors need no project code. Inputs
+  and outputs are paths the driver and every executor can reach (the local filesystem of a
+  one-machine cluster, or a shared mount).
+- the dataset (``<out>/dataset``) holds every valid record of the current inputs as a dataset
+  record (schema.py: a valid record, then a dataset record), partitioned by ``run_date`` and
+  ``target``, each record once: it is kept between reports and brought up to date incrementally
+  (reports/ingest.py, reports/manifest.py): files already ingested and unchanged are not read
+  again, changed files have their records replaced, and files no longer among the inputs have
+  their records removed. ``--rebuild`` ingests everything again.
+- bad lines never stop the job. The ingestion finds them, with their line number and reason, in
+  the same pass that writes the dataset (reports/parse.py); the manifest keeps those of files not
+  read again, so every report names all bad lines of all current inputs. No result file at all,
+  or no valid record, is a ``ReportError``.
+- the tables, made on the driver from the per-target summaries (``compute_tables`` says why and
+  how), written as ``<out>/tables/<name>.parquet`` and ``<out>/csv/<name>.csv``:
+
+      ``runs``      one row per run x target: when it started, counts per verdict;
+      ``matrix``    target x PIP x grade over each target's *latest* run: counts per verdict, how
+                    many failures are known divergences (``expected_failure``), and pass rate
+                    (schema.py: passed / (passed + failed));
+      ``history``   per target x case x driver over all runs: counts per verdict, first/last seen,
+                    last verdict, pass rate with its 95% Wilson interval, flaky or not;
+      ``flaky``     per target x target version x case x driver with both passed and failed: pass
+                    rate and its 95% Wilson interval;
+      ``diff``      per target, the cases whose verdict differs between its last two runs:
+                    regression (passed -> failed), fix (failed -> passed), intermittent (a move
+                    between the two of a case whose known divergence says it fails in some runs
+                    only), changed (any other move, e.g. to indefinite or unsupported: those are
+                    kept apart), added, removed;
+      ``durations_case`` / ``durations_target``  p50 and p99 of duration_s over executed cases
+                    (unsupported cases never ran and are left out).
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ def spark_cpu_seconds(spark) -> Optional[float]:
         return None
 
 
-# -- per-target summaries: from the ingestion's partials, in pyarrow tasks on executors (Rule 4) ----
+# -- per-target summaries: from the ingestion's partials, in pyarrow tasks on executors (the tables' first step)
 
 QUANTILES = (0.5, 0.99)
 QUANTILE_COLUMNS = ("p50_s", "p99_s")
@@ -379,7 +382,7 @@ def summarize_target(dataset: str, target: str, bundles: list[str]) -> dict:
 
 
 def summarize(spark, dataset: Path, entries: dict) -> list[dict]:
-    """Rule 4's first step: ``summarize_target`` for every target of the dataset, as a Spark job. ``entries``:
+    """The tables' first step: ``summarize_target`` for every target of the dataset, as a Spark job. ``entries``:
     the ingestion's manifest entries (reports/manifest.py), which say which bundles hold which target."""
 
     by_target: dict[str, set] = {}
@@ -396,7 +399,7 @@ def summarize(spark, dataset: Path, entries: dict) -> list[dict]:
     return done
 
 
-# -- the tables, from the summaries, on the driver (Rule 4) ----------------------------------------
+# -- the tables, from the summaries, on the driver -----------------------------------------------
 
 def _round6(value: float) -> float:
     """Spark SQL's round(value, 6) of a double (what the tables were first made with): half up, on the
@@ -408,7 +411,7 @@ def _round6(value: float) -> float:
 
 def _rates(row: dict) -> dict:
     """``row`` with ``pass_rate``, ``wilson_low`` and ``wilson_high`` (95%, rounded to 6 places) from its
-    ``passed`` and ``failed`` counts (schema.py Rule 2); None when nothing was passed or failed."""
+    ``passed`` and ``failed`` counts (passed / (passed + failed)); None when nothing was passed or failed."""
     return {**row, **_rate_values(row["passed"], row["failed"])}
 
 
@@ -467,7 +470,7 @@ def _arrow(name: str, rows: list[dict]):
 
 
 def compute_tables(summaries: list[dict]) -> dict:
-    """Rule 4: every table as a pyarrow Table, rows in the order of the table's definition below.
+    """Every table as a pyarrow Table, rows in the order of the table's definition below.
 
     Three steps. The row-level work (every record) is done by the ingestion's tasks while a bundle's
     records are in memory: each bundle reduced to its partials (reports/partials.py). ``summarize``, a
@@ -599,7 +602,7 @@ def run_job(spark, result_paths: Iterable[Path], out_dir: Path, *, rebuild: bool
 
     clock = _Clock(spark)
     files = find_result_files(result_paths)
-    # Absolute (Rule 1): executors resolve a relative path against their own working directory.
+    # Absolute (any master): executors resolve a relative path against their own working directory.
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     dataset = out_dir / "dataset"
@@ -672,6 +675,6 @@ def summary_json(result: JobResult) -> dict:
 
 
 def clear_outputs(out_dir: Path) -> None:
-    """Removes the tables a previous job wrote; the dataset stays, the ingestion brings it up to date (Rule 2)."""
+    """Removes the tables a previous job wrote; the dataset stays, the ingestion brings it up to date (incrementally)."""
     for name in ("tables", "csv"):
         shutil.rmtree(Path(out_dir) / name, ignore_errors=True)

@@ -4,22 +4,25 @@ allure-pytest writes ``<out>/allure-results`` during a conformance run (conforma
 stages the latest run's results, writes the Allure 3 config, and runs ``allure generate`` with the awesome
 plugin's ``singleFile`` option, which inlines every script, style and result into each ``index.html``.
 
-Rule 1: only the latest run is rendered. allure-pytest appends to ``allure-results`` run after run, so the
-        results kept are those labelled with the latest run's id (the id is in ``environment.properties``).
-        Results without that label (older runs) are kept when they started at or after the run's first
-        case (its start comes from its ``<run_id>.jsonl``); without either, every result is rendered.
-Rule 2: targets are Allure environments: each staged result gets a ``target`` label (its ``target``
-        parameter, else its ``suite`` label) and a ``verdict`` label, and the config has one environment
-        per target, with the target's ``environment.properties`` values as its variables. With several
-        targets each also gets a report of its own (``target-<id>/``, ``allure_id``), and the top page is Allure's
-        summary: one headline ring per target beside the report of all of them, never one ring alone
-        over all targets mixed. Every report groups by PIP, table and row (epic, feature, story).
-Rule 3: categories keep failed, unsupported, indefinite, broken and target-error apart (schema.ALLURE_STATUS); they are
-        in the Allure 3 config and, for Allure 2 readers, in ``categories.json`` beside the results.
-Rule 4: history is carried across runs in ``<out>/allure-history.jsonl`` (Allure 3's ``historyPath``); a run
-        already recorded there is not appended twice (``<out>/allure-history.runs`` lists them).
-Rule 5: the report must not call out: Google Analytics tags that the templates carry are stripped from
-        the output, and ``ALLURE_NO_ANALYTICS`` is set. Every wait on the CLI is bounded.
+- the latest run only (``stage``): allure-pytest appends to ``allure-results`` run after run, so
+  the results kept are those labelled with the latest run's id (the id is in
+  ``environment.properties``). Results without that label (older runs) are kept when they started
+  at or after the run's first case (its start comes from its ``<run_id>.jsonl``); without either,
+  every result is rendered.
+- targets are Allure environments (``stage``, ``write_config``): each staged result gets a
+  ``target`` label (its ``target`` parameter, else its ``suite`` label) and a ``verdict`` label,
+  and the config has one environment per target, with the target's ``environment.properties``
+  values as its variables. With several targets each also gets a report of its own
+  (``target-<id>/``, ``allure_id``), and the top page is Allure's summary: one headline ring per
+  target beside the report of all of them, never one ring alone over all targets mixed. Every
+  report groups by PIP, table and row (epic, feature, story).
+- categories keep failed, unsupported, indefinite, broken and target-error apart
+  (schema.ALLURE_STATUS); they are in the Allure 3 config and, for Allure 2 readers, in
+  ``categories.json`` beside the results.
+- history is carried across runs in ``<out>/allure-history.jsonl`` (Allure 3's ``historyPath``); a
+  run already recorded there is not appended twice (``<out>/allure-history.runs`` lists them).
+- the report must not call out: Google Analytics tags that the templates carry are stripped from
+  the output, and ``ALLURE_NO_ANALYTICS`` is set. Every wait on the CLI is bounded.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def read_properties(path: Path) -> dict[str, str]:
 
 
 def run_start_ms(run_id: str, result_files: Iterable[Path]) -> Optional[int]:
-    """When the run's first case started, from its ``<run_id>.jsonl`` (Rule 1); None if not found."""
+    """When the run's first case started, from its ``<run_id>.jsonl`` (to keep the latest run only); None if not found."""
     for path in result_files:
         path = Path(path)
         if path.name != f"{run_id}.jsonl":
@@ -104,7 +107,7 @@ def run_start_ms(run_id: str, result_files: Iterable[Path]) -> Optional[int]:
 
 
 def verdict_of(result: dict) -> str:
-    """The conformance verdict an allure-pytest result stands for (conformance/plugin.py Rule 2)."""
+    """The conformance verdict an allure-pytest result stands for (conformance/plugin.py's verdict -> pytest outcome)."""
     status = result.get("status")
     message = (result.get("statusDetails") or {}).get("message") or ""
     if status == "passed":
@@ -148,7 +151,7 @@ def _of_run(result: dict, run_id: str, since_ms: Optional[int]) -> bool:
 
 
 def stage(allure_results: Path, staging: Path, since_ms: Optional[int], run_id: str = "") -> dict:
-    """Rule 1 and 2: copies the kept results (with labels added) and their attachments into ``staging``."""
+    """The latest run's results, as environments: copies the kept results (with labels added) and their attachments into ``staging``."""
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
@@ -183,7 +186,7 @@ def stage(allure_results: Path, staging: Path, since_ms: Optional[int], run_id: 
 
 
 def categories_json() -> list[dict]:
-    """Rule 3 for Allure 2 readers (categories.json)."""
+    """The verdict categories, for Allure 2 readers (categories.json)."""
     rules = []
     for verdict, (status, name) in ALLURE_STATUS.items():
         if name is None:
@@ -199,7 +202,7 @@ def categories_json() -> list[dict]:
 
 def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[str],
                  variables: dict[str, dict[str, str]], report_name: str, append_history: bool) -> Path:
-    """Rule 2, 3 and 4: the Allure 3 config (JavaScript: environment matchers are functions)."""
+    """The Allure 3 config, with the environments, the categories and the history path (JavaScript: environment matchers are functions)."""
     targets = sorted(targets)
     environments = ",\n".join(
         f"    {json.dumps(environment_id(t))}: {{ name: {json.dumps(environment_name(t))}, "
@@ -259,12 +262,12 @@ def allure_id(text: str) -> str:
 
 
 def environment_id(target: str) -> str:
-    """Rule 2: the Allure environment of a target."""
+    """The Allure environment of a target."""
     return allure_id(target)
 
 
 def environment_name(target: str) -> str:
-    """Rule 2: the name Allure shows for a target's environment. Allure refuses a name with a path
+    """The name Allure shows for a target's environment. Allure refuses a name with a path
     separator, a control character or more than 64 characters, so a URL target's slashes are shown
     as U+2215 (a slash to the eye) and a long name is cut, with a digest; the exact target name is
     the environment's ``target`` variable."""

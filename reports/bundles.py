@@ -1,17 +1,19 @@
 """The ingestion's Spark task: a bundle of result files into Parquet parts and summary partials.
 
-Rule 1: a bundle is a run of consecutive result files ingested by one task under one id. Its rows go to
-        one Parquet part per partition (run date, target) the bundle touches, holding the rows of all
-        its files there (dataset_layout.part_path): few large files rather than one small file per
-        result file and partition, which cost more to write and to read back. Each part is written
-        under a hidden name (Spark and DuckDB skip ``.``-names) and renamed, so a reader never sees
-        half a file.
-Rule 2: the schema's record rule runs once over a bundle's rows; a file with a row it refuses is read
-        again on its own (parse.read_file) so its bad lines get their reasons.
-Rule 3: a prune rewrites a bundle's parts without the rows of the files that go (filtered by
-        ``result_file``; a part left empty is deleted) and computes its partials again from what stays.
-Rule 4: ``run_item`` is the task, shipped by value (ingest.ship_by_value): it needs only the standard
-        library, pyarrow and the modules shipped with it.
+- parts (``_write_bundle``, ``_write_part``): a bundle is a run of consecutive result files
+  ingested by one task under one id. Its rows go to one Parquet part per partition (run date,
+  target) the bundle touches, holding the rows of all its files there (dataset_layout.part_path):
+  few large files rather than one small file per result file and partition, which cost more to
+  write and to read back. Each part is written under a hidden name (Spark and DuckDB skip
+  ``.``-names) and renamed, so a reader never sees half a file.
+- the record rule (``ingest_bundle``): the schema's record rule runs once over a bundle's rows; a
+  file with a row it refuses is read again on its own (parse.read_one_file) so its bad lines get their
+  reasons.
+- prune (``prune_bundle``): a prune rewrites a bundle's parts without the rows of the files that
+  go (filtered by ``result_file``; a part left empty is deleted) and computes its partials again
+  from what stays.
+- ``run_item`` is the task, shipped by value (ingest.ship_by_value): it needs only the standard
+  library, pyarrow and the modules shipped with it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import os
 
 from reports.dataset_layout import part_path, unescape
-from reports.parse import arrow_types, parse_fast, parse_slow, read_file, read_into, run_date_column, valid_mask, \
+from reports.parse import arrow_types, parse_fast, parse_slow, read_one_file, read_into, run_date_column, valid_mask, \
     with_file
 from reports.partials import PARTIAL_COLUMNS, partial_tables, write_partials
 from reports.schema import PARTITIONS
@@ -64,7 +66,7 @@ def _counts(codes, count: int) -> list[int]:
 
 
 def _write_part(table, dataset: str, relative: str) -> None:
-    """Rule 1: one part, written under a hidden name and renamed."""
+    """One part, written under a hidden name and renamed, so a reader never sees half a file."""
     import pyarrow.parquet as pq
 
     folder, name = relative.rsplit("/", 1)
@@ -78,7 +80,7 @@ def _write_part(table, dataset: str, relative: str) -> None:
 
 
 def _write_bundle(records, paths: list[str], sizes: list[int], dataset: str, bundle: str, written_schema) -> dict:
-    """Rule 1: the bundle's ``records`` (the rows of ``paths``, ``sizes`` rows each, in that order, with
+    """The bundle's ``records`` (the rows of ``paths``, ``sizes`` rows each, in that order, with
     ``run_date``) as one part per partition; returns each file's parts."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -111,7 +113,7 @@ def _write_bundle(records, paths: list[str], sizes: list[int], dataset: str, bun
 
 
 def ingest_bundle(paths: list[str], dataset: str, bundle: str, *, force_slow: bool = False) -> list[dict]:
-    """Rules 2, 3 and 5 for one bundle: reads its files, writes their parts and the bundle's partials;
+    """One bundle ingested, the record rule run once over its rows: reads its files, writes their parts and the bundle's partials;
     returns each file's manifest entry as a dict, but for the size and mtime (the driver's: ingest.py keeps those)."""
     import bisect
 
@@ -132,8 +134,8 @@ def ingest_bundle(paths: list[str], dataset: str, bundle: str, *, force_slow: bo
         else:
             found.append([[], "fast"])
         tables.append(with_file(table, path))
-    # Rule 2: the schema's record rule once for the bundle (the slow path's rows hold already). A file with
-    # a row it refuses is read again on its own (``read_file``): its bad lines get their reasons, or it
+    # The schema's record rule once for the bundle (the slow path's rows hold already). A file with
+    # a row it refuses is read again on its own (``read_one_file``): its bad lines get their reasons, or it
     # takes the slow path.
     records = pa.concat_tables(tables)
     refused = pc.indices_nonzero(pc.invert(valid_mask(records))).to_pylist()
@@ -142,7 +144,7 @@ def ingest_bundle(paths: list[str], dataset: str, bundle: str, *, force_slow: bo
         for table in tables:
             starts.append(starts[-1] + table.num_rows)
         for index in sorted({bisect.bisect_right(starts, row) - 1 for row in refused}):
-            table, bad, which = read_file(paths[index], read_schema)
+            table, bad, which = read_one_file(paths[index], read_schema)
             tables[index], found[index] = table, [bad, which]
         records = pa.concat_tables(tables)
     sizes = [table.num_rows for table in tables]
@@ -169,7 +171,7 @@ def ingest_file(path: str, bundle: str, dataset: str, *, force_slow: bool = Fals
 
 
 def prune_bundle(dataset: str, bundle: str, parts: list[str], drop: list[str]) -> dict:
-    """Rule 3: ``bundle`` without the rows of the files ``drop``: each part rewritten without them (or deleted
+    """``bundle`` without the rows of the files ``drop``: each part rewritten without them (or deleted
     when none stays), and the partials computed again from the rows that stay."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -218,7 +220,7 @@ def _read_ahead(path: str) -> None:
 
 
 def run_item(item: tuple, dataset: str) -> dict:
-    """The Spark task (Rule 4): one work item, ``("ingest", bundle, paths)`` or ``("prune", bundle, parts,
+    """The Spark task, shipped by value: one work item, ``("ingest", bundle, paths)`` or ``("prune", bundle, parts,
     drop)``."""
     if item[0] == "prune":
         return {"pruned": prune_bundle(dataset, *item[1:])}

@@ -1,21 +1,22 @@
 """Ingestion: every result file -> the partitioned Parquet dataset and its summary partials, as a
 Spark job whose tasks parse with pyarrow.
 
-Rule 1: the driver lists the files and hands work items to ``sc.parallelize``, one per task: a bundle of
-        result files to ingest, or a bundle to prune (bundles.run_item). Each task does its item with
-        pyarrow, writes the Parquet and the partials itself, and returns per-file counts and bad lines
-        to the driver. The task's code is shipped by value (``ship_by_value``), so executors need no
-        project code and the job is the same on ``local[N]`` and on ``spark://``. Paths are local
-        paths that the driver and every executor can reach (aggregate.py says so for the whole job).
-Rule 2: bundles are consecutive files in path order, a few per core and about ``BUNDLE_BYTES`` of
-        JSON at most (``bundles_for``).
-Rule 3: incremental (manifest.py). A file whose size and mtime_ns are unchanged and whose bundle is
-        whole on disk is not read again. A changed file, or one no longer among the inputs, is pruned
-        from its bundle; a bundle all of whose files go is deleted whole. A changed or new file is
-        then ingested in a new bundle. A bundle with a part or partial missing is deleted and its
-        files ingested again. So the dataset holds exactly the valid records of the current inputs,
-        each once. ``rebuild=True`` (``--rebuild``), or no usable manifest: the dataset is emptied
-        first and every file is ingested.
+- tasks: the driver lists the files and hands work items to ``sc.parallelize``, one per task: a
+  bundle of result files to ingest, or a bundle to prune (bundles.run_item). Each task does its
+  item with pyarrow, writes the Parquet and the partials itself, and returns per-file counts and
+  bad lines to the driver. The task's code is shipped by value (``ship_by_value``), so executors
+  need no project code and the job is the same on ``local[N]`` and on ``spark://``. Paths are
+  local paths that the driver and every executor can reach (aggregate.py says so for the whole
+  job).
+- bundles are consecutive files in path order, a few per core and about ``BUNDLE_BYTES`` of JSON
+  at most (``bundles_for``).
+- incremental (``ingest``, manifest.py). A file whose size and mtime_ns are unchanged and whose
+  bundle is whole on disk is not read again. A changed file, or one no longer among the inputs,
+  is pruned from its bundle; a bundle all of whose files go is deleted whole. A changed or new
+  file is then ingested in a new bundle. A bundle with a part or partial missing is deleted and
+  its files ingested again. So the dataset holds exactly the valid records of the current inputs,
+  each once. ``rebuild=True`` (``--rebuild``), or no usable manifest: the dataset is emptied first
+  and every file is ingested.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ TASK_MODULES = (bundles, parse, partials, dataset_layout, schema)
 
 
 def ship_by_value(*modules) -> None:
-    """Rule 1: cloudpickle sends the functions of this module, ``TASK_MODULES`` and ``modules`` as code,
+    """Shipping by value: cloudpickle sends the functions of this module, ``TASK_MODULES`` and ``modules`` as code,
     not as imports that executors could not resolve."""
     from pyspark import cloudpickle
 
@@ -74,7 +75,7 @@ def ship_by_value(*modules) -> None:
 
 
 def bundles_for(sizes: list[int], parallelism: int) -> list[tuple[int, int]]:
-    """Rule 2: ``sizes`` (bytes of consecutive files) cut into bundles ``[start, end)``: ``BUNDLES_PER_CORE``
+    """``sizes`` (bytes of consecutive files) cut into bundles ``[start, end)``: ``BUNDLES_PER_CORE``
     per core, so that each task's fixed costs (scheduling, unpickling its code, writing its parts) are paid
     a few times, not per file; more when a bundle would hold more than ``BUNDLE_BYTES``. Of about equal
     bytes, but for the last ones: the last ``parallelism`` bundles get half the bytes of the others and the
@@ -102,7 +103,8 @@ def bundles_for(sizes: list[int], parallelism: int) -> list[tuple[int, int]]:
 
 
 def ingest(spark, files: list[Path], dataset: Path, *, rebuild: bool = False) -> IngestResult:
-    """Rule 3 around Rules 1 and 2: brings ``dataset`` to the current ``files``; returns every file's entry."""
+    """The incremental ingestion, in tasks over bundles: brings ``dataset`` to the current ``files``; returns every
+    file's entry."""
     dataset = Path(dataset)
     dataset.mkdir(parents=True, exist_ok=True)
     manifest = None if rebuild else load_manifest(dataset)

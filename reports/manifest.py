@@ -5,9 +5,9 @@ bundle's parts that hold its rows, counts and bad lines (``FileEntry``). The job
 to decide what to read again; a manifest that is missing, unreadable or of another
 ``MANIFEST_VERSION`` reads as none, and the dataset is then built again from every file.
 
-Rule 1: a bundle is whole when every part its files name and every one of its partials is on disk
-        (``is_whole``); a part or partial no entry claims, left by a run that died before saving
-        the manifest, is deleted (``sweep``).
+A bundle is whole when every part its files name and every one of its partials is on disk
+(``is_whole``); a part or partial no entry claims, left by a run that died before saving the
+manifest, is deleted (``sweep``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def remove_files(dataset: Path, relatives: Iterable[str]) -> None:
 
 
 def sweep(dataset: Path, claimed: set[str]) -> None:
-    """Rule 1: deletes parts and partials no manifest entry claims and temporary files, then empty folders."""
+    """Deletes parts and partials no manifest entry claims and temporary files, then empty folders."""
     for folder, _, names in os.walk(dataset, topdown=False):
         here = Path(folder)
         if here == dataset:

@@ -2,14 +2,16 @@
 
 Input is the job's tables as Python rows (aggregate.JobResult.tables); nothing here touches Spark.
 
-Rule 1: a matrix cell is one target x (PIP, grade) of the target's latest run. Its colour is the pass
-        rate (schema.py Rule 2: passed / (passed + failed)), red 0% to green 100%; a cell where nothing
-        was executed (all unsupported) is grey and says so, never green.
-Rule 2: the HTML page is one self-contained file (styles inline, picture embedded), readable offline;
-        the Markdown is short enough for a CI log: long lists are cut, with the count of what was cut.
-Rule 3: targets whose latest run has ``target-error`` cases (the target could not start or stopped
-        serving: conformance/verdicts.py) come first on both pages, before the matrix, so a run
-        that judged nothing on a target never reads as a quiet one.
+- the matrix (``heatmap_png``): a matrix cell is one target x (PIP, grade) of the target's latest
+  run. Its colour is the pass rate (schema.py: passed / (passed + failed)), red 0% to green 100%;
+  a cell where nothing was executed (all unsupported) is grey and says so, never green.
+- the pages (``summary_html``, ``summary_markdown``): the HTML page is one self-contained file
+  (styles inline, picture embedded), readable offline; the Markdown is short enough for a CI log:
+  long lists are cut, with the count of what was cut.
+- troubled targets first (``troubled_targets``): targets whose latest run has ``target-error``
+  cases (the target could not start or stopped serving: conformance/verdicts.py) come first on
+  both pages, before the matrix, so a run that judged nothing on a target never reads as a quiet
+  one.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _pct(rate: Optional[float]) -> str:
 
 
 def heatmap_png(matrix: list[dict], path: Path) -> Path:
-    """Rule 1: the matrix as a picture, one cell per target x (PIP, grade)."""
+    """The matrix as a picture, one cell per target x (PIP, grade)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -171,13 +173,13 @@ def matrix_table_html(matrix: list[dict]) -> str:
 
 
 def troubled_targets(tables: dict) -> list[dict]:
-    """Rule 3: the latest runs with target-error cases, most first."""
+    """The latest runs with target-error cases, most first (shown before the matrix)."""
     latest = [r for r in tables.get("runs", []) if r.get("recency") == 1 and r.get(TARGET_ERROR)]
     return sorted(latest, key=lambda r: (-r[TARGET_ERROR], r["target"]))
 
 
 def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] = None) -> str:
-    """Rule 2: the summary page as one HTML string."""
+    """The summary page as one HTML string, self-contained and readable offline."""
     tables = result.tables
     latest = [r for r in tables.get("runs", []) if r.get("recency") == 1]
     picture = ""
@@ -240,7 +242,7 @@ def _md_row(values) -> str:
 
 
 def summary_markdown(result) -> str:
-    """Rule 2: the summary for a CI log."""
+    """The summary for a CI log, long lists cut with the count of what was cut."""
     tables = result.tables
     out = ["## Pulsar conformance summary", "",
            f"{len(result.files)} result file(s), {result.records} records, "

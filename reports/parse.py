@@ -3,16 +3,16 @@
 Runs inside the ingestion's Spark tasks (bundles.py), shipped by value: the standard library, pyarrow
 and reports/schema.py only.
 
-Rule 1: fast path: ``pyarrow.json.read_json`` reads the whole file with the explicit schema; Arrow
-        compute applies the schema's record rule (``valid_mask``) and each refused row's reason is
-        ``schema.line_problem`` of its line. Row i is line i+1 only when the file has no blank line
-        and pyarrow returned one row per line (it skips blank lines, and would return two rows for a
-        line holding two objects): otherwise, or when pyarrow refuses the file (one truncated or
-        corrupt line fails it whole), the slow path reads the file line by line with
-        ``schema.parse_line``, keeps the good lines and names each bad one. Either way the bad lines
-        come back with their 1-based number, reason and excerpt.
-Rule 2: a record's ``result_file`` and ``line`` say where it came from (``with_file``), and its
-        ``run_date`` is derived from its run id (``run_date_column``).
+- two paths (``parse_fast``, ``parse_slow``): on the fast path ``pyarrow.json.read_json`` reads the
+  whole file with the explicit schema; Arrow compute applies the schema's record rule
+  (``valid_mask``) and each refused row's reason is ``schema.line_problem`` of its line. Row i is
+  line i+1 only when the file has no blank line and pyarrow returned one row per line (it skips
+  blank lines, and would return two rows for a line holding two objects): otherwise, or when
+  pyarrow refuses the file (one truncated or corrupt line fails it whole), the slow path reads the
+  file line by line with ``schema.parse_line``, keeps the good lines and names each bad one.
+  Either way the bad lines come back with their 1-based number, reason and excerpt.
+- where a record came from: its ``result_file`` and ``line`` (``with_file``), and its ``run_date``
+  is derived from its run id (``run_date_column``).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def _line_count(data) -> Optional[int]:
 
 
 def parse_fast(data, read_schema):
-    """Rule 1's fast path, its first half (``data``: the file's bytes or a view of them): every row pyarrow
+    """The fast path, its first half (``data``: the file's bytes or a view of them): every row pyarrow
     reads, with ``line``, or None to take the slow path. The schema's record rule is not applied yet
     (``_fast`` applies it per file, bundles.ingest_bundle per bundle)."""
     import pyarrow as pa
@@ -136,7 +136,7 @@ def parse_fast(data, read_schema):
 
 
 def _fast(data: bytes, read_schema):
-    """Rule 1's fast path: (table of valid rows with ``line``, bad lines) or None to take the slow path."""
+    """The fast path: (table of valid rows with ``line``, bad lines) or None to take the slow path."""
     import pyarrow.compute as pc
 
     table = parse_fast(data, read_schema)
@@ -184,7 +184,7 @@ def _row(data: dict, types: dict) -> Optional[dict]:
 
 
 def parse_slow(data: bytes, read_schema):
-    """Rule 1's slow path: line by line in Python; (table of valid rows with ``line``, bad lines)."""
+    """The slow path: line by line in Python; (table of valid rows with ``line``, bad lines)."""
     import pyarrow as pa
 
     rows, numbers, bad = [], [], []
@@ -219,7 +219,7 @@ def parse_slow(data: bytes, read_schema):
 
 
 def run_date_column(table):
-    """Rule 2: the run date as schema.py defines it, in Arrow compute: the run id's date when it has the
+    """The run date as schema.py defines it, in Arrow compute: the run id's date when it has the
     form, else the timestamp's."""
     import pyarrow.compute as pc
 
@@ -260,8 +260,8 @@ def with_file(table, path: str):
     return table.append_column("result_file", pa.repeat(pa.scalar(path, pa.string()), table.num_rows))
 
 
-def read_file(path: str, read_schema):
-    """Rule 1 for one result file on its own: (table of its valid rows with ``line`` and ``result_file``, bad
+def read_one_file(path: str, read_schema):
+    """The fast path, else the slow one, for one result file on its own: (table of its valid rows with ``line`` and ``result_file``, bad
     lines, which path read it)."""
     with open(path, "rb") as handle:
         data = handle.read()

@@ -5,13 +5,12 @@ computed again whenever the bundle's rows change (a prune), so they always descr
 parts; the summaries (aggregate.summarize) then never read the dataset again but for the records of
 each target's two latest runs.
 
-Rule 1: three Arrow IPC files per bundle (dataset_layout.partial_path): ``runs`` (per target x run x
-        run date: first and last timestamp, counts per verdict, latest target version), ``versions``
-        (per target x target version x case x driver: counts per verdict, first and last seen, the pip
-        and grade of the earliest record and the verdict of the latest, with the file and line that
-        break timestamp ties) and ``durations`` (case and duration_s of every executed record with a
-        duration, one record batch per target: the exact percentiles need them all, kept as a
-        dictionary column and a double).
+Three Arrow IPC files per bundle (dataset_layout.partial_path): ``runs`` (per target x run x run
+date: first and last timestamp, counts per verdict, latest target version), ``versions`` (per target
+x target version x case x driver: counts per verdict, first and last seen, the pip and grade of the
+earliest record and the verdict of the latest, with the file and line that break timestamp ties)
+and ``durations`` (case and duration_s of every executed record with a duration, one record batch
+per target: the exact percentiles need them all, kept as a dictionary column and a double).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ PARTIAL_COLUMNS = ("target", "run_id", "run_date", "timestamp", "target_version"
 
 
 def partial_tables(records) -> dict:
-    """Rule 1: a bundle's records (``PARTIAL_COLUMNS``, in file and line order) reduced to its partials."""
+    """A bundle's records (``PARTIAL_COLUMNS``, in file and line order) reduced to its partials."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -91,7 +90,7 @@ def partial_tables(records) -> dict:
 
 
 def write_partials(tables: dict, dataset: str, bundle: str) -> None:
-    """Rule 1: the partials as Arrow IPC files (no compression: they are read once per report, mapped)."""
+    """The three partials as Arrow IPC files (no compression: they are read once per report, mapped)."""
     import pyarrow as pa
 
     os.makedirs(os.path.join(dataset, PARTIALS), exist_ok=True)

@@ -1,26 +1,29 @@
 """The result record as the reports stage sees it: fields, types, the dataset's columns, verdict groups, Allure.
 
-The field list is conformance/results.py's (an earlier stage); everything here is derived from it, and
+The field list is conformance/results.py's (an earlier layer); everything here is derived from it, and
 ``SPARK_TYPES`` must name exactly those fields (checked at import, so a schema change breaks loudly here
 rather than silently in a report).
 
-Rule 1: a line is a *valid record* when it parses as one JSON object whose values fit SPARK_TYPES, has
-        a ``schema_version`` of READABLE_VERSIONS, a known ``verdict``, non-empty ``run_id``,
-        ``case_id``, ``target`` and ``timestamp``, and a finite ``duration_s`` (or none). Any other
-        non-blank line is a *bad line*: counted and reported with its file and line number, never fatal
-        (``BAD_REASONS`` names why). ``line_problem`` is the rule in Python; reports/parse.py applies it
-        with Arrow compute on the files pyarrow parses and takes this function's reason for every line
-        it refuses, so both give the same verdict and reason.
-Rule 2: pass rate = passed / (passed + failed). ``unsupported``, ``indefinite``, ``broken`` and
-        ``target-error`` are counted in their own columns and are never in the denominator (conformance/verdicts.py Rule 3).
-Rule 3: ``run_date`` (the dataset's partition key) is the UTC date of the run: taken from the run id
-        (``20260722T101500Z-...``, results.new_run_id) when it has that form, else from the record's
-        timestamp.
-Rule 4: a *dataset record* (the Parquet dataset's row) is a valid record without ``OUTCOME_FIELDS``
-        (``expected``/``actual``: outcome objects of varying shape, left in the result file) plus
-        ``DERIVED``: ``run_date`` (Rule 3), ``result_file`` (the file's absolute path) and ``line`` (the
-        record's 1-based line in it), so the full record is one ``sed -n '<line>p' <result_file>`` away.
-        ``run_date`` and ``target`` are the partition keys: folder names, not columns of the files.
+- valid record (``parse_line``, ``line_problem``): a line is a *valid record* when it parses as
+  one JSON object whose values fit SPARK_TYPES, has a ``schema_version`` of READABLE_VERSIONS, a
+  known ``verdict``, non-empty ``run_id``, ``case_id``, ``target`` and ``timestamp``, and a finite
+  ``duration_s`` (or none). Any other non-blank line is a *bad line*: counted and reported with its
+  file and line number, never fatal (``BAD_REASONS`` names why). ``line_problem`` is the record
+  rule in Python; reports/parse.py applies it with Arrow compute on the files pyarrow parses and
+  takes this function's reason for every line it refuses, so both give the same verdict and
+  reason.
+- pass rate = passed / (passed + failed) (``OUTCOMES``). ``unsupported``, ``indefinite``,
+  ``broken`` and ``target-error`` are counted in their own columns and are never in the
+  denominator (conformance/verdicts.py: ``unsupported`` means the target lacks the capability).
+- run date: ``run_date`` (the dataset's partition key) is the UTC date of the run: taken from the
+  run id (``20260722T101500Z-...``, results.new_run_id) when it has that form, else from the
+  record's timestamp.
+- dataset record: a *dataset record* (the Parquet dataset's row) is a valid record without
+  ``OUTCOME_FIELDS`` (``expected``/``actual``: outcome objects of varying shape, left in the result
+  file) plus ``DERIVED``: ``run_date`` (the run date), ``result_file`` (the file's absolute path)
+  and ``line`` (the record's 1-based line in it), so the full record is one
+  ``sed -n '<line>p' <result_file>`` away. ``run_date`` and ``target`` are the partition keys:
+  folder names, not columns of the files.
 """
 
 from __future__ import annotations
@@ -33,11 +36,11 @@ __all__ = ["FIELDS", "SCHEMA_VERSION", "VERDICTS", "SPARK_TYPES", "DATASET_TYPES
 PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN = "passed", "failed", "unsupported", "indefinite", "broken"
 TARGET_ERROR = "target-error"  # schema 3: the target could not start or stopped serving
 assert set(VERDICTS) == {PASSED, FAILED, UNSUPPORTED, INDEFINITE, BROKEN, TARGET_ERROR}, VERDICTS
-# Rule 2: the two verdicts a pass rate is made of; a regression or a fix is a move between them (diff).
+# Pass rate: the two verdicts a pass rate is made of; a regression or a fix is a move between them (diff).
 OUTCOMES = (PASSED, FAILED)
 
 # Spark SQL DDL type of every field. ``expected``/``actual`` are outcome objects of varying shape: any JSON
-# value fits "string" (Rule 1), but they are not in the dataset (Rule 4).
+# value fits "string" (a valid record), but they are not in the dataset (OUTCOME_FIELDS).
 SPARK_TYPES: dict[str, str] = {
     "schema_version": "bigint",
     "run_id": "string",
@@ -67,7 +70,7 @@ if tuple(SPARK_TYPES) != FIELDS:
                       f"vs Spark types for {tuple(SPARK_TYPES)}; update SPARK_TYPES")
 
 REQUIRED = ("run_id", "case_id", "target", "timestamp")
-# Schema 1 records lack namespace and known_divergence (conformance/results.py Rule 4); they are read
+# Schema 1 records lack namespace and known_divergence (conformance/results.py: ``known_divergence``); they are read
 # with both null, and schema 2 records as they are (schema 3 only adds a verdict), so earlier runs
 # stay in the reports. READABLE_VERSIONS is results.py's.
 BAD_REASONS = {
@@ -78,7 +81,7 @@ BAD_REASONS = {
     "duration": "duration_s is not a finite number",
 }
 
-# Rule 4: the dataset's columns.
+# The dataset record's columns.
 OUTCOME_FIELDS = ("expected", "actual")
 DATASET_TYPES: dict[str, str] = {name: kind for name, kind in SPARK_TYPES.items() if name not in OUTCOME_FIELDS}
 DERIVED = {"run_date": "string", "result_file": "string", "line": "bigint"}
@@ -94,7 +97,7 @@ def spark_schema():
     return StructType([StructField(name, kinds[kind], True) for name, kind in SPARK_TYPES.items()])
 
 
-# verdict -> (Allure status, category name). Mirrors conformance/plugin.py Rule 2: unsupported is a skip,
+# verdict -> (Allure status, category name). Mirrors conformance/plugin.py's verdict -> pytest outcome: unsupported is a skip,
 # indefinite and broken are "broken" with the verdict as the message's first word.
 ALLURE_STATUS = {
     PASSED: ("passed", None),
@@ -107,12 +110,12 @@ ALLURE_STATUS = {
 
 
 def line_problem(text: str):
-    """Rule 1 for one line, in Python: None for a valid record or a blank line, else a BAD_REASONS text."""
+    """The record rule for one line, in Python: None for a valid record or a blank line, else a BAD_REASONS text."""
     return parse_line(text)[1]
 
 
 def parse_line(text: str):
-    """Rule 1 for one line: ``(record dict, None)`` for a valid record, ``(None, BAD_REASONS text)`` for a bad
+    """The record rule for one line: ``(record dict, None)`` for a valid record, ``(None, BAD_REASONS text)`` for a bad
     line, ``(None, None)`` for a blank line.
 
     Shipped to Spark executors by value (ingest.ship_by_value): it must use only the standard library

@@ -7,22 +7,25 @@ says which rows belong to it (their operation, apis and a few conditions), how t
 value from a row, and which boundary points it must cover. This module reads the rows themselves
 (setup and operation) to place each of them, per api, on those points; nothing here lists row ids.
 
-Rule 1: data only. The readers below interpret a row as Pulsar's documented configuration would
-        (the override before the broker's keys, Pulsar's BrokerService#isAllowAutoTopicCreationAsync); they never compute an outcome,
-        which stays the model's job. A row that a reader cannot place is simply not counted.
-Rule 2: a point is a predicate on (value, limit):
-          at            the limit is in force and value == limit
-          past          the limit is in force and value == limit + 1
-          smallest      value == the rule's smallest legal value (with the limit in force, if any)
-          below         value == smallest - 1 (the first illegal value)
-          limit-smallest / limit-smallest-past
-                        the limit at ITS smallest legal value, and value at it / one past it
-          empty / one / many
-                        value == 0 / == 1 / >= 2 (collections)
-Rule 3: a path's apis split it: a row covers a point on ``path[api]`` for each api it lists, so a
-        limit checked differently by REST and binary needs rows through both.
-Rule 4: an action made with other credentials (token-auth rows) covers no point: it tests who may
-        ask, not the rule.
+- data only. The readers below interpret a row as Pulsar's documented configuration would (the
+  override before the broker's keys, Pulsar's BrokerService#isAllowAutoTopicCreationAsync); they
+  never compute an outcome, which stays the model's job. A row that a reader cannot place is
+  simply not counted.
+- points (``points_of``): a point is a predicate on (value, limit):
+
+      at            the limit is in force and value == limit
+      past          the limit is in force and value == limit + 1
+      smallest      value == the rule's smallest legal value (with the limit in force, if any)
+      below         value == smallest - 1 (the first illegal value)
+      limit-smallest / limit-smallest-past
+                    the limit at ITS smallest legal value, and value at it / one past it
+      empty / one / many
+                    value == 0 / == 1 / >= 2 (collections)
+
+- a path's apis split it: a row covers a point on ``path[api]`` for each api it lists, so a limit
+  checked differently by REST and binary needs rows through both.
+- an action made with other credentials (token-auth rows) covers no point: it tests who may ask,
+  not the rule.
 """
 
 from __future__ import annotations
@@ -332,7 +335,7 @@ def load_boundaries(path: Path = BOUNDARIES_FILE) -> tuple[Rule, ...]:
 
 
 def points_of(rule: Rule, path: Path_, row: Row, api: str) -> tuple[str, ...]:
-    """The boundary points ``row`` covers on ``path[api]`` (Rule 2); () when it is not on the path."""
+    """The boundary points ``row`` covers on ``path[api]`` (at, past, smallest, ...); () when it is not on the path."""
     if row.pip != rule.pip or api not in row.apis or api not in path.apis or _op(row)["op"] not in path.ops:
         return ()
     if "credentials" in _op(row):

@@ -9,7 +9,7 @@ Checks, each reported as "<file>:<line>: <row id>: <problem>":
      spec/upstream.yaml as verified at its tag (``python -m spec.upstream_check``);
   L3 every feature is in features.yaml, and rows of a tentative feature say so (``tentative: true``,
      or in their note); ``tentative: true`` only on rows of a tentative feature; rows of a feature
-     whose status is ``ours`` (shipped upstream, but no seed states it) are graded SHOULD;
+     whose status is ``ours`` (shipped upstream, but no PIP states it) are graded SHOULD;
   L4 descriptions are at most 100 characters;
   L5 MUST rows carry ``info``, and an ``info`` (and an anchor's ``quote``) is found verbatim
      (whitespace collapsed) in one of the row's sources that has text: a file of this project, or an
@@ -105,7 +105,7 @@ def lint(directory: Path = SPEC_DIR) -> list[str]:
         if row.tentative and not any(features.get(f, {}).get("status") == "tentative" for f in row.features):
             report(row, "tentative: true is for rows of a feature that is tentative upstream")  # L3
         if any(features.get(f, {}).get("status") == "ours" for f in row.features) and row.grade != "SHOULD":
-            report(row, "rows of a feature whose status is ours (no seed states them) are graded SHOULD")  # L3
+            report(row, "rows of a feature whose status is ours (no PIP states them) are graded SHOULD")  # L3
         if len(row.description) > DESCRIPTION_MAX:
             report(row, f"description longer than {DESCRIPTION_MAX} characters")  # L4
         if row.grade == "MUST" and not row.info:

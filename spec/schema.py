@@ -1,14 +1,14 @@
 """Spec rows: frozen dataclasses, the YAML loader, and per-row validation. Pure: reads files only.
 
-Rule 1: a row is data (test262 style): it states a setup, one operation, optional observations and
-        what its source states — never an expected outcome; the model computes those.
-Rule 2: a malformed row is refused with ``SpecError("<file>:<line>: <row id>: <what to fix>")``;
-        lines come from the YAML node tree (``yaml.compose``), so they point at the offending field.
-Rule 3: rows write names relative to the case: topics as local names, no namespace, no api; the
-        loader refuses anything that would escape the per-case namespace.
-Rule 4: this module imports nothing from the project (spec sits first in the import order); the
-        vocabulary of operations a row may use is the table OPERATIONS below, and a test checks it
-        against model/ops.py.
+- a row is data (test262 style): it states a setup, one operation, optional observations and
+  what its source states — never an expected outcome; the model computes those.
+- a malformed row is refused with ``SpecError("<file>:<line>: <row id>: <what to fix>")``; lines
+  come from the YAML node tree (``yaml.compose``), so they point at the offending field.
+- rows write names relative to the case: topics as local names, no namespace, no api; the loader
+  refuses anything that would escape the per-case namespace.
+- this module imports nothing from the project (spec sits first in the import order); the
+  vocabulary of operations a row may use is the table OPERATIONS below, and a test checks it
+  against model/ops.py.
 
 The row schema itself is documented in spec/README.md (SCHEMA_VERSION below).
 """

@@ -1,12 +1,12 @@
 """Apache Pulsar release numbers and version ranges: the grammar rows and the model share.
 
-Rule 1: a release is ``(major, minor, patch)``. ``NEWEST`` (None) is a broker that is not an
-        Apache Pulsar release (the reference broker, pulsar-lite, any other implementation): it
-        is held to the newest behaviour, so it lies above every finite bound.
-Rule 2: a range is a union of intervals written ``>=3.0.6 <3.1 | >=3.3.1``: within an interval
-        the bounds are ANDed (``>=``, ``>``, ``<=``, ``<``, ``=``), ``|`` joins intervals, ``*``
-        is every release, and a leading ``!`` takes the complement. A missing patch or minor
-        number is 0 (``<3.1`` is ``<3.1.0``).
+- a release (``parse_release``) is ``(major, minor, patch)``. ``NEWEST`` (None) is a broker that
+  is not an Apache Pulsar release (the reference broker, pulsar-lite, any other implementation):
+  it is held to the newest behaviour, so it lies above every finite bound.
+- a range (``parse_range``) is a union of intervals written ``>=3.0.6 <3.1 | >=3.3.1``: within an
+  interval the bounds are ANDed (``>=``, ``>``, ``<=``, ``<``, ``=``), ``|`` joins intervals,
+  ``*`` is every release, and a leading ``!`` takes the complement. A missing patch or minor
+  number is 0 (``<3.1`` is ``<3.1.0``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Optional
 
 
 class RangeError(ValueError):
-    """A version range that does not follow Rule 2."""
+    """A version range that does not follow the range syntax (``parse_range``)."""
 
 
 Release = tuple[int, int, int]
@@ -28,7 +28,7 @@ _BOUND = re.compile(r"^(>=|<=|>|<|=)(\d+)(?:\.(\d+))?(?:\.(\d+))?\Z")
 
 def parse_release(text: Optional[str]) -> Optional[Release]:
     """``"4.0.7"`` or ``"Pulsar Server3.0.2"`` -> (4, 0, 7); anything else (another
-    implementation's version, ``0.x``) -> NEWEST (Rule 1)."""
+    implementation's version, ``0.x``) -> NEWEST (above every finite bound)."""
     match = _RELEASE.match((text or "").strip())
     if not match:
         return NEWEST
@@ -42,7 +42,7 @@ def release_text(release: Optional[Release]) -> str:
 
 @dataclass(frozen=True)
 class Range:
-    """A union of intervals (Rule 2); ``text`` is how it was written."""
+    """A union of intervals, maybe complemented; ``text`` is how it was written."""
 
     text: str
     intervals: tuple[tuple[tuple[str, Release], ...], ...]
@@ -64,7 +64,7 @@ def _holds(op: str, release: Optional[Release], bound: Release) -> bool:
 
 
 def parse_range(text: str) -> Range:
-    """Rule 2's syntax -> Range, or ModelUsageError naming what is wrong."""
+    """The range syntax (``>=3.0.6 <3.1 | >=3.3.1``, ``*``, ``!``) -> Range, or ModelUsageError naming what is wrong."""
     body = (text or "").strip()
     negated = body.startswith("!")
     body = body[1:].strip() if negated else body

@@ -1,18 +1,18 @@
 """Imports go one way: spec -> model -> conformance -> reports, and the reference broker is a target.
 
-Rule 1: reference_broker may use the model's value helpers (model.names, model.hashing) and the
-        codec (pulsar_codec), and nothing else of model/, spec/, conformance/ or reports/;
-        otherwise "the broker agrees with the model" would prove nothing.
-Rule 2: pulsar_codec/ is sans-IO: protobuf, crc32c, the standard library and itself.
-Rule 3: model/ is pure: no project layer after it, no I/O libraries.
-Rule 4: reports/ reads results through conformance.results and nothing else of the project.
-Rule 5: the harness and everything before it (spec, model, conformance, reports) never import
-        reference_broker or the mutation check's broken variants of it (mutation/): the broker is
-        one target among others, reached over the wire and through its command line (or the
-        variants' launcher); the harness speaks the protocol through pulsar_codec.
-Rule 6: mutation/ is test machinery around the broker: it may import the broker, which never
-        imports it.
-Rule 7: spec/ is the first layer: data and its schema; it imports nothing else of the project.
+- reference_broker may use the model's value helpers (model.names, model.hashing) and the codec
+  (pulsar_codec), and nothing else of model/, spec/, conformance/ or reports/; otherwise "the
+  broker agrees with the model" would prove nothing.
+- pulsar_codec/ is sans-IO: protobuf, crc32c, the standard library and itself.
+- model/ is pure: no project layer after it, no I/O libraries.
+- reports/ reads results through conformance.results and nothing else of the project.
+- the harness and everything before it (spec, model, conformance, reports) never import
+  reference_broker or the mutation check's broken variants of it (mutation/): the broker is one
+  target among others, reached over the wire and through its command line (or the variants'
+  launcher); the harness speaks the protocol through pulsar_codec.
+- mutation/ is test machinery around the broker: it may import the broker, which never imports
+  it.
+- spec/ is the first layer: data and its schema; it imports nothing else of the project.
 """
 
 import ast

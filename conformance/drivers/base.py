@@ -1,13 +1,14 @@
 """Driver protocol: how the harness performs one ``model.ops`` operation on a live target.
 
-Rule 1: ``perform(op)`` returns a ``model.outcomes`` value built from exactly what the target
-        answered, so the verdict is ``expected == actual`` and nothing else.
-Rule 2: it raises ``Unsupported`` when this driver cannot perform the op (wrong API, no admin
-        URL), ``Indefinite`` when a bounded wait ends without an answer, and
-        ``ProtocolViolation`` when the answer is not a Pulsar answer (conformance/errors.py).
-Rule 3: every wait is bounded by ``timeout`` (default ``DEFAULT_TIMEOUT`` seconds).
-Rule 4: ``reset()`` starts a new case: fresh transcript, no state carried over from the last one
-        (the wire driver also drops its connection, so each case's transcript opens with CONNECT).
+``perform(op)`` returns a ``model.outcomes`` value built from exactly what the target answered,
+so the verdict is ``expected == actual`` and nothing else. It raises ``Unsupported`` when this
+driver cannot perform the op (wrong API, no admin URL), ``Indefinite`` when a bounded wait ends
+without an answer, and ``ProtocolViolation`` when the answer is not a Pulsar answer
+(conformance/errors.py). Every wait is bounded by ``timeout`` (default ``DEFAULT_TIMEOUT``
+seconds).
+
+``reset()`` starts a new case: fresh transcript, no state carried over from the last one (the
+wire driver also drops its connection, so each case's transcript opens with CONNECT).
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ class Driver(Protocol):
         """True when this driver knows how to perform ``op`` (its type and, if any, its api)."""
 
     def perform(self, op):
-        """Perform ``op`` on the target and return the outcome value (Rule 1, Rule 2)."""
+        """Perform ``op`` on the target and return the outcome value built from its answer; raise
+        Unsupported, Indefinite or ProtocolViolation when there is no such value."""
 
     def reset(self) -> None:
-        """Start a new case (Rule 4)."""
+        """Start a new case: a fresh transcript, nothing carried over from the last one."""
 
     def close(self) -> None:
         """Release sockets and clients; the driver may not be used afterwards."""

@@ -1,41 +1,42 @@
 """Client driver: the official ``pulsar-client`` (C++ core), as an application would use it.
 
-Rule 1: ``GetPartitionsForTopic`` is ``client.get_topic_partitions(topic)`` on a client built from
-        the target's ``pulsar://`` URL (transport "binary": PARTITIONED_METADATA) or its
-        ``http://`` URL (transport "http": GET .../partitions?checkAllowAutoCreation=true; the
-        C++ client has not implemented PIP-344, apache/pulsar-client-cpp#496). The answer is
-        ``PartitionList(names)``; a raised ``pulsar.<Exception>`` is ``ClientError(<class name>)``
-        (Pulsar's BinaryProtoLookupService for the Java names, pulsar/exceptions.py for the Python ones).
-Rule 2: ``ProduceConsume`` subscribes first (a new Exclusive subscription), produces
-        ``m0..m{count-1}``, then receives until ``count`` messages arrived or no message came for
-        ``RECEIVE_IDLE_S``; the received payloads, in index order, are the outcome (ops.py:
-        "outcome lists the received payloads"). Fewer messages is an answer, not a timeout.
-Rule 3: ``pulsar.Timeout`` and a call that does not return within the bound raise ``Indefinite``.
-        The C++ calls run in a daemon thread so a stuck call cannot hang the run; a stuck thread
-        is left behind (and said so in the reason) because the C++ client cannot be interrupted.
-Rule 4: a client that could not connect answered nothing. The C++ client raises ``ConnectError``
-        both when the broker answered an HTTP lookup with an error status (an answer:
-        model/client.py) and when it could not connect within its connection timeout. So an
-        operation that has had nothing from the broker yet (``Contact``) and gets ``ConnectError``
-        raises ``NoContact`` (the step executor performs it again), except over HTTP where the
-        client's log names an HTTP error status for the operation's topic: that is the answer.
-        The log is never printed (it would drown the report). The C++ client logs through the
-        logger of the first ``pulsar.Client`` a process makes, for every client after it, so
-        every client gets the same ``CLIENT_LOG`` and an operation reads the lines that name its
-        topic; where another logger came first (``CLIENT_LOG.active`` is false), an HTTP
-        ``ConnectError`` is taken as the answer it nearly always is.
-Rule 6 (security): with a token the client is built with ``pulsar.AuthenticationToken``; for a
-        ``pulsar+ssl://`` or ``https://`` URL it trusts the credentials' CA
-        (``tls_trust_certs_file_path``) and checks the broker's host name.
-Rule 5 (PIP-2, ``PubSub``): one client, producer without batching and with single-partition
-        routing, consumers with ``receiver_queue_size`` = the op's permits. A burst of one is a
-        ``send``; a longer burst is that many ``send_async`` calls, a ``flush`` and a bounded wait
-        for every callback. After the last burst a partitions lookup on the same connection is
-        the barrier: the C++ client handles frames in order on one I/O thread, so messages the
-        broker dispatched before answering are queued by then. Each consumer is then drained
-        until it has every accepted message, or the broker's counters say it holds all it was
-        sent, or ``receive`` waits in vain for a quiet period (``pubsub.quiet_period``). The
-        client stays open until the case ends (``reset``), so a stats observation sees it.
+- ``GetPartitionsForTopic`` is ``client.get_topic_partitions(topic)`` on a client built from the
+  target's ``pulsar://`` URL (transport "binary": PARTITIONED_METADATA) or its ``http://`` URL
+  (transport "http": GET .../partitions?checkAllowAutoCreation=true; the C++ client has not
+  implemented PIP-344, apache/pulsar-client-cpp#496). The answer is ``PartitionList(names)``; a
+  raised ``pulsar.<Exception>`` is ``ClientError(<class name>)`` (Pulsar's
+  BinaryProtoLookupService for the Java names, pulsar/exceptions.py for the Python ones).
+- ``ProduceConsume`` (``_produce_consume``) subscribes first (a new Exclusive subscription),
+  produces ``m0..m{count-1}``, then receives until ``count`` messages arrived or no message came
+  for ``RECEIVE_IDLE_S``; the received payloads, in index order, are the outcome (ops.py:
+  "outcome lists the received payloads"). Fewer messages is an answer, not a timeout.
+- ``_bounded``: ``pulsar.Timeout`` and a call that does not return within the bound raise
+  ``Indefinite``. The C++ calls run in a daemon thread so a stuck call cannot hang the run; a
+  stuck thread is left behind (and said so in the reason) because the C++ client cannot be
+  interrupted.
+- A client that could not connect answered nothing (``Contact``, ``ClientLog``). The C++ client
+  raises ``ConnectError`` both when the broker answered an HTTP lookup with an error status (an
+  answer: model/client.py) and when it could not connect within its connection timeout. So an
+  operation that has had nothing from the broker yet (``Contact``) and gets ``ConnectError``
+  raises ``NoContact`` (the step executor performs it again), except over HTTP where the
+  client's log names an HTTP error status for the operation's topic: that is the answer. The log
+  is never printed (it would drown the report). The C++ client logs through the logger of the
+  first ``pulsar.Client`` a process makes, for every client after it, so every client gets the
+  same ``CLIENT_LOG`` and an operation reads the lines that name its topic; where another logger
+  came first (``CLIENT_LOG.active`` is false), an HTTP ``ConnectError`` is taken as the answer it
+  nearly always is.
+- Security (``_security_options``): with a token the client is built with
+  ``pulsar.AuthenticationToken``; for a ``pulsar+ssl://`` or ``https://`` URL it trusts the
+  credentials' CA (``tls_trust_certs_file_path``) and checks the broker's host name.
+- PIP-2 ``PubSub`` (``_pub_sub``): one client, producer without batching and with
+  single-partition routing, consumers with ``receiver_queue_size`` = the op's permits. A burst
+  of one is a ``send``; a longer burst is that many ``send_async`` calls, a ``flush`` and a
+  bounded wait for every callback. After the last burst a partitions lookup on the same
+  connection is the barrier: the C++ client handles frames in order on one I/O thread, so
+  messages the broker dispatched before answering are queued by then. Each consumer is then
+  drained (``_drain``) until it has every accepted message, or the broker's counters say it holds
+  all it was sent, or ``receive`` waits in vain for a quiet period (``pubsub.quiet_period``). The
+  client stays open until the case ends (``reset``), so a stats observation sees it.
 """
 
 from __future__ import annotations
@@ -65,23 +66,41 @@ EVIDENCE_POLL_MS = 20  # a receive between reads of the broker's counters
 PERSISTENT_DRAIN_IDLE_MS = 2000
 
 class ClientLog(logging.Handler):
-    """The official client's log, process-wide (Rule 4): the HTTP error statuses its lookups got,
-    by the URL they asked; nothing is printed."""
+    """The official client's log, process-wide: the HTTP error statuses its lookups got, by the URL
+    they asked, and the receipts its producers got ahead of the one they waited for, by topic;
+    nothing is printed."""
 
     HTTP_STATUS = re.compile(r"Response failed for url (\S+?):? .*returned error: (\d{3})")
+    # ProducerImpl::ackReceived (apache/pulsar-client-cpp@v4.2.0:lib/ProducerImpl.cc) logs this, for
+    # a receipt ahead of the oldest pending send, and has the connection closed and made again
+    ACK_AHEAD = re.compile(r"\[([^,\]]+), [^\]]*\] *Got ack for msg (\d+) expecting(?: last)?: (\d+)")
     KEPT = 512
 
     def __init__(self):
-        super().__init__(logging.WARNING)
+        super().__init__(logging.INFO)
         self._statuses: collections.deque[tuple[str, str]] = collections.deque(maxlen=self.KEPT)
-        self.logger = logging.Logger("pulsar-client", logging.WARNING)  # never registered, never printed
+        self._acks_ahead: collections.deque[tuple[str, str]] = collections.deque(maxlen=self.KEPT)
+        self.active = False  # the C++ client logs here, not through the logger of a client made before
+        self.logger = logging.Logger("pulsar-client", logging.INFO)  # never registered, never printed
         self.logger.addHandler(self)
         self.logger.propagate = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        found = self.HTTP_STATUS.search(record.getMessage())
+        self.active = True
+        if record.levelno < logging.WARNING:
+            return
+        line = record.getMessage()
+        found = self.HTTP_STATUS.search(line)
         if found:
             self._statuses.append((found.group(1), found.group(2)))
+        ahead = self.ACK_AHEAD.search(line)
+        if ahead:
+            self._acks_ahead.append((ahead.group(1), f"receipt of send {ahead.group(2)} while send "
+                                                     f"{ahead.group(3)} was the oldest pending"))
+
+    def acks_ahead(self, topic: str) -> list[str]:
+        """The receipts a producer on ``topic`` got out of order, as logged."""
+        return [what for logged_topic, what in self._acks_ahead if logged_topic == topic]
 
     def http_status(self, topic: str) -> Optional[str]:
         """The last HTTP error status of a lookup whose URL names ``topic``'s REST path, if logged."""
@@ -97,7 +116,8 @@ CLIENT_LOG = ClientLog()
 
 
 class Contact:
-    """Whether the broker has answered anything yet in this operation (Rule 4)."""
+    """Whether the broker has answered anything yet in this operation: without that, a
+    ConnectError means no contact, not an answer."""
 
     def __init__(self):
         self.made = False
@@ -119,7 +139,7 @@ class ClientDriver:
         self.timeout = timeout
         self.credentials = credentials
         self.transcript = Transcript("client")
-        self._kept: list = []  # clients a PubSub left open until the case ends (Rule 5)
+        self._kept: list = []  # clients a PubSub left open until the case ends, for its stats observations
 
     def can_perform(self, op) -> bool:
         if isinstance(op, ops.PubSub):
@@ -160,7 +180,7 @@ class ClientDriver:
         return outcome
 
     def _security_options(self, pulsar, url: str) -> dict:
-        """Rule 6: the pulsar.Client keyword arguments for the credentials."""
+        """The pulsar.Client keyword arguments for the credentials: a token, and the CA for TLS."""
         options: dict = {}
         if self.credentials.token is not None:
             options["authentication"] = pulsar.AuthenticationToken(self.credentials.token.reveal())
@@ -171,7 +191,8 @@ class ClientDriver:
         return options
 
     def _bounded(self, url: str, topic: str, work: Callable, what: str, keep: bool = False):
-        """Run ``work(client)`` in a daemon thread; map exceptions to outcomes (Rules 1, 3)."""
+        """Run ``work(client)`` in a daemon thread; map exceptions to outcomes, or to Indefinite
+        or NoContact when nothing was answered."""
         pulsar = _pulsar()
         box: dict = {}
 
@@ -210,7 +231,8 @@ class ClientDriver:
         if isinstance(error, Indefinite):
             raise error
         status = CLIENT_LOG.http_status(topic) if isinstance(error, pulsar.ConnectError) else None
-        if isinstance(error, pulsar.ConnectError) and status is None and not contact.made:
+        unanswered = url.startswith("pulsar") or (CLIENT_LOG.active and status is None)
+        if isinstance(error, pulsar.ConnectError) and unanswered and not contact.made:
             raise NoContact(f"{what}: the official client could not connect within its connection timeout "
                             f"({client_connection_timeout_ms(self.timeout)} ms), and no HTTP lookup was answered")
         if isinstance(error, pulsar.Timeout):
@@ -234,7 +256,7 @@ class ClientDriver:
             try:
                 message = consumer.receive(timeout_millis=int(RECEIVE_IDLE_S * 1000))
             except pulsar.Timeout:
-                break  # Rule 2: fewer messages is the answer
+                break  # fewer messages is the answer, not a timeout
             received.append(message.data().decode(errors="replace"))
             consumer.acknowledge(message)
         producer.close()
@@ -244,7 +266,8 @@ class ClientDriver:
         return Delivered(tuple(sorted(received, key=lambda payload: (message_index(payload.encode()), payload))))
 
     def _pub_sub(self, client, op: ops.PubSub, contact: Contact):
-        """Rule 5; returns the outcome, or ClientError when a producer or consumer is refused."""
+        """A PubSub: sends, a lookup as the barrier, then each consumer drained; returns the outcome,
+        or ClientError when a producer or consumer is refused."""
         pulsar = _pulsar()
         producer = client.create_producer(
             op.topic, batching_enabled=False, block_if_queue_full=True,
@@ -266,7 +289,7 @@ class ClientDriver:
             else:
                 receipts.extend(self._send_burst(producer, op.topic, len(receipts), size))
         asked = time.monotonic()
-        client.get_topic_partitions(op.topic)  # the barrier (Rule 5)
+        client.get_topic_partitions(op.topic)  # the barrier: frames are handled in order on one I/O thread
         round_trip = time.monotonic() - asked
         total = sum(1 for kind in receipts if kind != DROPPED and not kind.startswith("client-"))
         received = self._drain(op.topic, consumers, total, pulsar, round_trip)
@@ -275,16 +298,19 @@ class ClientDriver:
             for _, consumer in consumers:
                 consumer.close()
         self.transcript.note(f"receipts {receipts}; received {received}")
+        for what in CLIENT_LOG.acks_ahead(op.topic):
+            self.transcript.note(f"the client logged a {what}: it closed the connection and made a new one, "
+                                 "its producer and consumers with it (messages sent meanwhile reached no consumer)")
         return summarise(op, receipts, received)
 
     def _drain(self, topic: str, consumers: list, total: int, pulsar, round_trip: float) -> dict[str, list[list[int]]]:
         """Each consumer's messages until it holds every accepted one, or its subscription holds
         what the broker says it sent (pubsub.settled), or, without those counters, until a
-        receive waits DRAIN_IDLE_MS in vain (Rule 5)."""
+        receive waits DRAIN_IDLE_MS in vain."""
         got: list[list[int]] = [[] for _ in consumers]
         open_ = set(range(len(consumers)))
         deadline = time.monotonic() + self.timeout
-        # pubsub Rule 4; this driver acknowledges what it receives, which a persistent topic's
+        # pubsub.settled's evidence; this driver acknowledges what it receives, which a persistent topic's
         # backlog then no longer shows, so there only the quiet period ends the collection.
         persistent = TopicName.parse(topic).persistent
         counters = self.urls.get("http") is not None and not persistent

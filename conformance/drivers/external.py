@@ -5,38 +5,42 @@ program of its own, its *driver*, that speaks ``clients/protocol/v1.schema.json`
 input and output: one JSON request per line in, one JSON answer per line out (clients/README.md).
 ``DriverProcess`` owns one such process for a whole run.
 
-Rule 1: the process starts at its first request, and ``hello`` comes first: its answer must name
-        ``PROTOCOL_VERSION``. A driver that refuses hello, names another version, or cannot be
-        started is remembered as refused: every later request fails at once with the same reason
-        (``DriverRefused``), so a broken driver costs one start, not one per case.
-Rule 2: every wait is bounded: hello by ``start_timeout``, each request by its own ``timeout`` plus
-        ``grace`` (the driver is told the first bound and must answer within it; the grace covers
-        the pipe and the driver's own bookkeeping).
-Rule 3: what can go wrong maps to verdicts (execute.py turns exceptions into verdicts):
-        - no answer within the bound: the process is killed and ``DriverHung`` (an Indefinite)
-          is raised: the case is indefinite;
-        - the process ends or closes its output while a request waits: ``DriverCrashed``
-          (broken), with its exit status and the last lines of its stderr;
-        - a line that is not a JSON object, an answer to another id, or not exactly one of
-          ok / raised / unsupported / error: the process is killed and ``DriverProtocolError``
-          (broken) is raised;
-        - an "error" answer (the driver says our request was wrong): ``DriverRequestError``
-          (broken);
-        - "unsupported": ``Unsupported`` (the case is unsupported, with the driver's reason);
-        - "raised": returned as a ``Raised`` value; what it means is the caller's to decide.
-        After a kill or a crash the next request starts a new process.
-Rule 4: nothing is left running: the driver runs in a process group of its own that ``close``
-        ends (a bounded ``shutdown``, then SIGKILL to the group); every live process is also
-        closed at interpreter exit, and on Linux it gets PR_SET_PDEATHSIG(SIGKILL).
-Rule 5: stdout is read line by line by a daemon thread into a queue; stderr by another into a
-        bounded ring, so a chatty driver never blocks on a full pipe and its last words can be
-        shown in a reason.
-Rule 6: each started process gets a folder of its own as ``TMPDIR`` (clients/README.md): what a
-        client library unpacks there (the Java client's native libraries) goes with the process,
-        since the folder is removed when the process ends; at exit the harness removes every
-        folder of its own no running process holds (one a worker made just before the harness
-        was stopped), and folders of harness processes killed before they could remove theirs
-        are removed by the next harness that starts a driver.
+- Start-up (``DriverProcess.start``): the process starts at its first request, and ``hello``
+  comes first: its answer must name ``PROTOCOL_VERSION``. A driver that refuses hello, names
+  another version, or cannot be started is remembered as refused: every later request fails at
+  once with the same reason (``DriverRefused``), so a broken driver costs one start, not one per
+  case.
+- Every wait is bounded: hello by ``start_timeout``, each request by its own ``timeout`` plus
+  ``grace`` (the driver is told the first bound and must answer within it; the grace covers the
+  pipe and the driver's own bookkeeping).
+- What can go wrong in a request (``DriverProcess.request``) maps to verdicts (execute.py turns
+  exceptions into verdicts):
+
+  - no answer within the bound: the process is killed and ``DriverHung`` (an Indefinite) is
+    raised: the case is indefinite;
+  - the process ends or closes its output while a request waits: ``DriverCrashed`` (broken),
+    with its exit status and the last lines of its stderr;
+  - a line that is not a JSON object, an answer to another id, or not exactly one of
+    ok / raised / unsupported / error: the process is killed and ``DriverProtocolError``
+    (broken) is raised;
+  - an "error" answer (the driver says our request was wrong): ``DriverRequestError`` (broken);
+  - "unsupported": ``Unsupported`` (the case is unsupported, with the driver's reason);
+  - "raised": returned as a ``Raised`` value; what it means is the caller's to decide.
+
+  After a kill or a crash the next request starts a new process.
+- Nothing is left running (``DriverProcess.close``): the driver runs in a process group of its
+  own that ``close`` ends (a bounded ``shutdown``, then SIGKILL to the group); every live
+  process is also closed at interpreter exit, and on Linux it gets PR_SET_PDEATHSIG(SIGKILL).
+- stdout is read line by line by a daemon thread into a queue; stderr by another into a bounded
+  ring, so a chatty driver never blocks on a full pipe and its last words can be shown in a
+  reason.
+- Scratch folders: each started process gets a folder of its own as ``TMPDIR``
+  (clients/README.md): what a client library unpacks there (the Java client's native libraries)
+  goes with the process, since the folder is removed when the process ends; at exit the harness
+  removes every folder of its own no running process holds (``remove_own_scratch``: one a worker
+  made just before the harness was stopped), and folders of harness processes killed before they
+  could remove theirs are removed by the next harness that starts a driver
+  (``remove_orphaned_scratch``).
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ class DriverGone(DriverError):
 
 
 class DriverRefused(DriverError):
-    """The driver could not be started, or refused our protocol version; remembered (Rule 1)."""
+    """The driver could not be started, or refused our protocol version; remembered for the run."""
 
 
 class DriverHung(Indefinite):
@@ -127,7 +131,7 @@ def _close_all_at_exit() -> None:
 
 
 def remove_own_scratch() -> list[Path]:
-    """Rule 6: this harness's folders that no running driver process holds: a worker thread the
+    """This harness's scratch folders that no running driver process holds: a worker thread the
     harness's end interrupted between making a folder and starting its process leaves one."""
     with _LIVE_LOCK:
         held = {process.scratch for process in _LIVE}
@@ -143,7 +147,7 @@ atexit.register(_close_all_at_exit)
 
 
 def remove_orphaned_scratch(parent: Optional[Path] = None) -> list[Path]:
-    """Rule 6: the folders of driver processes whose harness is gone (killed before its exit hook)."""
+    """The scratch folders of driver processes whose harness is gone (killed before its exit hook)."""
     return children.remove_folders_of_gone(SCRATCH_PREFIX, parent)
 
 
@@ -151,10 +155,11 @@ _SWEPT = False
 
 
 class DriverProcess:
-    """One driver program, started on demand and kept for the run (Rules 1-5).
+    """One driver program, started on demand and kept for the run: hello first, bounded waits,
+    failures mapped to verdicts, nothing left running, pipes never full.
 
     ``command`` is the argv, or a function returning it (so a driver that must first be built is
-    built only when a case needs it; a failure there refuses the driver, Rule 1).
+    built only when a case needs it; a failure there refuses the driver, like a refused hello).
     """
 
     def __init__(self, name: str, command: Sequence[str] | Callable[[], Sequence[str]], *,
@@ -176,7 +181,7 @@ class DriverProcess:
         # Every use of the process (start, request, close) holds it: a start that another thread
         # began must not be joined halfway, and an exchange must not share the pipes with another.
         self._lock = threading.RLock()
-        self.scratch: Optional[Path] = None  # Rule 6: the running process's TMPDIR
+        self.scratch: Optional[Path] = None  # the running process's TMPDIR, removed with it
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -189,7 +194,7 @@ class DriverProcess:
         return self._proc.pid if self._proc is not None else None
 
     def start(self) -> dict:
-        """Start the process if it is not running and agree on the protocol (Rule 1)."""
+        """Start the process if it is not running and agree on the protocol (hello)."""
         with self._held():
             return self._start()
 
@@ -268,7 +273,7 @@ class DriverProcess:
         return ok
 
     def close(self) -> None:
-        """Ask the driver to shut down, then make sure its process group is gone (Rule 4)."""
+        """Ask the driver to shut down, then make sure its process group is gone."""
         if not self._lock.acquire(timeout=CLOSE_TIMEOUT):
             self._kill()  # a request still holds it: its wait ends with the process
             return
@@ -314,7 +319,7 @@ class DriverProcess:
             _LIVE.discard(self)
 
     def _scratch_env(self) -> dict:
-        """Rule 6: a new folder for the process about to start, and the environment naming it."""
+        """A new scratch folder for the process about to start, and the environment naming it."""
         global _SWEPT
         if not _SWEPT:
             _SWEPT = True
@@ -334,7 +339,7 @@ class DriverProcess:
     # -- requests ------------------------------------------------------------------------------
 
     def request(self, cmd: str, args: Optional[dict] = None, *, timeout: float, started: Optional[int] = None):
-        """Send one request; returns "ok"'s object or a ``Raised`` (Rule 3). With ``started``, the
+        """Send one request; returns "ok"'s object or a ``Raised``; other answers raise. With ``started``, the
         request is about something made in that start of the process (``starts``): if the process
         has been restarted since, DriverGone is raised and nothing is sent."""
         with self._held():

@@ -1,39 +1,39 @@
 """The java-client and java-admin drivers: Pulsar's official Java client and admin client, driven
 through the client-driver protocol (drivers/external.py, clients/README.md).
 
-Rule 1: a small pool of driver processes per Java driver per run, shared by every target (each
-        request names the URL it is for): ``shared_process`` hands each new set of drivers the
-        least used process, starting another while the pool has fewer than POOL_SIZE (a process
-        answers one request at a time, and cases run concurrently), with the library version
-        chosen for the run (``configure``; default java_build's); ``close_shared`` ends them all
-        when the run ends.
-Rule 2: a model operation is composed here from the protocol's commands, the way an application
-        calls the client; each ``perform`` opens its own client (or admin) and closes it before
-        returning, so nothing carries over to the next case.
-        - ``JavaGetPartitionsForTopic``: client.create on the target's pulsar:// or http:// URL,
-          then client.get_partitions with the flag (none for the one-argument form);
-        - ``JavaProduceConsume``: consumer.subscribe (the op's sub_type, a new subscription),
-          producer.create, producer.send ``m0..m{count-1}``, consumer.receive until ``count``
-          messages came or none came for ``RECEIVE_IDLE_S``, consumer.acknowledge each; close the
-          consumer, subscribe again on the same subscription and receive until none comes for
-          ``REDELIVERY_IDLE_S``: anything then is appended, so a lost acknowledgement shows;
-        - ``JavaGetPartitionedTopicMetadata``: admin.create on the admin URL, then
-          admin.get_partitioned_topic_metadata.
-Rule 3: the first exception the client raises ends the operation; it is mapped by
-        java_exceptions.py (an outcome, a timeout, or a driver bug).
-Rule 5: credentials (conformance/security.py) go in client.create / admin.create as the
-        protocol's options ``auth_token`` and ``tls_trust_certs_file``, and only to a driver whose
-        hello lists them; an operation that needs one its driver lacks is Unsupported.
-Rule 4: every request is bounded by the driver's ``timeout`` (the Java side waits at most that
-        for each future; external.py waits a grace longer and then stops the process).
-Rule 6: the process is shared, so another case's hung request may stop it while this case holds a
-        client; every request about a handle names the start of the process that made it, and one
-        made before a restart is never sent (DriverGone). A lookup had then sent nothing to the
-        broker (``NoContact``: the step executor asks again, from a new client); ProduceConsume may
-        have, so its answer is indefinite.
-Rule 7: a client that could not connect to the broker (Java's ``ConnectException`` and the
-        client's own ``PulsarClientException$ConnectException``, as the exception or a cause) has
-        not answered anything: ``NoContact`` (java_exceptions.py), never an outcome.
+- A small pool of driver processes per Java driver per run, shared by every target (each request
+  names the URL it is for): ``shared_process`` hands each new set of drivers the least used
+  process, starting another while the pool has fewer than POOL_SIZE (a process answers one
+  request at a time, and cases run concurrently), with the library version chosen for the run
+  (``configure``; default java_build's); ``close_shared`` ends them all when the run ends.
+- A model operation is composed here from the protocol's commands, the way an application calls
+  the client; each ``perform`` opens its own client (or admin) and closes it before returning,
+  so nothing carries over to the next case.
+
+  - ``JavaGetPartitionsForTopic``: client.create on the target's pulsar:// or http:// URL, then
+    client.get_partitions with the flag (none for the one-argument form);
+  - ``JavaProduceConsume``: consumer.subscribe (the op's sub_type, a new subscription),
+    producer.create, producer.send ``m0..m{count-1}``, consumer.receive until ``count`` messages
+    came or none came for ``RECEIVE_IDLE_S``, consumer.acknowledge each; close the consumer,
+    subscribe again on the same subscription and receive until none comes for
+    ``REDELIVERY_IDLE_S``: anything then is appended, so a lost acknowledgement shows;
+  - ``JavaGetPartitionedTopicMetadata``: admin.create on the admin URL, then
+    admin.get_partitioned_topic_metadata.
+- The first exception the client raises ends the operation (``_Failed``); it is mapped by
+  java_exceptions.py (an outcome, a timeout, or a driver bug).
+- Credentials (conformance/security.py, ``_JavaDriver._options``) go in client.create /
+  admin.create as the protocol's options ``auth_token`` and ``tls_trust_certs_file``, and only to
+  a driver whose hello lists them; an operation that needs one its driver lacks is Unsupported.
+- Every request is bounded by the driver's ``timeout`` (the Java side waits at most that for
+  each future; external.py waits a grace longer and then stops the process).
+- The process is shared, so another case's hung request may stop it while this case holds a
+  client; every request about a handle names the start of the process that made it, and one
+  made before a restart is never sent (``DriverGone``). A lookup had then sent nothing to the
+  broker (``NoContact``: the step executor asks again, from a new client); ProduceConsume may
+  have, so its answer is indefinite.
+- A client that could not connect to the broker (Java's ``ConnectException`` and the client's
+  own ``PulsarClientException$ConnectException``, as the exception or a cause) has not answered
+  anything: ``NoContact`` (java_exceptions.py), never an outcome.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ _processes_lock = threading.Lock()
 
 
 def configure(*, client_version: Optional[str] = None, admin_version: Optional[str] = None) -> None:
-    """The library versions of this run's Java drivers (Rule 1); a running driver of another
+    """The library versions of this run's Java drivers; a running driver of another
     version is closed."""
     wanted = {"java-client": client_version or DEFAULT_CLIENT_VERSION,
               "java-admin": admin_version or DEFAULT_ADMIN_VERSION}
@@ -116,7 +116,7 @@ class _JavaDriver:
         self.transcript = Transcript(self.name)
 
     def _options(self, url: str) -> dict:
-        """Rule 5: the create options the credentials need for ``url``, if the driver honours them."""
+        """The create options the credentials need for ``url``, if the driver honours them."""
         wanted = {}
         if self.credentials.token is not None:
             wanted["auth_token"] = self.credentials.token.reveal()
@@ -134,10 +134,11 @@ class _JavaDriver:
         self.transcript = Transcript(self.name)
 
     def close(self) -> None:
-        """The process is the run's (Rule 1); a driver object holds nothing of its own."""
+        """The process is the run's pool's (``close_shared``); a driver object holds nothing of its own."""
 
     def _call(self, cmd: str, *, wait_s: Optional[float] = None, born: Optional[int] = None, **args):
-        """One request; with ``born``, about handles made in that start of the process (Rule 6)."""
+        """One request; with ``born``, about handles made in that start of the process (never
+        sent after a restart)."""
         args["timeout_ms"] = int((self.timeout if wait_s is None else wait_s) * 1000)
         self.transcript.sent(f"{cmd} {args}")
         answer = self.process.request(cmd, args, timeout=self.timeout, started=born)
@@ -145,7 +146,7 @@ class _JavaDriver:
         return answer
 
     def _make(self, cmd: str, **args) -> tuple[object, int]:
-        """A request that makes a client or an admin: its answer and the start it lives in (Rule 6)."""
+        """A request that makes a client or an admin: its answer and the start of the process it lives in."""
         args["timeout_ms"] = int(self.timeout * 1000)
         self.transcript.sent(f"{cmd} {args}")
         answer, born = self.process.request_making(cmd, args, timeout=self.timeout)
@@ -169,7 +170,7 @@ class _JavaDriver:
 
 
 class _Failed(Exception):
-    """The client raised: ``outcome`` is the operation's answer (Rule 3)."""
+    """The client raised: ``outcome`` is the operation's answer, and the operation ends."""
 
     def __init__(self, outcome):
         super().__init__(outcome)
@@ -198,7 +199,7 @@ class JavaClientDriver(_JavaDriver):
         if isinstance(op, ops.JavaGetPartitionsForTopic):
             try:
                 return self._with_client(url, op)
-            except DriverGone as gone:  # Rule 6
+            except DriverGone as gone:  # the process restarted: nothing of the lookup was sent
                 raise NoContact(f"{gone}: getPartitionsForTopic({op.topic}) was not sent") from None
         try:
             return self._with_client(url, op)
@@ -283,7 +284,7 @@ class JavaAdminDriver(_JavaDriver):
             raise Unsupported("no-admin-api", "target has no admin URL for the Java admin client")
         try:
             return self._with_admin(op)
-        except DriverGone as gone:  # Rule 6
+        except DriverGone as gone:  # the process restarted: nothing of the lookup was sent
             raise NoContact(f"{gone}: getPartitionedTopicMetadata({op.topic}) was not sent") from None
 
     def _with_admin(self, op: ops.JavaGetPartitionedTopicMetadata):

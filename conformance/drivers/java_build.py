@@ -4,20 +4,20 @@
 (``make java-drivers`` calls it); the java-client and java-admin drivers call ``driver_command``
 when a case first needs them, which builds whatever is missing.
 
-Rule 1: nothing lands in the repository: Maven's local repository, the built jars and the
-        resolved classpaths live under ``CACHE`` (``$PULSAR_CONFORMANCE_CACHE``, default
-        ``~/.cache/pulsar-conformance``), and Maven reads ``clients/java/settings.xml``, which
-        serves every repository from Maven Central.
-Rule 2: the jars are keyed by a hash of clients/java's files, so a changed driver is rebuilt and
-        an unchanged one never is; they are compiled once against the API of
-        ``pulsar.compile.version`` (clients/java/pom.xml).
-Rule 3: the library version is chosen by the classpath: one file per (driver, version), resolved
-        with ``dependency:build-classpath -Dpulsar.client.version=V`` (or ``pulsar.admin.version``)
-        and kept. A client release older than the compile API still runs: a method it lacks is
-        answered "unsupported" by the driver.
-Rule 4: builds run under a lock file, so two runs sharing the cache never build at once, and are
-        bounded by ``BUILD_TIMEOUT``; a failure raises ``BuildError`` naming the command and the
-        end of Maven's output.
+- Nothing lands in the repository: Maven's local repository, the built jars and the resolved
+  classpaths live under ``CACHE`` (``$PULSAR_CONFORMANCE_CACHE``, default
+  ``~/.cache/pulsar-conformance``), and Maven reads ``clients/java/settings.xml``, which serves
+  every repository from Maven Central.
+- ``built_jars``: the jars are keyed by a hash of clients/java's files (``source_hash``), so a
+  changed driver is rebuilt and an unchanged one never is; they are compiled once against the API
+  of ``pulsar.compile.version`` (clients/java/pom.xml).
+- ``classpath``: the library version is chosen by the classpath: one file per (driver, version),
+  resolved with ``dependency:build-classpath -Dpulsar.client.version=V`` (or
+  ``pulsar.admin.version``) and kept. A client release older than the compile API still runs: a
+  method it lacks is answered "unsupported" by the driver.
+- Builds run under a lock file (``_locked``), so two runs sharing the cache never build at once,
+  and are bounded by ``BUILD_TIMEOUT``; a failure raises ``BuildError`` naming the command and
+  the end of Maven's output.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ def _locked():
 
 
 def built_jars() -> Path:
-    """The folder holding this source's driver-core, driver-client and driver-admin jars (Rule 2)."""
+    """The folder holding this source's driver-core, driver-client and driver-admin jars, built
+    when missing."""
     out = CACHE / "java-drivers" / source_hash()
     if (out / ".built").exists():
         return out
@@ -103,7 +104,7 @@ def built_jars() -> Path:
 
 
 def classpath(driver: str, version: str) -> str:
-    """The library classpath of ``driver`` at ``version``, resolved once (Rule 3)."""
+    """The library classpath of ``driver`` at ``version``, resolved once and kept."""
     module, prop, _ = DRIVERS[driver]
     if not version or any(ch in version for ch in "/\\ ") or version.startswith("-"):
         raise BuildError(f"{driver}: {version!r} is not a release version such as {DEFAULT_CLIENT_VERSION}")

@@ -1,18 +1,21 @@
 """What a Java client's exception means to the harness: an outcome, a timeout, or a driver bug.
 
-Rule 1: an exception of the Pulsar client or admin API (``PulsarClientException`` or
-        ``PulsarAdminException`` and their nested classes) is the client's answer: the outcome
-        ``ClientError`` with the class as Java source names it (``org.apache.pulsar.client.api.
-        PulsarClientException$NotFoundException`` -> ``PulsarClientException.NotFoundException``),
-        which is how model/java_client.py writes its expectations.
-Rule 2: a timeout is no answer: ``java.util.concurrent.TimeoutException`` (the driver's bounded
-        wait on a future) and the client's and admin's own TimeoutException raise ``Indefinite``.
-Rule 4: a client that could not connect answered nothing: ``PulsarClientException$ConnectException``,
-        or any exception caused by Java's ``java.net.ConnectException`` or a Netty connect timeout,
-        raises ``NoContact`` (before Rule 1), so the step executor asks again.
-Rule 3: anything else (a NullPointerException, an IllegalStateException thrown by the JDK or by our
-        driver) is not an answer of the client's API: ``JavaDriverBug`` (verdict broken) with the
-        class and message.
+``outcome_of`` decides, in this order:
+
+- A client that could not connect answered nothing: ``PulsarClientException$ConnectException``,
+  or any exception caused by Java's ``java.net.ConnectException`` or a Netty connect timeout,
+  raises ``NoContact``, so the step executor asks again. This is checked before the API's
+  exceptions count as answers, since ConnectException is one of them.
+- A timeout is no answer: ``java.util.concurrent.TimeoutException`` (the driver's bounded wait on
+  a future) and the client's and admin's own TimeoutException raise ``Indefinite``.
+- An exception of the Pulsar client or admin API (``PulsarClientException`` or
+  ``PulsarAdminException`` and their nested classes) is the client's answer: the outcome
+  ``ClientError`` with the class as Java source names it (``org.apache.pulsar.client.api.
+  PulsarClientException$NotFoundException`` -> ``PulsarClientException.NotFoundException``),
+  which is how model/java_client.py writes its expectations.
+- Anything else (a NullPointerException, an IllegalStateException thrown by the JDK or by our
+  driver) is not an answer of the client's API: ``JavaDriverBug`` (verdict broken) with the
+  class and message.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ NOT_CONNECTED = frozenset({
 
 
 class JavaDriverBug(DriverError):
-    """The driver raised something that is not the client API's answer (Rule 3)."""
+    """The driver raised something that is not the client API's answer (verdict broken)."""
 
 
 def java_name(binary_name: str) -> str:
@@ -54,7 +57,8 @@ def is_api_exception(binary_name: str) -> bool:
 
 
 def outcome_of(raised: Raised, what: str) -> ClientError:
-    """Rules 1-4 for one ``raised`` answer of the call described by ``what``."""
+    """The outcome of one ``raised`` answer of the call described by ``what``, or NoContact,
+    Indefinite or JavaDriverBug when it is not the client's answer."""
     if {raised.cls, *raised.causes} & NOT_CONNECTED:
         raise NoContact(f"{what}: the client could not connect: {java_name(raised.cls)} ({raised.message})")
     if raised.cls in TIMEOUTS:

@@ -5,18 +5,21 @@ A target that exposes its store (``Target.metadata_store_url``, e.g. the referen
 only what the APIs answer. The driver reads the znodes itself with kazoo; it shares no code with
 the broker (conformance may not import reference_broker, tests/test_import_order.py).
 
-Rule 1: ``ReadTopicLayout(topic)`` lists ``/managed-ledgers/{tenant}/{ns}/{domain}`` and, for each
-        child that is a bucket folder (``$k``; a topic child never starts with ``$`` because URL
-        encoding turns it into ``%24``), that folder's children; every child whose URL-decoded
-        name (Pulsar's ``Codec.decode``, Pulsar's TopicResources/NamespaceResources) is the topic's local name is reported, as its
-        full path. The answer is ``LedgerPaths`` with every path found, so a ledger stored twice,
-        or in the wrong bucket, or nowhere, shows as such. The bucket is never computed here: the
-        model computes the expected path (model/buckets.py), the driver only reads.
-Rule 2: a target without an exposed store makes every such op ``Unsupported`` with the reason
-        ``target does not expose its metadata store``; a store that is not ZooKeeper is
-        unsupported too, naming its URL.
-Rule 3: every call is bounded by ``timeout``; a connect or read that does not answer raises
-        ``Indefinite``. A missing folder is an empty one (the namespace has no topic yet).
+``MetadataDriver.perform`` answers ``ReadTopicLayout(topic)``: it lists
+``/managed-ledgers/{tenant}/{ns}/{domain}`` and, for each child that is a bucket folder (``$k``; a
+topic child never starts with ``$`` because URL encoding turns it into ``%24``), that folder's
+children; every child whose URL-decoded name (Pulsar's ``Codec.decode``, Pulsar's
+TopicResources/NamespaceResources) is the topic's local name is reported, as its full path. The
+answer is ``LedgerPaths`` with every path found, so a ledger stored twice, or in the wrong bucket,
+or nowhere, shows as such. The bucket is never computed here: the model computes the expected
+path (model/buckets.py), the driver only reads.
+
+A target without an exposed store makes every such op ``Unsupported`` with the reason ``target
+does not expose its metadata store`` (``NO_STORE``); a store that is not ZooKeeper is unsupported
+too, naming its URL (``zk_hosts``).
+
+Every call is bounded by ``timeout``; a connect or read that does not answer raises
+``Indefinite``. A missing folder is an empty one (``children``: the namespace has no topic yet).
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ def zk_hosts(store_url: str) -> str:
 
 
 class MetadataDriver:
-    """Reads a target's metadata store (Rule 1); ``client_factory(hosts, timeout)`` lets tests plug
-    in a fake kazoo client."""
+    """Reads where a topic's managed ledger lives in a target's metadata store;
+    ``client_factory(hosts, timeout)`` lets tests plug in a fake kazoo client."""
 
     name = "metadata"
 
@@ -80,12 +83,12 @@ class MetadataDriver:
         if not self.can_perform(op):
             raise Unsupported("no-driver", f"the metadata driver cannot perform {type(op).__name__}; it reads the store only")
         if self.store_url is None:
-            raise Unsupported("no-metadata-store", NO_STORE)  # Rule 2
+            raise Unsupported("no-metadata-store", NO_STORE)
         topic = TopicName.parse(op.topic)
         base = f"{MANAGED_LEDGERS_ROOT}/{topic.tenant}/{topic.namespace}/{topic.domain}"
         found = []
         for child in self.children(base):
-            if child.startswith(BUCKET_PREFIX):  # a bucket folder, never a topic (Rule 1)
+            if child.startswith(BUCKET_PREFIX):  # a bucket: "$" in a topic name is URL-encoded
                 folder = f"{base}/{child}"
                 found += [f"{folder}/{name}" for name in self.children(folder)
                           if urllib.parse.unquote(name) == topic.local_name]
@@ -119,7 +122,7 @@ class MetadataDriver:
         return client
 
     def children(self, path: str) -> list[str]:
-        """Sorted children of ``path``; [] when it does not exist (Rule 3)."""
+        """Sorted children of ``path``; [] when it does not exist (a namespace with no topic yet)."""
         from kazoo.exceptions import KazooException, NoNodeError
         from kazoo.handlers.threading import KazooTimeoutError
 

@@ -4,22 +4,23 @@ Both the wire driver and the client driver collect the same raw facts — one re
 send order, and per consumer the message indices it received, in arrival order — and this module
 normalises them. It applies no spec rule: it only says what was seen, in the outcome's terms.
 
-Rule 1: a receipt's kind comes from its message id: on a non-persistent topic (0, 0) is ACCEPTED
-        and (-1, -1) DROPPED (2^64-1 on the wire, -1 in the client; Pulsar's ServerCnx.handleSend), any other id is
-        written "ledger:entry"; on a persistent topic (-1, -1) is DROPPED and any other id STORED.
-        SEND_ERROR is "send-error:<ServerError>", a client exception "client-error:<class>".
-Rule 2: a payload ``m<i>`` is message i; anything else counts as index -1, which no model outcome
-        contains, so a foreign payload is always visible as a mismatch.
-Rule 3: ``in_order`` is true when every consumer received strictly increasing indices.
-Rule 4: ``settled`` ends a collection on evidence rather than on a quiet period, from the
-        topic's stats: a subscription has everything when it holds as many messages as its
-        msgOutCounter says the broker sent; a non-persistent topic sends as it accepts, so that
-        is all, while a persistent topic's dispatcher reads stored messages later, so there it
-        is all only once the counter reaches the subscription's msgBacklog (the driver does not
-        acknowledge) or no consumer has a permit left.
-Rule 5: without those counters a collection ends after a quiet period: the period a quiet machine
-        needs, or ``QUIET_ROUND_TRIPS`` times the barrier's round trip when the broker answers it
-        slower than that (``quiet_period``), never longer than the step's bound.
+- ``receipt_kind``: a receipt's kind comes from its message id: on a non-persistent topic
+  (0, 0) is ACCEPTED and (-1, -1) DROPPED (2^64-1 on the wire, -1 in the client; Pulsar's
+  ServerCnx.handleSend), any other id is written "ledger:entry"; on a persistent topic (-1, -1)
+  is DROPPED and any other id STORED. SEND_ERROR is "send-error:<ServerError>", a client
+  exception "client-error:<class>".
+- ``message_index``: a payload ``m<i>`` is message i; anything else counts as index -1, which no
+  model outcome contains, so a foreign payload is always visible as a mismatch.
+- ``summarise``: ``in_order`` is true when every consumer received strictly increasing indices.
+- ``settled`` ends a collection on evidence rather than on a quiet period, from the topic's
+  stats: a subscription has everything when it holds as many messages as its msgOutCounter says
+  the broker sent; a non-persistent topic sends as it accepts, so that is all, while a persistent
+  topic's dispatcher reads stored messages later, so there it is all only once the counter
+  reaches the subscription's msgBacklog (the driver does not acknowledge) or no consumer has a
+  permit left.
+- ``quiet_period``: without those counters a collection ends after a quiet period: the period a
+  quiet machine needs, or ``QUIET_ROUND_TRIPS`` times the barrier's round trip when the broker
+  answers it slower than that, never longer than the step's bound.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ NO_ID = (-1, U64_MINUS_ONE)
 
 
 def receipt_kind(topic: str, ledger_id: int, entry_id: int) -> str:
-    """Rule 1."""
+    """The receipt kind of a send whose message id is (``ledger_id``, ``entry_id``) on ``topic``."""
     if ledger_id in NO_ID and entry_id in NO_ID:
         return DROPPED
     if TopicName.parse(topic).persistent:
@@ -52,7 +53,7 @@ def receipt_kind(topic: str, ledger_id: int, entry_id: int) -> str:
 
 
 def message_index(payload: bytes) -> int:
-    """Rule 2."""
+    """The index i of a payload ``m<i>``; -1, which no model outcome contains, for any other."""
     text = payload.decode("ascii", errors="replace")
     return int(text[1:]) if text.startswith("m") and text[1:].isdigit() else -1
 
@@ -75,13 +76,13 @@ def summarise(op: ops.PubSub, receipts: Sequence[str], received: Mapping[str, Se
 
 
 def quiet_period(least_s: float, round_trip_s: float, bound_s: float) -> float:
-    """Rule 5: how long no message may come before a collection without the broker's counters ends."""
+    """How long no message may come before a collection without the broker's counters ends."""
     return min(bound_s, max(least_s, QUIET_ROUND_TRIPS * round_trip_s))
 
 
 def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeout: float,
             credentials: Credentials = NO_CREDENTIALS) -> Optional[bool]:
-    """Rule 4: whether every subscription holds all the broker sent it and the broker will send
+    """Whether every subscription holds all the broker sent it and the broker will send
     nothing more; None when there is no admin API or its stats do not say."""
     if not admin_url:
         return None

@@ -1,6 +1,9 @@
 """REST driver: Pulsar's admin v2 and lookup v2 HTTP APIs, turned into outcome values.
 
-Paths are Pulsar's, verbatim (STYLE R5; Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's BrokerService/AutoTopicCreationOverrideImpl, Pulsar's NamespaceService.getListOfNonPersistentTopics, Pulsar's TopicLookupBase.internalLookupTopicAsync):
+Paths are Pulsar's, verbatim: a Pulsar thing goes by Pulsar's own name here (Pulsar's
+PersistentTopicsBase.internalGetPartitionedMetadataAsync, Pulsar's
+BrokerService/AutoTopicCreationOverrideImpl, Pulsar's NamespaceService.getListOfNonPersistentTopics,
+Pulsar's TopicLookupBase.internalLookupTopicAsync):
   PUT    /admin/v2/tenants/{tenant}
   PUT    /admin/v2/namespaces/{tenant}/{ns}                      DELETE the same
   POST   /admin/v2/namespaces/{tenant}/{ns}/autoTopicCreation    GET, DELETE the same
@@ -15,30 +18,31 @@ Paths are Pulsar's, verbatim (STYLE R5; Pulsar's PersistentTopicsBase.internalGe
   GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/partitioned-stats?perPartition=true
   GET    /admin/v2/{domain}/{tenant}/{ns}/{topic}/internalStats
 
-Rule 1: a 2xx answer becomes the op's success value (Partitions, TopicList, LookupAnswer, Done);
-        anything else becomes ``RestError(status, reason)`` where reason is the ``{"reason": ...}``
-        of Pulsar's ErrorData body, or the raw body text when it is not that JSON (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync).
-Rule 2: redirects are answers, not hops: a 307 lookup is ``LookupAnswer("Redirect", ...)`` and a
-        307 on an admin call is a RestError; we never follow them, so what we compare is what
-        this broker said.
-Rule 3: a transport failure (refused, reset, timed out) raises ``Indefinite``: the target did
-        not answer, which is never a spec failure.
-Rule 5 (security): the admin URL may be ``https://`` (checked against the credentials' CA); with
-        a token every request carries ``Authorization: Bearer <token>``, as Pulsar's admin client
-        sends it. An ``ops.WithCredentials`` operation performs its inner operation with that
-        operation's credentials instead (no header, or a token minted for its role). A servlet
-        container's HTML error page (Jetty's, for a request refused before any resource, e.g. 401
-        "Authentication required") is read as its message, as the ``reason``.
-Rule 4 (PIP-2 stats): a stats answer is read into the outcome's view: counters as numbers, each
-        msgDropRate / msgRateOut as its sign (ZERO or POSITIVE), and the names of
-        TOPIC_STATS_FIELDS / PARTITIONED_STATS_FIELDS the JSON lacks. A field of the wrong JSON
-        type counts as missing. Each FIXED_STATS_FIELDS path is read as ``stats_value`` writes
-        it, one value for all its instances (``mixed: ...`` when they differ), and left out
-        when the JSON has no instance of it (no publisher, subscription or consumer). Rates
-        are read across two of the broker's stats updates
-        (``stats_window``, ``merge_rate_views``), because a broker that recomputes them
-        periodically shows an event only from the next update on; a broker whose runtime
-        configuration does not show ``statsUpdateFrequencyInSecs`` is read once.
+- A 2xx answer becomes the op's success value (Partitions, TopicList, LookupAnswer, Done);
+  anything else becomes ``RestError(status, reason)`` where reason is the ``{"reason": ...}`` of
+  Pulsar's ErrorData body, or the raw body text when it is not that JSON (Pulsar's
+  PersistentTopicsBase.internalGetPartitionedMetadataAsync; rest_http.py's ``done``).
+- Redirects are answers, not hops: a 307 lookup is ``LookupAnswer("Redirect", ...)`` and a 307
+  on an admin call is a RestError; the client never follows them (``follow_redirects=False``),
+  so what we compare is what this broker said.
+- A transport failure (refused, reset, timed out) raises ``Indefinite`` (``RestDriver.request``):
+  the target did not answer, which is never a spec failure.
+- Security: the admin URL may be ``https://`` (checked against the credentials' CA); with a
+  token every request carries ``Authorization: Bearer <token>``, as Pulsar's admin client sends
+  it. An ``ops.WithCredentials`` operation performs its inner operation with that operation's
+  credentials instead (``_as_other``: no header, or a token minted for its role). A servlet
+  container's HTML error page (Jetty's, for a request refused before any resource, e.g. 401
+  "Authentication required") is read as its message, as the ``reason``.
+- PIP-2 stats: a stats answer is read into the outcome's view (``topic_stats_view``): counters as
+  numbers, each msgDropRate / msgRateOut as its sign (ZERO or POSITIVE), and the names of
+  TOPIC_STATS_FIELDS / PARTITIONED_STATS_FIELDS the JSON lacks (``missing_fields``). A field of
+  the wrong JSON type counts as missing. Each FIXED_STATS_FIELDS path is read as ``stats_value``
+  writes it, one value for all its instances (``mixed: ...`` when they differ), and left out when
+  the JSON has no instance of it (``fixed_values``: no publisher, subscription or consumer).
+  Rates are read across two of the broker's stats updates (``stats_window``,
+  ``merge_rate_views``), because a broker that recomputes them periodically shows an event only
+  from the next update on; a broker whose runtime configuration does not show
+  ``statsUpdateFrequencyInSecs`` is read once.
 """
 
 from __future__ import annotations
@@ -111,7 +115,7 @@ class RestDriver:
     # -- driver protocol ---------------------------------------------------------------------
 
     def can_perform(self, op) -> bool:
-        if isinstance(op, ops.WithCredentials):  # Rule 5
+        if isinstance(op, ops.WithCredentials):  # performed with its own credentials
             return self.can_perform(op.operation)
         if not isinstance(op, _OPS):
             return False
@@ -134,7 +138,7 @@ class RestDriver:
         return handler(op)
 
     def _as_other(self, op: "ops.WithCredentials"):
-        """Rule 5: the inner operation with the operation's own credentials."""
+        """The inner operation with the operation's own credentials."""
         other = RestDriver(self.admin_url, timeout=self.timeout, transport=self._transport,
                            credentials=self.credentials.of(op.role, op.token))
         other.transcript = self.transcript
@@ -295,7 +299,7 @@ class RestDriver:
             return LookupAnswer("Redirect", query.get("authoritative", ["false"])[0] == "true")
         return RestError(response.status_code, error_reason(response))
 
-    # -- PIP-2 stats (Rule 4) ------------------------------------------------------------------
+    # -- PIP-2 stats: read into the outcome's view ---------------------------------------------
 
     def _stats_json(self, path: str, what: str, params: Optional[dict] = None):
         response = self.request("GET", path, params=params)
@@ -392,7 +396,7 @@ def topic_stats_view(body: dict) -> TopicStatsView:
 
 
 def fixed_values(body: dict) -> tuple[tuple[str, str], ...]:
-    """(path, value) for each FIXED_STATS_FIELDS path with an instance in ``body`` (Rule 4)."""
+    """(path, value) for each FIXED_STATS_FIELDS path with an instance in ``body``."""
     read = []
     for path in FIXED_STATS_FIELDS:
         values = sorted({stats_value(obj, path.rpartition(".")[2]) for obj in _instances(body, path)})
@@ -481,7 +485,8 @@ _JSON_TYPES = {"publishers": list, "subscriptions": dict, "replication": dict, "
 
 
 def missing_fields(body: dict, paths) -> tuple[str, ...]:
-    """Which of ``paths`` ("x", "publishers[].x", "subscriptions.*.x") the JSON lacks (Rule 4)."""
+    """Which of ``paths`` ("x", "publishers[].x", "subscriptions.*.x") the JSON lacks; a field of
+    the wrong JSON type counts as missing."""
     missing = []
     for path in paths:
         if "[]." in path or ".*." in path:

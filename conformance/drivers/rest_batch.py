@@ -7,17 +7,17 @@ bodies are ours (spec/pip35.md, docs/pip35-decisions.md C11; upstream has no bat
   200 {"<topic>": LookupData of the owner | {"error": <ServerError name>, "reason": ...}, ...}
       (each value may carry "requested"); too big 413; not a list of strings 400; no permit 503.
 
-Rule 1 (``BatchLookup``): 200 becomes a BatchLookupResult sorted by topic (a JSON object has no
-        order); a value with ``brokerUrl`` is the owner's LookupData (Connect, authoritative by
-        construction: REST has no per-entry redirect), one with ``error`` a Failed entry; anything
-        else is a ProtocolViolation. Any other status is ``RestError(status, reason)``.
-Rule 2 (``BatchEqualsSingles``): the batch, then GET /lookup/v2/topic/... per entry whose name
-        parses (an invalid name has no REST path); a 307 is followed ONCE to its Location. Owner =
-        LookupData.brokerUrl on both sides; a failed single lookup is its HTTP status.
-        ``model.batch_lookup.agreement`` decides.
-Rule 3 (``SameOwnerEverywhere``): the same on every broker's admin URL (``cluster_admin_urls``, set
-        by the harness; this one only for a one-broker target); every answer for a topic must name
-        the same owner or fail with the same status (conformance/drivers/batch_relations.py).
+- ``BatchLookup``: 200 becomes a BatchLookupResult sorted by topic (a JSON object has no order);
+  a value with ``brokerUrl`` is the owner's LookupData (Connect, authoritative by construction:
+  REST has no per-entry redirect), one with ``error`` a Failed entry; anything else is a
+  ProtocolViolation. Any other status is ``RestError(status, reason)``.
+- ``BatchEqualsSingles``: the batch, then GET /lookup/v2/topic/... per entry whose name parses
+  (an invalid name has no REST path); a 307 is followed ONCE to its Location
+  (``_single_rest``). Owner = LookupData.brokerUrl on both sides; a failed single lookup is its
+  HTTP status. ``model.batch_lookup.agreement`` decides.
+- ``SameOwnerEverywhere``: the same on every broker's admin URL (``cluster_admin_urls``, set by
+  the harness; this one only for a one-broker target); every answer for a topic must name the
+  same owner or fail with the same status (conformance/drivers/batch_relations.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ BATCH_PATH = "/lookup/v2/topics"
 
 class RestBatch:
     """``batch_lookup``, ``batch_equals_singles``, ``same_owner_everywhere`` for RestDriver (``http``; its
-    ``cluster_admin_urls``: every broker's admin URL (Rule 3), None = this one only)."""
+    ``cluster_admin_urls``: every broker's admin URL, for SameOwnerEverywhere; None = this one only)."""
 
     OPS = (ops.BatchLookup, ops.BatchEqualsSingles, ops.SameOwnerEverywhere)
 
@@ -62,7 +62,7 @@ class RestBatch:
         return body
 
     def _single_rest(self, base: str, topic: str) -> Answer:
-        """GET /lookup/v2/topic/... at ``base``, following one 307 (Rule 2)."""
+        """GET /lookup/v2/topic/... at ``base``, following one 307 to its Location."""
         url = f"{base.rstrip('/')}/lookup/v2/topic/{topic_path(topic)}"
         response = self.http.request("GET", url)
         if response.status_code == 307:

@@ -10,11 +10,11 @@ A part of ``RestDriver`` (rest.py), given the driver for its ``request``. Paths 
 
 The count itself is given at creation, in the Policies body of ``CreateNamespace`` (rest.py).
 
-Rule 1: a 2xx GET whose body is a JSON integer becomes ``TopicBuckets(n)``; another 2xx body is a
-        ProtocolViolation; any other status is ``RestError(status, reason)`` (rest_http.done).
-Rule 2: POST sends ``op.buckets`` as the JSON body as it is (a row may send 5, "3" or [3]: the
-        endpoint refuses them all; None sends no body); POST and DELETE answer ``Done`` on 2xx,
-        else ``RestError``.
+``RestBuckets.perform``: a 2xx GET whose body is a JSON integer becomes ``TopicBuckets(n)``;
+another 2xx body is a ProtocolViolation; any other status is ``RestError(status, reason)``
+(rest_http.done). POST sends ``op.buckets`` as the JSON body as it is (a row may send 5, "3" or
+[3]: the endpoint refuses them all; None sends no body); POST and DELETE answer ``Done`` on 2xx,
+else ``RestError``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
 """Pulsar's admin REST conventions, shared by the REST driver and its parts (rest_batch.py,
 rest_buckets.py): v2 paths, the ErrorData ``reason`` of a refusal, and what a 2xx answer means.
 
-Rule 1: a 2xx answer with no body to read is ``Done``; any other status is ``RestError(status,
-        reason)``, ``reason`` being ErrorData's ``{"reason": ...}``, the message of a servlet error
-        page, or else the raw body (``done``). An exception the broker did not expect (Pulsar's
-        RestException(Throwable), a 500) has a reason holding its message and its stack trace:
-        the reason is the message alone, since the trace names line numbers of one build. A
-        body Jersey could not bind (Pulsar: 400 text/plain, Jackson's message) has its parser
-        location cut off: "\n at [Source: ...; line: 1, column: N]" and the reference chain
-        after it differ by Jackson release (the source is redacted from 2.16 on) and by column.
-        A reason that relays an error of Pulsar's own client has its request id and socket
-        addresses replaced (outcomes.normalise_message), as the wire driver does.
-Rule 2: a 2xx body that is not JSON where JSON is due is a ProtocolViolation (``json_body``).
+- ``done``: a 2xx answer with no body to read is ``Done``; any other status is
+  ``RestError(status, reason)``.
+- ``error_reason``: the ``reason`` is ErrorData's ``{"reason": ...}``, the message of a servlet
+  error page, or else the raw body. An exception the broker did not expect (Pulsar's
+  RestException(Throwable), a 500) has a reason holding its message and its stack trace: the
+  reason is the message alone, since the trace names line numbers of one build. A body Jersey
+  could not bind (Pulsar: 400 text/plain, Jackson's message) has its parser location cut off:
+  "\n at [Source: ...; line: 1, column: N]" and the reference chain after it differ by Jackson
+  release (the source is redacted from 2.16 on) and by column. A reason that relays an error of
+  Pulsar's own client has its request id and socket addresses replaced
+  (outcomes.normalise_message), as the wire driver does.
+- ``json_body``: a 2xx body that is not JSON where JSON is due is a ProtocolViolation.
 """
 
 from __future__ import annotations
@@ -85,14 +86,14 @@ def error_reason(response: httpx.Response) -> str:
 
 
 def done(response: httpx.Response):
-    """Rule 1."""
+    """``Done`` for a 2xx answer, else ``RestError(status, reason)``."""
     if 200 <= response.status_code < 300:
         return Done()
     return RestError(response.status_code, error_reason(response))
 
 
 def json_body(response: httpx.Response, what: str):
-    """Rule 2."""
+    """The JSON of a 2xx answer; a body that is not JSON is a ProtocolViolation."""
     try:
         return response.json()
     except ValueError as exc:

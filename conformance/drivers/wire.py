@@ -4,44 +4,47 @@ Unlike the official client, this driver sends exactly the frame the case describ
 PARTITIONED_METADATA is present only when the op sets it, so "absent means default true"
 (PulsarApi.proto's CommandPartitionedTopicMetadata) is tested as such.
 
-Rule 1: the handshake is CONNECT(protocol_version 21, client_version "pulsar-conformance-wire",
-        feature_flags supports_get_partitioned_metadata_without_auto_creation = true), the flags
-        a PIP-344 Java client sends (Pulsar's ServerCnx.handlePartitionMetadataRequest), then we wait for CONNECTED.
-Rule 2: a response is matched by request_id; PING is answered with PONG while waiting
-        (Pulsar's PulsarHandler); any other unsolicited frame is recorded and ignored.
-Rule 3: binary ``Failed``/ERROR answers become ``ServerError(<ServerError name>, message)``
-        (Pulsar's ServerCnx.handlePartitionMetadataRequest: "Failed, error = TopicNotFound (11), message = ''"), the message
-        with the request id and addresses of a relayed client error replaced (outcomes.normalise_message).
-Rule 4: every frame, both ways, goes into the transcript with its exact bytes. Received bytes
-        are cut into frames here by the 4-byte totalSize prefix, so the hex shown is exactly what
-        the target sent, not a re-encoding.
-Rule 5: no answer within the bound or a closed connection raises ``Indefinite``; bytes our codec
-        rejects or an answer of the wrong type raise ``ProtocolViolation``. A connection that could
-        not be made, or a CONNECT not answered in time, raises ``NoContact``: the operation itself
-        was never sent. ``drop_connection`` closes the connection and keeps the transcript, so a
-        step performed again starts on a new one.
-Rule 6 (PIP-2, PubSub): a burst's SEND frames go out in ONE ``sendall``, so the broker reads them
-        before it can answer any; receipts are matched by sequence_id, MESSAGE frames by
-        consumer_id. A PING/PONG round trip after the last step is the barrier: exact for a broker
-        that dispatches on the connection's own thread (the reference broker writes every MESSAGE
-        before it answers PING). Brokers that dispatch from other threads (Pulsar, pulsar-lite)
-        may still be writing, so collection goes on until every subscription holds every
-        accepted message, or, with an admin API, until each subscription holds as many as its
-        msgOutCounter says the broker sent (positive evidence that nothing more is on the way),
-        or else until ``DRAIN_IDLE_S`` pass with no frame.
-Rule 8: before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic on the same
-        connection, as every Pulsar client does: Apache Pulsar serves a topic only once a lookup
-        made its broker own the topic's bundle, and otherwise answers ServiceNotReady "Namespace
-        bundle ... not served by this instance. Please redo the lookup" (observed on 4.0.7). The
-        lookup's answer is recorded in the transcript and not judged; what follows is.
-Rule 9 (security): the service URL may be ``pulsar+ssl://`` (TLS, checked against the
-        credentials' CA); with a token, CONNECT carries ``auth_method_name`` "token" and the token
-        as ``auth_data``, as Pulsar's clients send it. An ``ops.WithCredentials`` operation runs its
-        inner operation on a connection of its own whose CONNECT carries that operation's
-        credentials (none, or a token minted for its role), so a refused CONNECT is its answer.
-Rule 7 (PIP-2, BadCommand): after the bad frame, a PING; a PONG means the command was ignored
-        (Done), ERROR/SEND_ERROR is the answer, and a closed connection is ConnectionClosed —
-        but only after a fresh connection's handshake shows the broker still serves.
+- The handshake (``connect_event``, ``WireDriver.handshake``) is CONNECT(protocol_version 21,
+  client_version "pulsar-conformance-wire", feature_flags
+  supports_get_partitioned_metadata_without_auto_creation = true), the flags a PIP-344 Java
+  client sends (Pulsar's ServerCnx.handlePartitionMetadataRequest), then we wait for CONNECTED.
+- A response is matched by request_id (``await_answer``); PING is answered with PONG while
+  waiting (``pass_over``; Pulsar's PulsarHandler); any other unsolicited frame is recorded and
+  ignored.
+- Binary ``Failed``/ERROR answers become ``ServerError(<ServerError name>, message)``
+  (``_server_error``; Pulsar's ServerCnx.handlePartitionMetadataRequest: "Failed, error =
+  TopicNotFound (11), message = ''"), the message with the request id and addresses of a relayed
+  client error replaced (outcomes.normalise_message).
+- Every frame, both ways, goes into the transcript with its exact bytes (``_Socket``). Received
+  bytes are cut into frames here by the 4-byte totalSize prefix, so the hex shown is exactly
+  what the target sent, not a re-encoding.
+- No answer within the bound or a closed connection raises ``Indefinite``; bytes our codec
+  rejects or an answer of the wrong type raise ``ProtocolViolation``. A connection that could
+  not be made, or a CONNECT not answered in time, raises ``NoContact`` (``_connect``): the
+  operation itself was never sent. ``drop_connection`` closes the connection and keeps the
+  transcript, so a step performed again starts on a new one.
+- PIP-2 ``PubSub`` (wire_pip2.py): a burst's SEND frames go out in ONE ``sendall``
+  (``_Socket.send_many``), so the broker reads them before it can answer any; receipts are
+  matched by sequence_id, MESSAGE frames by consumer_id. A PING/PONG round trip after the last
+  step is the barrier: exact for a broker that dispatches on the connection's own thread (the
+  reference broker writes every MESSAGE before it answers PING). Brokers that dispatch from
+  other threads (Pulsar, pulsar-lite) may still be writing, so collection goes on until every
+  subscription holds every accepted message, or, with an admin API, until each subscription
+  holds as many as its msgOutCounter says the broker sent (positive evidence that nothing more
+  is on the way), or else until ``DRAIN_IDLE_S`` pass with no frame.
+- PIP-2 ``BadCommand`` (wire_pip2.py): after the bad frame, a PING; a PONG means the command was
+  ignored (Done), ERROR/SEND_ERROR is the answer, and a closed connection is ConnectionClosed —
+  but only after a fresh connection's handshake shows the broker still serves.
+- Before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic on the same connection
+  (``WireDriver.claim``), as every Pulsar client does: Apache Pulsar serves a topic only once a
+  lookup made its broker own the topic's bundle, and otherwise answers ServiceNotReady
+  "Namespace bundle ... not served by this instance. Please redo the lookup" (observed on
+  4.0.7). The lookup's answer is recorded in the transcript and not judged; what follows is.
+- Security: the service URL may be ``pulsar+ssl://`` (TLS, checked against the credentials' CA);
+  with a token, CONNECT carries ``auth_method_name`` "token" and the token as ``auth_data``, as
+  Pulsar's clients send it. An ``ops.WithCredentials`` operation runs its inner operation on a
+  connection of its own whose CONNECT carries that operation's credentials (``_as_other``: none,
+  or a token minted for its role), so a refused CONNECT is its answer.
 """
 
 from __future__ import annotations
@@ -90,7 +93,8 @@ def tls_context(trust_certs: Optional[str]) -> ssl.SSLContext:
 
 
 def connect_event(credentials: Credentials) -> events.Connect:
-    """CONNECT (Rule 1), with the token as Pulsar's clients send it (Rule 9) when there is one."""
+    """CONNECT with our version and feature flags, and with the token as Pulsar's clients send it
+    when there is one."""
     fields = dict(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION, feature_flags=FEATURE_FLAGS)
     if credentials.token is not None:
         fields.update(auth_method_name="token", auth_data=credentials.token.reveal().encode())
@@ -98,7 +102,8 @@ def connect_event(credentials: Credentials) -> events.Connect:
 
 
 class _Socket:
-    """One TCP (or TLS) connection + codec + frame-exact transcript (Rule 4)."""
+    """One TCP (or TLS) connection + codec + frame-exact transcript: each frame with the bytes
+    that went over the socket."""
 
     def __init__(self, host: str, port: int, timeout: float, transcript: Transcript,
                  tls: Optional[ssl.SSLContext] = None):
@@ -129,7 +134,8 @@ class _Socket:
         self.send_many([event])
 
     def send_many(self, events_) -> None:
-        """Every frame in ONE sendall (Rule 6), each recorded in the transcript."""
+        """Every frame in ONE sendall, so the broker reads them all before it answers any; each
+        recorded in the transcript."""
         chunks = []
         for event in events_:
             data = self.conn.send(event)
@@ -225,7 +231,7 @@ class WireDriver:
     # -- driver protocol ---------------------------------------------------------------------
 
     def can_perform(self, op) -> bool:
-        if isinstance(op, ops.WithCredentials):  # Rule 9
+        if isinstance(op, ops.WithCredentials):  # performed on a connection of its own
             return self.can_perform(op.operation)
         if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics, ops.PubSub, ops.BadCommand,
                            *WireBatch.OPS)):
@@ -244,7 +250,7 @@ class WireDriver:
         self.connected = None
 
     def drop_connection(self) -> None:
-        """Rule 5."""
+        """Close the connection and keep the transcript: a step performed again starts on a new one."""
         self.close()
 
     def perform(self, op):
@@ -263,7 +269,7 @@ class WireDriver:
         return handler(op)
 
     def _as_other(self, op: "ops.WithCredentials"):
-        """Rule 9: the inner operation on a connection of its own, with the operation's credentials."""
+        """The inner operation on a connection of its own, with the operation's credentials."""
         other = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials.of(op.role, op.token))
         other.transcript = self.transcript
         self.transcript.note(f"as {op.describe()}: a connection of its own")
@@ -275,7 +281,7 @@ class WireDriver:
     # -- handshake ---------------------------------------------------------------------------
 
     def handshake(self):
-        """Connect and send CONNECT (Rule 1); returns CONNECTED, or ServerError if refused."""
+        """Connect and send CONNECT; returns CONNECTED, or ServerError if refused."""
         if self.connected is not None:
             return self.connected
         self.close()
@@ -288,7 +294,7 @@ class WireDriver:
         return answer
 
     def open_peer(self, url: str):
-        """A connection of its own to another broker of the target, handshaken as ours is (Rule 1), in
+        """A connection of its own to another broker of the target, handshaken as ours is, in
         the same transcript: (socket, CONNECTED), or (None, ServerError) when CONNECT is refused."""
         host, port = parse_service_url(url)
         self.transcript.note(f"connecting to {url} (another broker of the target)")
@@ -380,7 +386,8 @@ class WireDriver:
         return TopicList(frozenset(got.topics))
 
     def claim(self, topic: str) -> None:
-        """A LOOKUP before PRODUCER or SUBSCRIBE, its answer not judged (Rule 8)."""
+        """A LOOKUP before PRODUCER or SUBSCRIBE, as Pulsar's clients send it (Apache Pulsar serves a
+        topic only after one); its answer is recorded, not judged."""
         request_id = next(self._ids)
         self._request(events.Lookup(topic=topic, request_id=request_id, authoritative=False), request_id,
                       (events.LookupResponse,), "LOOKUP before PRODUCER or SUBSCRIBE")
@@ -414,8 +421,8 @@ class WireDriver:
 
 
 def _connect(sock, timeout: float, waiting_for: str, credentials: Credentials):
-    """CONNECT on a fresh socket (Rule 1): CONNECTED, or ServerError when the target refuses it. No
-    answer to CONNECT is ``NoContact``: nothing of the operation was sent (Rule 5)."""
+    """CONNECT on a fresh socket: CONNECTED, or ServerError when the target refuses it. No
+    answer to CONNECT is ``NoContact``: nothing of the operation was sent."""
     deadline = time.monotonic() + timeout
     try:
         sock.send(connect_event(credentials))
@@ -463,7 +470,7 @@ def _request_id_of(event) -> Optional[int]:
 
 
 def _server_error(event) -> ServerError:
-    """ERROR or a Failed response -> ServerError(name, message) (Rule 3)."""
+    """ERROR or a Failed response -> ServerError(name, message), the message normalised."""
     code = event.error if event.has("error") else pb.UnknownError
     try:
         name = pb.ServerError.Name(code)

@@ -6,23 +6,28 @@ Wire form (spec/pip35.md): ``CommandBatchLookupTopic`` is BaseCommand type 45 (f
 ``CommandBatchLookupTopicResponse`` type 46; events ``BatchLookup`` / ``BatchLookupResponse`` of
 pulsar_codec/events.py.
 
-Rule 1 (C12): before any BATCH_LOOKUP the CONNECTED of that connection must set FeatureFlags
-        field 10 ``supports_batch_lookup``; otherwise ``Unsupported`` with REASON and nothing is
-        sent (type 45 would make a broker without the feature fail the frame).
-Rule 2 (C9, ``BatchLookup``): the batch goes to the target's service URL; Redirect entries are
-        followed ONCE, with one ``authoritative=true`` batch per owner named by ``brokerServiceUrl``;
-        the outcome holds each entry's final answer (BatchLookupResult), URLs normalised away. A
-        whole-request refusal (``error`` set) is ``ServerError(name, message)``.
-Rule 3 (``BatchEqualsSingles``): one batch and one LOOKUP per entry on the same connection; each
-        side names an owner (Connect's or Redirect's ``brokerServiceUrl``; a Redirect without
-        ``authoritative=true`` names none, decision B6) or an error and message;
-        ``model.batch_lookup.agreement`` decides, so the model's predicted Agreement compares.
-Rule 4 (``SameOwnerEverywhere``): the same on EVERY broker of the target (``cluster_urls``, set by
-        the harness from the target; the service URL alone for a one-broker target); then every
-        named owner is asked once more, authoritative, and must Connect naming itself. Every answer
-        for a topic must name the same owner (or, failed, the same error).
-Rule 5: connections to other brokers are opened for the operation only (CONNECT, CONNECTED with
-        the flag), recorded in the same transcript, and closed afterwards.
+Connections (``WireBatch._link``):
+
+- Decision C12: before any BATCH_LOOKUP the CONNECTED of that connection must set FeatureFlags
+  field 10 ``supports_batch_lookup`` (``advertises``); otherwise ``Unsupported`` with REASON and
+  nothing is sent (type 45 would make a broker without the feature fail the frame).
+- Connections to other brokers are opened for the operation only (CONNECT, CONNECTED with the
+  flag), recorded in the same transcript, and closed afterwards (``_close_peers``).
+
+Operations:
+
+- ``BatchLookup`` (decision C9): the batch goes to the target's service URL; Redirect entries are
+  followed ONCE, with one ``authoritative=true`` batch per owner named by ``brokerServiceUrl``;
+  the outcome holds each entry's final answer (BatchLookupResult, ``_entry``), URLs normalised
+  away. A whole-request refusal (``error`` set) is ``ServerError(name, message)``.
+- ``BatchEqualsSingles``: one batch and one LOOKUP per entry on the same connection; each side
+  names an owner (Connect's or Redirect's ``brokerServiceUrl``; a Redirect without
+  ``authoritative=true`` names none, decision B6) or an error and message;
+  ``model.batch_lookup.agreement`` decides, so the model's predicted Agreement compares.
+- ``SameOwnerEverywhere``: the same on EVERY broker of the target (``cluster_urls``, set by the
+  harness from the target; the service URL alone for a one-broker target); then every named
+  owner is asked once more, authoritative, and must Connect naming itself (``_confirm``). Every
+  answer for a topic must name the same owner (or, failed, the same error).
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ class _Link:
 
 class WireBatch:
     """``batch_lookup``, ``batch_equals_singles``, ``same_owner_everywhere`` for WireDriver (``link``;
-    its ``cluster_urls``: every broker's service URL (Rule 4), None = this one only)."""
+    its ``cluster_urls``: every broker's service URL, for SameOwnerEverywhere; None = this one only)."""
 
     OPS = (ops.BatchLookup, ops.BatchEqualsSingles, ops.SameOwnerEverywhere)
 
@@ -61,7 +66,7 @@ class WireBatch:
         self.link = link
         self._batch_links: dict = {}
 
-    # -- connections (Rules 1, 5) --------------------------------------------------------------
+    # -- connections: the flag checked first, peers for one operation only ---------------------
 
     def _link(self, url: str) -> _Link:
         links = self._batch_links
@@ -135,7 +140,7 @@ class WireBatch:
         error = self.link.server_error(got)
         return Answer(error=error.error, message=error.message)
 
-    # -- operations (Rules 2-4) ------------------------------------------------------------------
+    # -- operations ----------------------------------------------------------------------------
 
     def batch_lookup(self, op: ops.BatchLookup):
         try:
@@ -227,7 +232,8 @@ def _answer(entry) -> Answer:
 
 
 def _entry(first, followed) -> tuple:
-    """(topic, requested, response, authoritative, error): the final answer (Rule 2)."""
+    """(topic, requested, response, authoritative, error): the entry's final answer, after at most
+    one Redirect followed."""
     requested = first.requested if first.HasField("requested") else None
     entry = followed if followed is not None else first
     if entry.response in (LOOKUP.Connect, LOOKUP.Redirect):

@@ -1,12 +1,12 @@
 """What the examples of one fuzz run share: the target's stepper, the budgets and what was found.
 
-Rule 1 (bounded): no new example starts once the run's ``budget_s`` is spent, or, after a first
-        divergence, once its shrink budget is spent too (``may_start_example``); an operation
-        variant left unanswered ``HANG_LIMIT`` times is not sent again in the run, so a hanging
-        target costs at most that many timeouts per variant.
-Rule 2 (findings): a divergence is kept per signature (operation variant, expected kind, actual
-        kind) as the smallest program seen with it, steps and outcomes written with the
-        ``{ns}``/``{tenant}`` placeholders (generated.steps_json, generated.fill).
+- Bounded: no new example starts once the run's ``budget_s`` is spent, or, after a first
+  divergence, once its shrink budget is spent too (``FuzzContext.may_start_example``); an
+  operation variant left unanswered ``HANG_LIMIT`` times is not sent again in the run
+  (``hung_too_often``), so a hanging target costs at most that many timeouts per variant.
+- Findings (``FuzzContext.record_failure``): a divergence is kept per signature (operation
+  variant, expected kind, actual kind) as the smallest program seen with it, steps and outcomes
+  written with the ``{ns}``/``{tenant}`` placeholders (generated.steps_json, generated.fill).
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ class FuzzContext:
         self.rejected[why] = self.rejected.get(why, 0) + 1
 
     def record_failure(self, signature: str, program: list, names: Names) -> None:
-        """Rule 2: ``program`` is (op, expected, actual) per step, the last one diverging."""
+        """Keep ``program`` as the finding of ``signature`` when it is the smallest seen with it;
+        ``program`` is (op, expected, actual) per step, the last one diverging."""
         if self.first_failure_at is None:
             self.first_failure_at = self.elapsed()
         steps = generated.steps_json([p[0] for p in program], names.placeholders())

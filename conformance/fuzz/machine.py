@@ -6,17 +6,18 @@ steps (``state.create_namespace(policies=(), which='ns')``, then ``state.partiti
 Every rule builds its operation and hands it to ``TargetMachine.do``, which runs it with the shared
 step runner (steps.run_step) and compares the target's answer with the model's.
 
-Rule 1: an example starts with fresh names and the target configured back to Pulsar's defaults
-        (Stepper.begin), so Hypothesis can re-run any candidate program while it shrinks.
-Rule 2 (shrinking on the target): a disagreement raises ``Divergence`` subclassed per signature
-        (steps.signature_of), so Hypothesis keeps distinct divergences apart
-        (``report_multiple_bugs``) and shrinks each by re-running candidate programs on the live
-        target. Every failing program is recorded in the run's context (context.FuzzContext).
-Rule 3: a step the target could not be asked (unsupported, a stand-in that cannot give the
-        model's answer) or did not answer (indefinite, a harness error) ends its example as
-        rejected, never as a divergence; an unanswered step also counts toward the context's
-        hang limit. A divergence the run was told about (``--known``) or found in an earlier
-        round is counted and ends its example, without being shrunk again.
+- An example starts with fresh names and the target configured back to Pulsar's defaults
+  (``TargetMachine.begin``, Stepper.begin), so Hypothesis can re-run any candidate program while
+  it shrinks.
+- Shrinking happens on the target: a disagreement raises ``Divergence`` subclassed per signature
+  (``divergence_class``, steps.signature_of), so Hypothesis keeps distinct divergences apart
+  (``report_multiple_bugs``) and shrinks each by re-running candidate programs on the live
+  target. Every failing program is recorded in the run's context (context.FuzzContext).
+- In ``TargetMachine.do``, a step the target could not be asked (unsupported, a stand-in that
+  cannot give the model's answer) or did not answer (indefinite, a harness error) ends its
+  example as rejected, never as a divergence; an unanswered step also counts toward the
+  context's hang limit. A divergence the run was told about (``--known``) or found in an earlier
+  round is counted and ends its example, without being shrunk again.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class TargetMachine(RuleBasedStateMachine):
         self._ok = True
 
     def begin(self, policies) -> None:
-        """Rule 1."""
+        """Start an example: fresh names, the target back at Pulsar's defaults, the initial ops."""
         ctx = self.ctx
         if not ctx.may_start_example():
             ctx.note_reject("time budget")

@@ -1,11 +1,12 @@
 """Delta-debugging what Hypothesis left: drop earlier steps while the same divergence still shows.
 
-Rule 1: a candidate program runs on fresh names with the target reset (Stepper.begin), each step
-        through the shared step runner (steps.run_step); it counts only when every step but the
-        last agrees with the model and the last disagrees with the same signature, answered (or
-        answered with a protocol violation) by the target itself, not a stand-in.
-Rule 2: bounded by a deadline; one step dropped at a time, the first smaller program that keeps
-        the divergence replaces the finding's.
+``try_program`` runs a candidate program on fresh names with the target reset (Stepper.begin),
+each step through the shared step runner (steps.run_step); it counts only when every step but the
+last agrees with the model and the last disagrees with the same signature, answered (or answered
+with a protocol violation) by the target itself, not a stand-in.
+
+``reduce_finding`` is bounded by a deadline; it drops one step at a time, and the first smaller
+program that keeps the divergence replaces the finding's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _names_map(names: Names) -> dict[str, str]:
 
 
 def try_program(ctx: FuzzContext, steps: list, signature: str):
-    """Rule 1: (expected, actual) JSON lists when ``steps`` (JSON with placeholders) still shows the
+    """(expected, actual) JSON lists when ``steps`` (JSON with placeholders) still shows the
     divergence ``signature`` at its last step; else None."""
     names = Names.fresh()
     try:
@@ -57,7 +58,7 @@ def try_program(ctx: FuzzContext, steps: list, signature: str):
 
 
 def reduce_finding(ctx: FuzzContext, finding: Finding, deadline: float) -> Finding:
-    """Rule 2: ``finding`` with the smallest program found before ``deadline``, each candidate re-run
+    """``finding`` with the smallest program found before ``deadline``, each candidate re-run
     on the live target."""
     steps = list(finding.steps)
     improved = True

@@ -1,9 +1,9 @@
 """A finding replayed once more as an ordinary case, before it is saved under spec/generated/.
 
-Rule 1: the finding becomes a generated case document (generated.to_document: seed, steps,
-        expected and actual outcomes, signature) and runs like any case of the target
-        (TargetSession.run_case), expectations recomputed by the model; only a case that fails
-        again is saved, so a divergence that does not reproduce is reported, never kept.
+``replay_finding`` turns the finding into a generated case document (generated.to_document:
+seed, steps, expected and actual outcomes, signature) and runs it like any case of the target
+(TargetSession.run_case), expectations recomputed by the model; only a case that fails again is
+saved, so a divergence that does not reproduce is reported, never kept.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from conformance.fuzz.vocabulary import ERA
 
 
 def replay_finding(session: TargetSession, finding: Finding, *, seed: int, era: str = ERA):
-    """Rule 1: (case, document, verdict)."""
+    """The finding run once more as a generated case: (case, document, verdict)."""
     target = session.target
     doc = generated.to_document(target=target.name, target_version=target.version or "unknown", seed=seed, era=era,
                                 steps=finding.steps, expected=finding.expected, actual=finding.actual,

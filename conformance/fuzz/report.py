@@ -1,9 +1,9 @@
 """What one fuzz run on one target reports: sequences, steps, divergences, coverage, exit code.
 
-Rule 1: the exit code follows the run command's (verdicts.py): a harness error or no sequence at all
-        is EXIT_HARNESS, any divergence EXIT_FAILED, only unanswered steps EXIT_INDEFINITE.
-Rule 2: ``lines`` is the printed summary, each divergence with its minimal program as JSON steps and
-        the expected and actual outcome of its last step; ``to_json`` is the report file.
+``FuzzReport.exit_code`` follows the run command's (verdicts.py): a harness error or no sequence
+at all is EXIT_HARNESS, any divergence EXIT_FAILED, only unanswered steps EXIT_INDEFINITE.
+``lines`` is the printed summary, each divergence with its minimal program as JSON steps and the
+expected and actual outcome of its last step; ``to_json`` is the report file.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """One fuzz run on one target: rounds of Hypothesis examples, then reduction, replay and the report.
 
-Rule 1 (rounds): once Hypothesis has found divergences it stops generating soon after (at twice the
-        call count of the last new one), so a run goes on in rounds seeded ``seed``, ``seed+1``, ...
-        until ``examples`` sequences ran or the budget is spent; a divergence found in an earlier
-        round ends its example as known (counted on its finding) and is not shrunk again.
-Rule 2 (bounded): Hypothesis gets no deadline (every step is bounded by the drivers' timeout) and
-        only public settings; the run's own budgets bound it (context.FuzzContext), the reduction
-        gets ``shrink_budget_s`` more.
-Rule 3 (findings): each divergence keeps the steps Hypothesis printed for it, one rule call per
-        line; it is then reduced on the target (reduce.py) and replayed as a case (replay.py);
-        a confirmed one is saved under ``save_dir``.
+- Rounds (``fuzz``): once Hypothesis has found divergences it stops generating soon after (at
+  twice the call count of the last new one), so a run goes on in rounds seeded ``seed``,
+  ``seed+1``, ... until ``examples`` sequences ran or the budget is spent; a divergence found in
+  an earlier round ends its example as known (counted on its finding) and is not shrunk again.
+- Bounded: Hypothesis gets no deadline (every step is bounded by the drivers' timeout) and only
+  public settings; the run's own budgets bound it (context.FuzzContext), the reduction gets
+  ``shrink_budget_s`` more.
+- Findings: each divergence keeps the steps Hypothesis printed for it, one rule call per line
+  (``_keep_printed_steps``); it is then reduced on the target (reduce.py) and replayed as a case
+  (replay.py); a confirmed one is saved under ``save_dir``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def _divergences(exc: BaseException):
 
 
 def _keep_printed_steps(ctx: FuzzContext, exc: BaseException) -> None:
-    """Rule 3: Hypothesis' own account of each shrunk failure, ``state.<rule>(<args>)`` per step."""
+    """Keep on each finding Hypothesis' own account of its shrunk failure, ``state.<rule>(<args>)``
+    per step."""
     for divergence in _divergences(exc):
         finding = ctx.findings.get(divergence.signature)
         notes = [n for n in getattr(divergence, "__notes__", ()) if n.startswith("state.") and n != "state.teardown()"]
@@ -72,7 +73,7 @@ def fuzz(session: TargetSession, *, examples: int = 100, seed: Optional[int] = N
                       known=tuple(known))
     machine = machine_class(ctx)
     error = ""
-    while ctx.sequences < examples and ctx.elapsed() < budget_s:  # Rule 1
+    while ctx.sequences < examples and ctx.elapsed() < budget_s:  # another round
         before = ctx.sequences
         config = settings(max_examples=examples - ctx.sequences, stateful_step_count=steps, deadline=None,
                           database=None, suppress_health_check=list(HealthCheck), report_multiple_bugs=True,

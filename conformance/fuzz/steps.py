@@ -3,13 +3,16 @@
 The state machine (machine.py) and the reducer (reduce.py) both run programs step by step; this is
 the one place that does it, so the two can never judge a step differently.
 
-Rule 1: the model goes first. An operation the model refuses to settle (ModelUsageError) is
-        ``SKIPPED_BY_MODEL`` and never sent.
-Rule 2: the step is routed as it would be alone (``generated.natural_route``), as the runner routes
-        a case's steps. A route that needs a stand-in for the admin API (a PRODUCER creating a
-        topic) is taken only where the model expects Done, since a stand-in can only reproduce
-        the admin API's Done (executor.py says why); otherwise ``STAND_IN_CANNOT``, nothing sent.
-Rule 3: what the target answered is compared with the model by the caller: ``Step.agrees``.
+``run_step``:
+
+- The model goes first. An operation the model refuses to settle (ModelUsageError) is
+  ``SKIPPED_BY_MODEL`` and never sent.
+- The step is routed as it would be alone (``generated.natural_route``), as the runner routes a
+  case's steps. A route that needs a stand-in for the admin API (a PRODUCER creating a topic) is
+  taken only where the model expects Done, since a stand-in can only reproduce the admin API's
+  Done (executor.py says why); otherwise ``STAND_IN_CANNOT``, nothing sent.
+
+What the target answered is compared with the model by the caller: ``Step.agrees``.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ class Step:
 
 
 def run_step(stepper: Stepper, state, op) -> Step:
-    """Rules 1-2: the model's answer, then the target's, for ``op`` in model ``state``."""
+    """The model's answer, then the target's, for ``op`` in model ``state``; nothing is sent for
+    an op the model does not settle or a stand-in could not answer as the model expects."""
     try:
         new_state, expected = apply(state, op)
     except ModelUsageError:

@@ -5,13 +5,14 @@
 official client with that service URL) and the values each argument is drawn from; a target gets
 the families its capabilities allow, with api choices narrowed the same way (``rules_for``).
 
-Rule 1 (independence): every sequence gets fresh names (``Names.fresh``): namespace ``{ns}`` =
-        ``public/c<8 hex>``, a fresh tenant ``{tenant}`` = ``c<8 hex>-t`` and a second namespace
-        ``{tenant}/n2``, so a sequence depends on nothing another one did and any candidate program
-        can be re-run while it shrinks.
-Rule 2: a family builds its operation from the names and drawn arguments only; the same vocabulary
-        serves Hypothesis (machine.py, one rule per family) and plain seeded draws (``random_program``,
-        diff.py).
+Sequences are independent: every sequence gets fresh names (``Names.fresh``): namespace ``{ns}``
+= ``public/c<8 hex>``, a fresh tenant ``{tenant}`` = ``c<8 hex>-t`` and a second namespace
+``{tenant}/n2``, so a sequence depends on nothing another one did and any candidate program can be
+re-run while it shrinks.
+
+A family (``OpRule``) builds its operation from the names and drawn arguments only; the same
+vocabulary serves Hypothesis (machine.py, one rule per family) and plain seeded draws
+(``random_program``, diff.py).
 """
 
 from __future__ import annotations

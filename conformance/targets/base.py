@@ -1,41 +1,47 @@
 """Target: one Pulsar-speaking broker the harness runs cases against.
 
 A target is started once per run, configured per case, and stopped at the end. It knows its
-URLs, and it *detects* (never assumes) what it is:
+URLs, and it *detects* (never assumes) what it is (``detect``):
 
-Rule 1: ``version`` is read from the broker: CONNECTED.server_version through the wire driver
-        and, when there is an admin API, GET /admin/v2/brokers/version (the REST text wins).
-Rule 2: ``has_admin`` is true only if the admin REST API answered. ``release`` is the Apache
-        Pulsar release the *version* names (None for other implementations, which are held to
-        the current spec), and every expectation is computed for it (model/releases.py); ``era``
-        follows from it: a release without PIP-344 is judged by the seed's pre-PIP-344 table.
-        Feature flag 5 is *not* used to pick the era: whether a broker advertises it is itself a
-        spec row (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of having them
-        skipped.
-Rule 3: ``configure(broker_config)`` makes the broker behave as Pulsar with those broker.conf
-        values, or raises ``Unsupported(reason)``. Keys a previous case (or a SetBrokerConfig
-        step, via ``note_config_change``) changed and this case does not set are put back first,
-        so no case sees its predecessor's config.
-        A real Pulsar applies a dynamic key asynchronously (the REST call stores it in the metadata
-        store; the broker's listener applies it later), so targets with ``confirms_dynamic_config``
-        then poll GET /admin/v2/brokers/configuration/runtime, within ``timeout``, until every
-        key it reports has the value set; a key it does not report is taken as set.
-Rule 4: a target that cannot start keeps ``start_error``; the runner reports its cases
-        target-error with "target could not start: ...", never passed nor unsupported.
-Rule 5: ``generation`` increases whenever the broker process is replaced, so drivers holding
-        its old address know to reconnect.
-Rule 7: a target that started and then stops answering a fresh CONNECT, or answers it with what
-        no Pulsar broker sends (``unresponsive``), is down from then on: the case that found it
-        and every later one are target-error, not indefinite or failed.
-Rule 8: ``implicit_namespaces`` is detected, never declared: a target without an admin API (so
-        no way to create a namespace) serves namespaces nobody created when a binary LOOKUP of a
-        topic in a fresh tenant and namespace answers with a broker to connect to. Such a target
-        needs no I/O for a setup step that creates a namespace (routing.py Rule 3); a case whose
-        namespace must be missing still runs, and the target's answer is judged.
-Rule 6: security (conformance/security.py): a target presents, to its own detection and config
-        calls and to every driver, the credentials ``credentials()`` gives for the configuration
-        it runs with; a target the harness starts (``launches``) runs a secure run's keys under
-        each case's own (``RunSecurity.overlay``).
+- ``version`` is read from the broker: CONNECTED.server_version through the wire driver and,
+  when there is an admin API, GET /admin/v2/brokers/version (the REST text wins).
+- ``has_admin`` is true only if the admin REST API answered. ``release`` is the Apache Pulsar
+  release the *version* names (None for other implementations, which are held to the current
+  spec), and every expectation is computed for it (model/releases.py); ``era`` follows from it
+  (``era_of_version``): a release without PIP-344 is judged by PIP-344's table of the behaviour
+  before it.
+  Feature flag 5 is *not* used to pick the era: whether a broker advertises it is itself a spec
+  row (pip344-flag-001), so a broker lacking PIP-344 fails rows instead of having them skipped.
+- ``implicit_namespaces`` is detected, never declared (``_serves_uncreated_namespaces``): a
+  target without an admin API (so no way to create a namespace) serves namespaces nobody created
+  when a binary LOOKUP of a topic in a fresh tenant and namespace answers with a broker to
+  connect to. Such a target needs no I/O for a setup step that creates a namespace (routing.py,
+  ``NamespaceLedger``); a case whose namespace must be missing still runs, and the target's
+  answer is judged.
+
+Configuration: ``configure(broker_config)`` makes the broker behave as Pulsar with those
+broker.conf values, or raises ``Unsupported(reason)``. Keys a previous case (or a
+SetBrokerConfig step, via ``note_config_change``) changed and this case does not set are put back
+first, so no case sees its predecessor's config. A real Pulsar applies a dynamic key
+asynchronously (the REST call stores it in the metadata store; the broker's listener applies it
+later), so targets with ``confirms_dynamic_config`` then poll GET
+/admin/v2/brokers/configuration/runtime, within ``timeout``, until every key it reports has the
+value set; a key it does not report is taken as set (``_await_runtime``).
+
+Lifecycle:
+
+- A target that cannot start keeps ``start_error``; the runner reports its cases target-error
+  with "target could not start: ...", never passed nor unsupported.
+- ``generation`` increases whenever the broker process is replaced, so drivers holding its old
+  address know to reconnect.
+- A target that started and then stops answering a fresh CONNECT, or answers it with what no
+  Pulsar broker sends (``unresponsive``), is down from then on: the case that found it and every
+  later one are target-error, not indefinite or failed.
+
+Security (conformance/security.py): a target presents, to its own detection and config calls and
+to every driver, the credentials ``credentials()`` gives for the configuration it runs with; a
+target the harness starts (``launches``) runs a secure run's keys under each case's own
+(``RunSecurity.overlay``).
 """
 
 from __future__ import annotations
@@ -73,7 +79,7 @@ def _same_value(shown: str, wanted: str) -> bool:
 
 
 def era_of_version(version: Optional[str]) -> str:
-    """Which table judges a broker of this version (Rule 2; model/releases.py).
+    """Which table judges a broker of this version (model/releases.py).
 
     Only strings shaped like an Apache Pulsar release (``4.0.7``, ``Pulsar Server3.0.2``) can be
     old; other implementations (the reference broker is 0.x, pulsar-lite has its own numbering)
@@ -86,12 +92,13 @@ class Target:
     """Base class: detection, config bookkeeping and the lifecycle contract."""
 
     kind = "target"  # registry name
-    # Rule 8: detected at start; read by routing.NamespaceLedger.
+    # Detected at start, never declared; read by routing.NamespaceLedger.
     implicit_namespaces = False
-    # True for real Pulsar brokers: wait until a dynamic key shows in the runtime config (Rule 3).
+    # True for real Pulsar brokers, which apply a dynamic key asynchronously: wait until it shows
+    # in the runtime config.
     confirms_dynamic_config = False
     # How many brokers of this kind the scheduler may run side by side for one target
-    # (conformance/scheduler.py Rule 3); 1 for targets it cannot make more of (a URL, a container).
+    # (conformance/scheduler.py, lanes); 1 for targets it cannot make more of (a URL, a container).
     max_instances = 1
     # At most this many of its cases at once (None: the run's --jobs), for brokers that answer
     # slowly when many cases share the machine with them.
@@ -99,7 +106,8 @@ class Target:
     # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
     # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
     divergence_profile: Optional[str] = None
-    # True for targets the harness starts with a configuration of its choosing (Rule 6).
+    # True for targets the harness starts with a configuration of its choosing: a secure run's keys
+    # go under each case's own.
     launches = True
 
     def __init__(self, name: Optional[str] = None, *, timeout: float = DEFAULT_TIMEOUT,
@@ -135,7 +143,7 @@ class Target:
     def start(self) -> None:
         """Launch or reach the broker, then detect version and capabilities (bounded)."""
         if self.launches and self.security.secure and getattr(self, "static", None) == {}:
-            # Rule 6: started secured at once, so the first case does not restart it
+            # started secured at once, so the first case does not restart it
             self.static = {key: pulsar_config.normalise(value) for key, value in self.security.overlay({}).items()
                            if not pulsar_config.is_dynamic(key)}
         try:
@@ -195,13 +203,13 @@ class Target:
         return why
 
     def credentials(self) -> Credentials:
-        """What drivers present to this target as it runs now (Rule 6)."""
+        """What drivers present to this target as it runs now (conformance/security.py)."""
         return self.security.credentials(getattr(self, "static", None), launched=self.launches)
 
     def config_group(self, broker_config: dict[str, str]) -> tuple:
         """The non-dynamic keys of ``broker_config`` that differ from Pulsar's defaults: cases with
         equal groups need no restart between them, so each distinct one starts once per run."""
-        if self.launches:  # as configure() will run it (Rule 6)
+        if self.launches:  # as configure() will run it, a secure run's keys included
             broker_config = self.security.overlay(broker_config)
         fixed = pulsar_config.static_keys(broker_config)
         static = {k: pulsar_config.normalise(v) for k, v in broker_config.items() if k in fixed}
@@ -211,7 +219,7 @@ class Target:
     def version(self) -> Optional[str]:
         return self.versions.get("rest") or self.versions.get("binary")
 
-    # -- detection (Rules 1, 2) ----------------------------------------------------------------
+    # -- detection: version, admin API, release and era --------------------------------------
 
     def detect(self) -> None:
         wire = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials())
@@ -246,7 +254,7 @@ class Target:
         self.implicit_namespaces = not self.has_admin and self._serves_uncreated_namespaces()
 
     def _serves_uncreated_namespaces(self) -> bool:
-        """Rule 8: a LOOKUP in a tenant and namespace nobody created answers Connect or Redirect."""
+        """Whether a LOOKUP in a tenant and namespace nobody created answers Connect or Redirect."""
         probe = f"persistent://probe-{secrets.token_hex(4)}/ns/t"
         wire = WireDriver(self.service_url, timeout=self.timeout, credentials=self.credentials())
         try:
@@ -267,13 +275,13 @@ class Target:
             info["start_error"] = self.start_error.splitlines()[0]
         return info
 
-    # -- configuration (Rule 3) ---------------------------------------------------------------
+    # -- configuration: each case's broker.conf values, the last case's put back --------------
 
     def configure(self, broker_config: dict[str, str]) -> None:
         """Make the broker have ``broker_config`` (Pulsar key names) or raise Unsupported."""
         if self.start_error:
             raise Unsupported("not-run", f"target could not start: {self.start_error}")
-        if self.launches:  # Rule 6
+        if self.launches:  # a secure run's keys under the case's own
             broker_config = self.security.overlay(broker_config)
         wanted = {key: pulsar_config.normalise(value) for key, value in broker_config.items()}
         self._configure(wanted)
@@ -356,7 +364,8 @@ class Target:
             rest.close()
 
     def _await_runtime(self, rest: RestDriver, posted: dict[str, str]) -> None:
-        """Poll the runtime config until it shows every posted value (Rule 3), or Indefinite."""
+        """Poll the runtime config until it shows every posted value, or Indefinite:
+        a real Pulsar applies dynamic keys asynchronously."""
         deadline = time.monotonic() + self.timeout
         while True:
             response = rest.request("GET", "/admin/v2/brokers/configuration/runtime")

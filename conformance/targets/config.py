@@ -1,18 +1,20 @@
 """Pulsar's broker.conf defaults, as the harness needs them to reset a target between cases.
 
 This is the harness's own copy of Pulsar facts, not the reference broker's table: a target must
-not supply the defaults it is judged against (STYLE R1).
+not supply the defaults it is judged against, or the judge would be taking its measure from the
+thing it judges.
 
-Rule 1: keys and defaults are Pulsar's ``ServiceConfiguration`` names and values, maxMessageSize
-        and keepAliveIntervalSeconds included.
-Rule 2: ``dynamic`` is Pulsar's own: only those keys can be changed on a running broker through
-        POST /admin/v2/brokers/configuration/{key}/{value}. The others need a restart (our own
-        processes) or are unsupported (an already running broker whose value differs).
-Rule 3: some dynamic values a running broker does not keep as posted, so a configuration holding
-        them is had only from a (re)start, like a non-dynamic key (``static_keys``): Pulsar's
-        BrokerService#updateDefaultNumPartitions and #updateMaxNumPartitionsPerPartitionedTopic
-        (v3.0.2 to v4.2.4) lower defaultNumPartitions to a non-zero maxNumPartitionsPerPartitionedTopic
-        below it, whichever of the two is posted, while a broker.conf holding both keeps them.
+- Keys and defaults (``PULSAR_DEFAULTS``) are Pulsar's ``ServiceConfiguration`` names and values,
+  maxMessageSize and keepAliveIntervalSeconds included.
+- ``dynamic`` is Pulsar's own (``is_dynamic``): only those keys can be changed on a running
+  broker through POST /admin/v2/brokers/configuration/{key}/{value}. The others need a restart
+  (our own processes) or are unsupported (an already running broker whose value differs).
+- Values a running broker rewrites: some dynamic values a running broker does not keep as posted,
+  so a configuration holding them is had only from a (re)start, like a non-dynamic key
+  (``static_keys``): Pulsar's BrokerService#updateDefaultNumPartitions and
+  #updateMaxNumPartitionsPerPartitionedTopic (v3.0.2 to v4.2.4) lower defaultNumPartitions to a
+  non-zero maxNumPartitionsPerPartitionedTopic below it, whichever of the two is posted, while a
+  broker.conf holding both keeps them (``_coupled``, ``post_order``).
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ def is_dynamic(key: str) -> bool:
 
 
 def _coupled(config: dict[str, str]) -> frozenset[str]:
-    """Rule 3: dynamic keys whose values, posted to a running broker, would be rewritten."""
+    """Dynamic keys whose values, posted to a running broker, would be rewritten: a default above a
+    non-zero maximum number of partitions."""
     try:
         default = int(config.get("defaultNumPartitions", default_of("defaultNumPartitions")))
         maximum = int(config.get("maxNumPartitionsPerPartitionedTopic",
@@ -73,14 +76,14 @@ def _coupled(config: dict[str, str]) -> frozenset[str]:
 
 
 def post_order(key: str) -> int:
-    """Rule 3, the other half: a running broker's maximum goes first, so the default posted after
+    """The other half of rewritten values: a running broker's maximum goes first, so the default posted after
     it is not lowered to the maximum of the previous case."""
     return 0 if key == "maxNumPartitionsPerPartitionedTopic" else 1
 
 
 def static_keys(config: dict[str, str]) -> frozenset[str]:
-    """The keys of ``config`` a broker gets only from its start: the non-dynamic ones (Rule 2) and
-    those a running broker would rewrite (Rule 3)."""
+    """The keys of ``config`` a broker gets only from its start: the non-dynamic ones and
+    those a running broker would rewrite."""
     return frozenset(key for key in config if not is_dynamic(key)) | (_coupled(config) & set(config))
 
 

@@ -3,33 +3,33 @@
 The launch is split in two: a pure ``LaunchPlan`` (what to run, unit-tested) and its execution
 through the ``testcontainers`` package (``DockerBackend``, the only part that needs an engine).
 
-Rule 1: the plan starts standalone the way testcontainers' own PulsarContainer does
-        (org.testcontainers.pulsar.PulsarContainer): ``/bin/bash -c "/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf
-        && bin/pulsar standalone --no-functions-worker -nss"``, broker config as
-        ``PULSAR_PREFIX_<key>=<value>`` environment (written into standalone.conf by
-        apply-config-from-env.py), ``PULSAR_MEM`` bounding the JVM. The default tag is the 4.0
-        LTS line's latest, 4.0.13 (Pulsar's release policy).
-Rule 2: ready by standalone_conf's checks (GET /admin/v2/clusters answers exactly
-        ``["standalone"]``, as PulsarContainer checks, and public/default exists), polled within
-        ``start_timeout`` (120 s).
-        A container that exits, or is not ready in time, is a TargetError with its last output.
-Rule 3: ports. A Pulsar broker answers lookups with its *advertised* address and its *own*
-        port, and clients (pulsar-client, REST redirects) then connect there. A random host port
-        mapped to 6650 would send them to a port nothing listens on, so the plan makes the
-        broker listen on free ports P and Q (``brokerServicePort``/``webServicePort``), binds
-        them to the same numbers on the Docker host, and advertises the Docker host's address
-        (``advertisedAddress``). Without chosen ports the plan is PulsarContainer's 6650/8080.
-Rule 4: before anything else, a Docker engine must answer ``/_ping`` within 1 s
-        (``docker_engine_problem``); otherwise start() raises TargetError "no Docker engine
-        reachable (<why>): pulsar-container:<tag> skipped" at once, and the runner records every
-        case of the target target-error with that reason. Nothing is pulled or waited for.
-Rule 5: config. Every key of targets/config.py starts at Pulsar's default through the
-        environment (the image's standalone.conf is not trusted to have them). Per case, dynamic
-        keys are set through the admin REST API and confirmed in the runtime config (base Rule
-        3); a different value of a non-dynamic key replaces the container by one started with
-        that environment: one container per config, never two at once.
-Rule 6: stop removes the container (forced) and appends its output to ``<log_dir>/<name>.log``;
-        testcontainers' Ryuk reaper removes it too if the harness is killed.
+- The plan (``launch_plan``) starts standalone the way testcontainers' own PulsarContainer does
+  (org.testcontainers.pulsar.PulsarContainer): ``/bin/bash -c
+  "/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf && bin/pulsar standalone
+  --no-functions-worker -nss"``, broker config as ``PULSAR_PREFIX_<key>=<value>`` environment
+  (written into standalone.conf by apply-config-from-env.py), ``PULSAR_MEM`` bounding the JVM.
+  The default tag is the 4.0 LTS line's latest, 4.0.13 (Pulsar's release policy).
+- Readiness (``_await_ready``): standalone_conf's checks (GET /admin/v2/clusters answers exactly
+  ``["standalone"]``, as PulsarContainer checks, and public/default exists), polled within
+  ``start_timeout`` (120 s). A container that exits, or is not ready in time, is a TargetError
+  with its last output.
+- Ports: a Pulsar broker answers lookups with its *advertised* address and its *own* port, and
+  clients (pulsar-client, REST redirects) then connect there. A random host port mapped to 6650
+  would send them to a port nothing listens on, so the plan makes the broker listen on free
+  ports P and Q (``brokerServicePort``/``webServicePort``), binds them to the same numbers on the
+  Docker host, and advertises the Docker host's address (``advertisedAddress``). Without chosen
+  ports the plan is PulsarContainer's 6650/8080.
+- The engine check: before anything else, a Docker engine must answer ``/_ping`` within 1 s
+  (``docker_engine_problem``); otherwise start() raises TargetError "no Docker engine reachable
+  (<why>): pulsar-container:<tag> skipped" at once, and the runner records every case of the
+  target target-error with that reason. Nothing is pulled or waited for.
+- Configuration: every key of targets/config.py starts at Pulsar's default through the
+  environment (``config_env``; the image's standalone.conf is not trusted to have them). Per
+  case, dynamic keys are set through the admin REST API and confirmed in the runtime config
+  (targets/base.py, ``Target.configure``); a different value of a non-dynamic key replaces the
+  container by one started with that environment: one container per config, never two at once.
+- stop removes the container (forced) and appends its output to ``<log_dir>/<name>.log``;
+  testcontainers' Ryuk reaper removes it too if the harness is killed.
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def config_env(static: Mapping[str, str]) -> dict[str, str]:
 def launch_plan(tag: Optional[str] = None, static: Optional[Mapping[str, str]] = None, *,
                 broker_port: Optional[int] = None, web_port: Optional[int] = None,
                 advertised_address: str = "localhost", start_timeout: float = START_TIMEOUT) -> LaunchPlan:
-    """What to run for ``apachepulsar/pulsar:<tag>`` with broker config ``static`` (Rules 1-3, 5)."""
+    """What to run for ``apachepulsar/pulsar:<tag>`` with broker config ``static``: PulsarContainer's
+    command, every key in the environment, chosen ports bound to the same numbers and advertised."""
     tag = check_tag(tag or DEFAULT_TAG)
     broker_port = broker_port or BROKER_PORT
     web_port = web_port or HTTP_PORT
@@ -127,7 +128,7 @@ def readiness_problem(plan: LaunchPlan, answers: Mapping[str, tuple[int, str]]) 
 # -- the engine check (bounded) ---------------------------------------------------------------------
 
 def docker_engine_problem(timeout: float = ENGINE_CHECK_TIMEOUT) -> Optional[str]:
-    """None when a Docker engine answers /_ping within ``timeout`` seconds, else why not (Rule 4).
+    """None when a Docker engine answers /_ping within ``timeout`` seconds, else why not.
 
     The engine is the one testcontainers would use (its properties file, DOCKER_HOST, the docker
     context, else the default socket). The ping runs in a daemon thread joined with the bound,
@@ -263,7 +264,7 @@ class ContainerTarget(Target):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def _launch(self) -> None:
-        if not self._engine_ok:  # Rule 4
+        if not self._engine_ok:  # no engine: fail at once, nothing pulled or waited for
             problem = self.backend.problem(self.engine_timeout)
             if problem:
                 raise TargetError(f"no Docker engine reachable ({problem}): {self.spec} skipped")
@@ -287,7 +288,7 @@ class ContainerTarget(Target):
         self._await_ready()
 
     def _await_ready(self) -> None:
-        """Poll the plan's readiness checks within its start_timeout (Rule 2)."""
+        """Poll the plan's readiness checks within its start_timeout; an exited container fails at once."""
         plan = self.plan
         deadline = time.monotonic() + plan.start_timeout
         problem = "no answer yet"
@@ -340,7 +341,7 @@ class ContainerTarget(Target):
         except OSError:
             pass
 
-    # -- configuration (Rule 5) -----------------------------------------------------------------
+    # -- configuration: one container per config, never two at once ----------------------------
 
     def _configure(self, wanted: dict[str, str]) -> None:
         self._configure_by_restart(wanted, same=lambda a, b: config_env(a) == config_env(b))

@@ -5,22 +5,24 @@ Apache Pulsar publishes every release to Maven Central as jars, its standalone l
 Resolving that artifact with its runtime dependencies gives a complete classpath; no tarball and
 no Docker image is needed.
 
-Rule 1: everything lives in one cache outside the repository (``PULSAR_CONFORMANCE_CACHE``, else
-        ``~/.cache/pulsar-conformance``): Maven's local repository under ``m2/`` and one classpath
-        file per release under ``classpaths/``. A classpath file whose jars all still exist is
-        reused without running Maven.
-Rule 2: the generated pom imports ``org.apache.pulsar:pulsar:<version>`` as a BOM, so every
-        third-party library has the version that release was built and tested with (without it
-        Maven picks other versions, and for 3.0.x its conflict resolution never finishes).
-Rule 3: Maven runs with a settings file that sends every repository to Maven Central
-        (``maven-settings.xml`` beside this module; ``PULSAR_CONFORMANCE_MAVEN_SETTINGS`` names
-        another, e.g. a company mirror): Pulsar's poms declare other repositories that may be
-        unreachable and are not needed for the broker.
-Rule 4: every failure is a ``TargetError`` that names the problem and the fix: no Java or Maven
-        installed, a version that is not a release number, artifacts the repository does not
-        serve (listed by coordinates), a resolution that exceeds its time bound.
-Rule 5: two resolutions never write the local repository at once (a file lock), so several
-        ``pulsar-standalone`` targets of one run, or two runs, can share the cache.
+``resolve`` keeps these:
+
+- Everything lives in one cache outside the repository (``cache_dir``:
+  ``PULSAR_CONFORMANCE_CACHE``, else ``~/.cache/pulsar-conformance``): Maven's local repository
+  under ``m2/`` and one classpath file per release under ``classpaths/``. A classpath file whose
+  jars all still exist is reused without running Maven (``read_classpath``).
+- The generated pom (``pom_text``) imports ``org.apache.pulsar:pulsar:<version>`` as a BOM, so
+  every third-party library has the version that release was built and tested with (without it
+  Maven picks other versions, and for 3.0.x its conflict resolution never finishes).
+- Maven runs with a settings file that sends every repository to Maven Central
+  (``maven-settings.xml`` beside this module; ``PULSAR_CONFORMANCE_MAVEN_SETTINGS`` names another,
+  e.g. a company mirror): Pulsar's poms declare other repositories that may be unreachable and
+  are not needed for the broker.
+- Every failure is a ``TargetError`` that names the problem and the fix: no Java or Maven
+  installed, a version that is not a release number, artifacts the repository does not serve
+  (listed by coordinates), a resolution that exceeds its time bound.
+- Two resolutions never write the local repository at once (a file lock), so several
+  ``pulsar-standalone`` targets of one run, or two runs, can share the cache.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ _COORDINATES = re.compile(r"^[\w.\-]+:[\w.\-]+(:[\w.\-]+){1,3}\Z")
 
 
 def cache_dir() -> Path:
-    """Rule 1."""
+    """The one cache, outside the repository: ``PULSAR_CONFORMANCE_CACHE``, else
+    ``~/.cache/pulsar-conformance``."""
     configured = os.environ.get("PULSAR_CONFORMANCE_CACHE")
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / "pulsar-conformance"
 
@@ -66,7 +69,7 @@ def check_version(version: str) -> str:
 
 
 def pom_text(version: str) -> str:
-    """The pom whose runtime classpath is the standalone's (Rule 2)."""
+    """The pom whose runtime classpath is the standalone's, the release's own BOM imported."""
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -127,7 +130,7 @@ class Classpath:
 
 
 def read_classpath(file: Path, version: str) -> Optional[Classpath]:
-    """The cached classpath of ``version`` when every jar it names still exists (Rule 1)."""
+    """The cached classpath of ``version`` when every jar it names still exists."""
     try:
         text = file.read_text().strip()
     except OSError:
@@ -142,7 +145,8 @@ def read_classpath(file: Path, version: str) -> Optional[Classpath]:
 
 def resolve(version: str, *, cache: Optional[Path] = None, timeout: float = RESOLVE_TIMEOUT,
             maven: Optional[str] = None) -> Classpath:
-    """The runtime classpath of Apache Pulsar ``version``'s broker, resolved once (Rules 1-5)."""
+    """The runtime classpath of Apache Pulsar ``version``'s broker, resolved once and cached; a failure
+    is a TargetError naming the fix."""
     check_version(version)
     cache = cache or cache_dir()
     file = cache / "classpaths" / f"{BROKER_ARTIFACT}-{version}.txt"
@@ -162,7 +166,7 @@ def resolve(version: str, *, cache: Optional[Path] = None, timeout: float = RESO
     partial = file.with_suffix(".partial")
     command = maven_command(pom, cache / "m2", partial, settings)
     command[0] = executable
-    with open(cache / "m2.lock", "a") as lock:  # Rule 5
+    with open(cache / "m2.lock", "a") as lock:  # never two resolutions writing the local repository
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             cached = read_classpath(file, version)  # another process may have resolved it meanwhile

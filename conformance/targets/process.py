@@ -1,15 +1,15 @@
 """Child processes for targets the harness launches itself: start, wait for ready, stop, reap.
 
-Rule 1: every wait is bounded. Start waits for a readiness predicate (a log line or a TCP
-        connect) for ``start_timeout``; a process that dies or stays silent raises TargetError
-        with the last lines it printed, so the reason says why.
-Rule 2: stop is SIGTERM, a bounded wait, then SIGKILL and a reap. Nothing is left behind:
-        every live child is also registered with ``atexit``, and on Linux the child gets
-        PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL
-        (conformance/children.py forks it from a thread that lives as long as we do).
-Rule 3: output (stdout and stderr merged) is read by a daemon thread into a bounded ring and an
-        optional log file, so a chatty child can never block on a full pipe; every line passes
-        security.redact first, so a token or key a broker logs is never kept.
+- Every wait is bounded. ``ManagedProcess.start`` waits for a readiness predicate (a log line or a TCP
+  connect) for ``start_timeout``; a process that dies or stays silent raises TargetError with
+  the last lines it printed, so the reason says why.
+- ``ManagedProcess.stop`` is SIGTERM, a bounded wait, then SIGKILL and a reap. Nothing is left behind: every
+  live child is also registered with ``atexit``, and on Linux the child gets
+  PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL
+  (conformance/children.py forks it from a thread that lives as long as we do).
+- Output (stdout and stderr merged) is read by a daemon thread into a bounded ring and an
+  optional log file, so a chatty child can never block on a full pipe; every line passes
+  security.redact first, so a token or key a broker logs is never kept.
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
 """pulsar-lite (PyPI ``pulsar-lite``): an independent broker, run from the binary in its wheel.
 
-Rule 1: it is started as ``pulsar-lite --config <tmp toml> --addr 127.0.0.1:<free port>
-        --db-path <tmp dir> --log-level info`` and is ready when it logs "Server listening on"
-        or a TCP connect succeeds, within ``start_timeout``.
-Rule 2: its TOML has ``[metrics] enabled = false``. Otherwise it binds a Prometheus endpoint on
-        0.0.0.0:8080 (verified: without the table it logs "Metrics endpoint listening on
-        http://0.0.0.0:8080/metrics"; with it, nothing but the broker port listens).
-Rule 3: broker.conf keys map to its TOML where there is an equivalent (``map_config``); any key
-        without one raises Unsupported with the reason. A different mapping restarts the process
-        (same port and data directory when possible).
-Rule 4: it has no admin REST API; that it serves namespaces nobody created is detected at start
-        like on any target (base.py Rule 8), and a case whose namespace must be missing runs and
-        is judged on what it answers.
+- It is started as ``pulsar-lite --config <tmp toml> --addr 127.0.0.1:<free port> --db-path <tmp
+  dir> --log-level info`` and is ready when it logs "Server listening on" or a TCP connect
+  succeeds, within ``start_timeout``.
+- Its TOML has ``[metrics] enabled = false`` (``render_toml``). Otherwise it binds a Prometheus
+  endpoint on 0.0.0.0:8080 (verified: without the table it logs "Metrics endpoint listening on
+  http://0.0.0.0:8080/metrics"; with it, nothing but the broker port listens).
+- broker.conf keys map to its TOML where there is an equivalent (``map_config``); any key without
+  one raises Unsupported with the reason. A different mapping restarts the process (same port and
+  data directory when possible).
+- It has no admin REST API; that it serves namespaces nobody created is detected at start like
+  on any target (targets/base.py, implicit namespaces), and a case whose namespace must be
+  missing runs and is judged on what it answers.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def map_config(broker_config: dict[str, str]) -> dict[str, int]:
 
 def render_toml(values: dict[str, int]) -> str:
     lines = [f"{key} = {value}" for key, value in values.items()]
-    lines += ["", "[metrics]", "enabled = false", ""]  # Rule 2
+    lines += ["", "[metrics]", "enabled = false", ""]  # else it binds 0.0.0.0:8080 for Prometheus
     return "\n".join(lines)
 
 
@@ -149,7 +149,7 @@ class PulsarLiteTarget(Target):
         else:
             raise TargetError(str(last_error))
         self.service_url = f"pulsar://127.0.0.1:{self.port}"
-        self.admin_url = None  # Rule 4: no admin REST API
+        self.admin_url = None  # it has no admin REST API
         self.generation += 1
         if any(METRICS_LINE in line for line in self.process.lines):
             warning = "pulsar-lite ignored [metrics] enabled = false and serves metrics on 0.0.0.0:8080"

@@ -1,20 +1,20 @@
 """The reference broker (this project's), launched as a child process on 127.0.0.1.
 
-Rule 1: it is started with ``python -m reference_broker --broker-port 0 --web-port 0
-        --metadata-store memory: [--set key=value]...`` and is ready when it prints exactly one
-        line ``READY pulsar://127.0.0.1:P http://127.0.0.1:Q`` (the CLI's start-up contract);
-        a process that exits or stays silent for ``start_timeout`` is a TargetError with its
-        last output.
-Rule 2: dynamic keys are set through the admin REST API (POST
-        /admin/v2/brokers/configuration/{key}/{value}); Pulsar's non-dynamic keys (Pulsar's ServiceConfiguration)
-        cannot change on a running broker, so a change to them restarts the process with
-        ``--set`` (its metadata store is in memory, and every case has its own namespace anyway).
-Rule 3: stop is SIGTERM then SIGKILL after a bound (targets/process.py), and is always called.
-Rule 4: security (conformance/security.py): a configuration with ``authenticationEnabled=true``
-        is started with the run's key (a ``file://`` key in the run's private folder), and a TLS
-        run with TLS listeners on ephemeral ports (``brokerServicePortTls=0``,
-        ``webServicePortTls=0``, the run's certificate); the READY line then lists the
-        ``pulsar+ssl://`` and ``https://`` URLs too, and the harness uses only those.
+- Start (``argv``, ``_launch``): ``python -m reference_broker --broker-port 0 --web-port 0
+  --metadata-store memory: [--set key=value]...``, ready when it prints exactly one line ``READY
+  pulsar://127.0.0.1:P http://127.0.0.1:Q`` (the CLI's start-up contract); a process that exits
+  or stays silent for ``start_timeout`` is a TargetError with its last output.
+- Configuration: dynamic keys are set through the admin REST API (POST
+  /admin/v2/brokers/configuration/{key}/{value}); Pulsar's non-dynamic keys (Pulsar's
+  ServiceConfiguration) cannot change on a running broker, so a change to them restarts the
+  process with ``--set`` (its metadata store is in memory, and every case has its own namespace
+  anyway).
+- stop is SIGTERM then SIGKILL after a bound (targets/process.py), and is always called.
+- Security (conformance/security.py): a configuration with ``authenticationEnabled=true`` is
+  started with the run's key (a ``file://`` key in the run's private folder), and a TLS run with
+  TLS listeners on ephemeral ports (``brokerServicePortTls=0``, ``webServicePortTls=0``, the
+  run's certificate); the READY line then lists the ``pulsar+ssl://`` and ``https://`` URLs too,
+  and the harness uses only those (``pick_urls``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class ReferenceTarget(Target):
 
     def argv(self) -> list[str]:
         argv = [*self.command, "--broker-port", "0", "--web-port", "0", "--metadata-store", "memory:"]
-        launch = {**self.static, **self.security.launch_config(self.static, pulsar=False)}  # Rule 4
+        launch = {**self.static, **self.security.launch_config(self.static, pulsar=False)}  # key, TLS files
         if self.security.tls:
             launch.update(brokerServicePortTls="0", webServicePortTls="0")
         for key, value in sorted(launch.items()):
@@ -71,7 +71,8 @@ class ReferenceTarget(Target):
         return argv
 
     def pick_urls(self, fields: tuple[str, ...]) -> tuple[str, str]:
-        """Rule 4: the TLS pair of a READY line in a TLS run, else the plain pair."""
+        """The TLS pair of a READY line in a TLS run (the harness then uses only those), else the
+        plain pair."""
         if self.security.tls:
             if len(fields) < 4:
                 raise RuntimeError(f"{self.name} printed no TLS URLs in a TLS run: READY {' '.join(fields)}")

@@ -1,17 +1,19 @@
 """``reference-cluster``: the reference broker as a PIP-35 cluster of three brokers in one process.
 
-Rule 1: started as ``python -m reference_broker --brokers 3 --broker-port 0 --web-port 0
-        --metadata-store memory: [--set key=value]...``; ready at its one READY line, which lists
-        every broker comma-separated in start order (``READY pulsar://h:P1,pulsar://h:P2,...
-        http://h:Q1,http://h:Q2,...``, docs/pip35-decisions.md B9). ``service_urls`` and
-        ``admin_urls`` hold them all; ``service_url`` / ``admin_url`` are the first broker's, which
-        every case talks to unless its operation asks every broker (SameOwnerEverywhere).
-Rule 2: configuration is ReferenceTarget's: the brokers share one configuration object, so a
-        dynamic key POSTed to the first broker applies to all (B9); a non-dynamic key restarts the
-        process, cluster and all.
-Rule 3: only PIP-35 rows are meant for this target: on a cluster a LOOKUP answers Redirect for the
-        bundles another broker owns, and a PRODUCER there is refused (B6, B8), which single-broker
-        rows do not expect.
+- Started as ``python -m reference_broker --brokers 3 --broker-port 0 --web-port 0
+  --metadata-store memory: [--set key=value]...``; ready at its one READY line, which lists every
+  broker comma-separated in start order (``cluster_ready_urls``: ``READY
+  pulsar://h:P1,pulsar://h:P2,... http://h:Q1,http://h:Q2,...``, docs/pip35-decisions.md B9).
+  ``service_urls`` and ``admin_urls`` hold them all; ``service_url`` / ``admin_url`` are the
+  first broker's, which every case talks to unless its operation asks every broker
+  (SameOwnerEverywhere).
+- Configuration is ReferenceTarget's: the brokers share one configuration object, so a dynamic
+  key POSTed to the first broker applies to all (B9); a non-dynamic key restarts the process,
+  cluster and all.
+- Only PIP-35 rows are meant for this target: on a cluster a LOOKUP answers Redirect for the
+  bundles another broker owns, and a PRODUCER there is refused (B6, B8), which single-broker rows
+  do not expect.
+
 ``attach_cluster`` hands a target's broker lists to the drivers that ask every broker; any target
 without ``service_urls`` is a cluster of one.
 """
@@ -24,7 +26,8 @@ from conformance.targets.reference import ReferenceTarget, ready_fields
 
 BROKERS = 3
 def cluster_ready_urls(lines: list[str]) -> Optional[tuple[list[str], list[str]]]:
-    """(service URLs, admin URLs) of the READY line, once it was printed (Rule 1)."""
+    """(service URLs, admin URLs) of the READY line, once it was printed: every
+    broker, comma-separated, in start order."""
     fields = ready_fields(lines)
     return None if fields is None else (fields[0].split(","), fields[1].split(","))
 

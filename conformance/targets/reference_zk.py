@@ -3,16 +3,18 @@
 The white-box rows of PIP-157 (spec/pip157.yaml, table ``layout``) check where each managed
 ledger lives; this target lets the harness read the znodes themselves (drivers/metadata.py).
 
-Rule 1: ``start`` launches a standalone ZooKeeper (Debian's ``zookeeper`` package, which ``make
-        test`` installs; targets/zookeeper.py) on 127.0.0.1 and an ephemeral port, then the
-        reference broker as ReferenceTarget does, with ``--metadata-store
-        zk:127.0.0.1:PORT/conformance-<hex>``. ``metadata_store_url`` is that URL, which the
-        metadata driver reads. Without java or ZooKeeper the target cannot start, and the reason
-        says what to install (every case unsupported, runner Rule 5).
-Rule 2: every broker launch gets a FRESH chroot, so a broker restarted for a non-dynamic key
-        (ReferenceTarget Rule 2) starts from Pulsar's defaults, as a memory: store would: the
-        reference broker keeps dynamic configuration in its store (metadata/layout.py Rule 4).
-        Such a restart keeps the ZooKeeper; ``stop`` at the end stops both.
+``start`` launches a standalone ZooKeeper (Debian's ``zookeeper`` package, which ``make test``
+installs; targets/zookeeper.py) on 127.0.0.1 and an ephemeral port, then the reference broker as
+ReferenceTarget does, with ``--metadata-store zk:127.0.0.1:PORT/conformance-<hex>``.
+``metadata_store_url`` is that URL, which the metadata driver reads. Without java or ZooKeeper the
+target cannot start, and the reason says what to install (every case target-error, as runner.py
+reports a target that could not start).
+
+Every broker launch gets a FRESH chroot (``_launch``), so a broker restarted for a non-dynamic key
+(ReferenceTarget restarts the process for one) starts from Pulsar's defaults, as a memory: store
+would: the reference broker keeps dynamic configuration in its store (reference_broker's
+metadata/layout.py, ``/admin/configuration``). Such a restart keeps the ZooKeeper; ``stop`` at the
+end stops both.
 """
 
 from __future__ import annotations
@@ -44,11 +46,11 @@ class ReferenceZkTarget(ReferenceTarget):
             if reason:
                 raise RuntimeError(f"reference-zk needs ZooKeeper: {reason}")
             self.zookeeper = ZooKeeperServer().start(timeout=self.start_timeout)
-        self.metadata_store_url = self.zookeeper.url(f"/conformance-{secrets.token_hex(6)}")  # Rule 2
+        self.metadata_store_url = self.zookeeper.url(f"/conformance-{secrets.token_hex(6)}")  # fresh per launch
         super()._launch()
 
     def _configure(self, wanted: dict[str, str]) -> None:
-        self._keep_zookeeper = True  # a restart for a static key replaces the broker only (Rule 2)
+        self._keep_zookeeper = True  # a restart for a static key replaces the broker only, not the ZooKeeper
         try:
             super()._configure(wanted)
         finally:

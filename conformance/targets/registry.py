@@ -1,15 +1,15 @@
 """Target names -> classes, the way uvicorn picks a loop or an HTTP implementation by name.
 
-Rule 1: ``reference``, ``reference-cluster`` (three reference brokers, PIP-35) and ``pulsar-lite``
-        are launched by the harness as processes (``reference-zk``: the reference broker on a real
-        ZooKeeper whose znodes the harness reads, PIP-157);
-        ``pulsar-standalone[:VERSION]`` runs Apache Pulsar's own standalone from the release's
-        Maven jars in a JVM (default: standalone.DEFAULT_VERSION);
-        ``pulsar-container[:TAG]`` runs Apache Pulsar's image ``apachepulsar/pulsar:TAG`` in
-        Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is an already running
-        broker. Anything else is a UsageError that lists what is known.
-Rule 2: ``--pulsar-versions 3.0.2,4.0.7`` is shorthand for one ``pulsar-standalone:<v>`` per
-        version (``pulsar_version_targets``).
+``make_target``: ``reference``, ``reference-cluster`` (three reference brokers, PIP-35) and
+``pulsar-lite`` are launched by the harness as processes (``reference-zk``: the reference broker
+on a real ZooKeeper whose znodes the harness reads, PIP-157); ``pulsar-standalone[:VERSION]`` runs
+Apache Pulsar's own standalone from the release's Maven jars in a JVM (default:
+standalone.DEFAULT_VERSION); ``pulsar-container[:TAG]`` runs Apache Pulsar's image
+``apachepulsar/pulsar:TAG`` in Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is
+an already running broker. Anything else is a UsageError that lists what is known.
+
+``--pulsar-versions 3.0.2,4.0.7`` is shorthand for one ``pulsar-standalone:<v>`` per version
+(``pulsar_version_targets``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def make_target(spec: str, **kwargs) -> Target:
 
 
 def pulsar_version_targets(versions: str) -> list[str]:
-    """``"3.0.2,4.0.7"`` -> ``["pulsar-standalone:3.0.2", "pulsar-standalone:4.0.7"]`` (Rule 2)."""
+    """``"3.0.2,4.0.7"`` -> ``["pulsar-standalone:3.0.2", "pulsar-standalone:4.0.7"]``."""
     releases = [part.strip() for part in versions.split(",")]
     if not any(releases) or not all(releases):
         raise UsageError(f"--pulsar-versions {versions!r}: expected comma-separated releases such as "

@@ -4,35 +4,35 @@ The release's broker jars come from Maven (targets/maven.py, resolved once and c
 harness starts ``org.apache.pulsar.PulsarStandaloneStarter`` in a JVM child process, as
 Pulsar's ``bin/pulsar standalone`` does, and stops it at the end.
 
-Rule 1: the launch is a pure ``LaunchPlan`` (unit-tested): java with the options ``bin/pulsar``
-        passes (Java 17 module opens, IPv4, the BookKeeper metadata drivers), the classpath in an
-        argument file, ``-c <conf> -nss -nfw --metadata-dir D/metadata --bookkeeper-dir D/bookie
-        --bookkeeper-port B`` with a fresh data folder D; the configuration is standalone_conf.py's.
-Rule 2: ports: the broker, web and bookie ports are chosen free on 127.0.0.1 per start (a
-        bound port is retried once on new ones); the broker advertises 127.0.0.1, so lookups
-        answer URLs a client here can reach.
-Rule 3: ready when standalone_conf's checks pass, within ``start_timeout``; a JVM that exits
-        first, or is not ready in time, is a TargetError with its last lines of output.
-Rule 4: configuration per case: dynamic keys over the admin REST API, confirmed in the runtime
-        configuration (targets/base.py); a different value of a non-dynamic key restarts the
-        JVM with a configuration file that has it. Cases are ordered so that each distinct
-        non-dynamic configuration starts once per run (``config_group``).
-Rule 5: nothing is left behind. stop() ends the JVM (SIGTERM, a short bound, SIGKILL: its data
-        is thrown away, so a clean shutdown buys nothing) and removes its data folder; process.py
-        kills it if the harness dies; a data folder whose owner process is gone (the harness was
-        killed with SIGKILL) is removed by the next start.
-Rule 6: every failure names its cause: a version that is not a release, no Java 17+, no Maven,
-        artifacts the repository lacks, a JVM that dies or never gets ready. The runner reports
-        the target's cases target-error with that reason, and the run goes on.
-Rule 8: security (conformance/security.py): a configuration with ``authenticationEnabled=true``
-        starts with the run's key (``tokenSecretKey=data:;base64,...`` in the configuration file of
-        the private data folder) and the broker's own client credentials, and the readiness checks
-        present the harness's token; a TLS run adds ``brokerServicePortTls`` and
-        ``webServicePortTls`` on free ports with the run's certificate, and the harness then uses
-        only the ``pulsar+ssl://`` and ``https://`` URLs (the plain listeners stay, for the
-        standalone's own clients).
-Rule 7: measured per target: each start's seconds to ready, Maven's resolution time, and the
-        JVM's peak resident memory (VmHWM) at each stop; describe() reports them.
+- The launch is a pure ``LaunchPlan`` (``launch_plan``, unit-tested): java with the options
+  ``bin/pulsar`` passes (Java 17 module opens, IPv4, the BookKeeper metadata drivers), the
+  classpath in an argument file, ``-c <conf> -nss -nfw --metadata-dir D/metadata
+  --bookkeeper-dir D/bookie --bookkeeper-port B`` with a fresh data folder D; the configuration
+  is standalone_conf.py's.
+- Ports: the broker, web and bookie ports are chosen free on 127.0.0.1 per start (a bound port
+  is retried once on new ones); the broker advertises 127.0.0.1, so lookups answer URLs a client
+  here can reach.
+- Ready when standalone_conf's checks pass (``_ready``), within ``start_timeout``; a JVM that
+  exits first, or is not ready in time, is a TargetError with its last lines of output.
+- Configuration per case: dynamic keys over the admin REST API, confirmed in the runtime
+  configuration (targets/base.py); a different value of a non-dynamic key restarts the JVM with
+  a configuration file that has it. Cases are ordered so that each distinct non-dynamic
+  configuration starts once per run (``config_group``).
+- Nothing is left behind. stop() ends the JVM (SIGTERM, a short bound, SIGKILL: its data is
+  thrown away, so a clean shutdown buys nothing) and removes its data folder; process.py kills
+  it if the harness dies; a data folder whose owner process is gone (the harness was killed with
+  SIGKILL) is removed by the next start (``sweep_abandoned``).
+- Every failure names its cause: a version that is not a release, no Java 17+, no Maven,
+  artifacts the repository lacks, a JVM that dies or never gets ready. The runner reports the
+  target's cases target-error with that reason, and the run goes on.
+- Security (conformance/security.py): a configuration with ``authenticationEnabled=true`` starts
+  with the run's key (``tokenSecretKey=data:;base64,...`` in the configuration file of the
+  private data folder) and the broker's own client credentials, and the readiness checks present
+  the harness's token; a TLS run adds ``brokerServicePortTls`` and ``webServicePortTls`` on free
+  ports with the run's certificate, and the harness then uses only the ``pulsar+ssl://`` and
+  ``https://`` URLs (the plain listeners stay, for the standalone's own clients).
+- Measured per target: each start's seconds to ready, Maven's resolution time, and the JVM's
+  peak resident memory (VmHWM) at each stop; describe() reports them.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class LaunchPlan:
     broker_port: int
     web_port: int
     bookie_port: int
-    tls_ports: Optional[tuple[int, int]] = None  # Rule 8: (brokerServicePortTls, webServicePortTls)
+    tls_ports: Optional[tuple[int, int]] = None  # a TLS run's (brokerServicePortTls, webServicePortTls)
 
     @property
     def service_url(self) -> str:
@@ -121,7 +121,7 @@ def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir:
                 broker_port: int, web_port: int, bookie_port: int, extra: Optional[Mapping[str, str]] = None,
                 tls_ports: Optional[tuple[int, int]] = None) -> LaunchPlan:
     """What to run for Apache Pulsar ``version`` with non-dynamic keys ``static`` and the security
-    keys ``extra`` (Rules 1, 2, 8)."""
+    keys ``extra``, on the ports chosen for this start."""
     config = standalone_conf.broker_conf({**static, **(extra or {})}, broker_port=broker_port, web_port=web_port)
     if tls_ports:
         config.update(brokerServicePortTls=str(tls_ports[0]), webServicePortTls=str(tls_ports[1]))
@@ -179,7 +179,7 @@ def peak_rss_mb(pid: int) -> Optional[float]:
     return round(int(match.group(1)) / 1024, 1) if match else None
 
 
-# -- data folders (Rule 5) ------------------------------------------------------------------------
+# -- data folders: nothing left behind, not even by a killed harness ----------------------------
 
 def sweep_abandoned(root: Optional[Path] = None) -> list[Path]:
     """Remove data folders whose owner process is gone; returns what was removed."""
@@ -251,7 +251,7 @@ class PulsarStandaloneTarget(Target):
                                       timeout=self.timeout, log_dir=self.log_dir)
         twin.classpath = self.classpath
         twin.instance_label = f"-{index + 1}"
-        twin.start_seconds, twin.peak_rss = self.start_seconds, self.peak_rss  # one target's figures (Rule 7)
+        twin.start_seconds, twin.peak_rss = self.start_seconds, self.peak_rss  # one target's figures, all instances
         return twin
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -263,7 +263,7 @@ class PulsarStandaloneTarget(Target):
             self.classpath = maven.resolve(self.pulsar_version, cache=self.cache, maven=self.maven_executable)
         sweep_abandoned()
         last: Optional[TargetError] = None
-        for _attempt in range(2):  # Rule 2: a chosen port may be taken meanwhile
+        for _attempt in range(2):  # a chosen port may be taken meanwhile: once more on new ones
             try:
                 self._start_once()
                 return
@@ -284,7 +284,7 @@ class PulsarStandaloneTarget(Target):
         self.plan = plan
         (data_dir / "tmp").mkdir(exist_ok=True)
         plan.config_file.write_text("")
-        os.chmod(plan.config_file, 0o600)  # it may hold the run's token key (Rule 8)
+        os.chmod(plan.config_file, 0o600)  # it may hold the run's token key
         plan.config_file.write_text(standalone_conf.render(plan.config))
         plan.argfile.write_text(f"-cp\n{self.classpath.text()}\n")
         log = self.log_dir / f"{self.log_name}.log" if self.log_dir else None
@@ -295,7 +295,7 @@ class PulsarStandaloneTarget(Target):
         self.process = ManagedProcess(list(plan.argv), name=f"Apache Pulsar {self.pulsar_version} standalone",
                                       cwd=str(data_dir), log_path=log)
         started = time.monotonic()
-        credentials = self.credentials()  # Rule 8: the readiness checks present the harness's token
+        credentials = self.credentials()  # the readiness checks present the harness's token
         client = httpx.Client(timeout=2.0, headers={"Authorization": f"Bearer {credentials.token.reveal()}"}
                               if credentials.token else None)
         try:
@@ -351,7 +351,7 @@ class PulsarStandaloneTarget(Target):
         code = process.popen.returncode if process.popen else None
         return f"the {self.spec} JVM exited with code {code} during the run: {process.last_line()}"
 
-    # -- configuration (Rule 4) ----------------------------------------------------------------
+    # -- configuration: dynamic keys over REST, a restart for the others ----------------------
 
     def _configure(self, wanted: dict[str, str]) -> None:
         self._configure_by_restart(wanted, same=lambda a, b: self._without_defaults(a) == self._without_defaults(b))

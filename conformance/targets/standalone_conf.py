@@ -3,20 +3,21 @@
 Shared by the targets that start Apache Pulsar's own standalone: ``pulsar-standalone`` (its
 Maven jars in a JVM of ours) and ``pulsar-container`` (its Docker image).
 
-Rule 1: the baseline is Pulsar's ``conf/standalone.conf`` where it sets a key away from
-        ``ServiceConfiguration``'s code default and the key matters to a single-process broker
-        (``STANDALONE_CONF``): one bookie with quorums of 1, the no-op load manager (it decides
-        how lookups answer), the load balancer off, backlog quota 10 GB. The modelled keys of
-        targets/config.py then start at Pulsar's defaults, and a case's keys overlay them.
-Rule 2: the harness departs from standalone.conf only where a run needs it, each departure
-        listed in ``HARNESS_CONF`` with its reason: loopback addresses and ports chosen per start,
-        and topic stats updated every second instead of every minute, so a rate row waits a
-        second for the broker's next stats update rather than a minute (the rates themselves are
-        computed exactly as on any Pulsar, over the last update interval).
-Rule 3: ready when GET /admin/v2/clusters answers exactly ``["standalone"]`` and GET
-        /admin/v2/namespaces/public lists ``public/default``, which the standalone creates last
-        (PulsarStandalone#createDefaultNamespaceIfNeeded); Pulsar's own integration tests wait
-        for the same namespace.
+- The baseline is Pulsar's ``conf/standalone.conf`` where it sets a key away from
+  ``ServiceConfiguration``'s code default and the key matters to a single-process broker
+  (``STANDALONE_CONF``): one bookie with quorums of 1, the no-op load manager (it decides how
+  lookups answer), the load balancer off, backlog quota 10 GB. The modelled keys of
+  targets/config.py then start at Pulsar's defaults, and a case's keys overlay them
+  (``harness_defaults``, ``broker_conf``).
+- The harness departs from standalone.conf only where a run needs it, each departure listed in
+  ``HARNESS_CONF`` with its reason: loopback addresses and ports chosen per start, and topic
+  stats updated every second instead of every minute, so a rate row waits a second for the
+  broker's next stats update rather than a minute (the rates themselves are computed exactly as
+  on any Pulsar, over the last update interval).
+- Ready (``READY_CHECKS``) when GET /admin/v2/clusters answers exactly ``["standalone"]`` and GET
+  /admin/v2/namespaces/public lists ``public/default``, which the standalone creates last
+  (PulsarStandalone#createDefaultNamespaceIfNeeded); Pulsar's own integration tests wait for the
+  same namespace.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from conformance.targets import config as pulsar_config
 CLUSTER = "standalone"
 DEFAULT_NAMESPACE = "public/default"
 
-# Rule 1: conf/standalone.conf (apache/pulsar) against ServiceConfiguration's defaults.
+# The baseline: conf/standalone.conf (apache/pulsar) where it departs from ServiceConfiguration's defaults.
 STANDALONE_CONF: dict[str, str] = {
     "clusterName": CLUSTER,
     "managedLedgerDefaultEnsembleSize": "1",      # code default 2: one bookie
@@ -48,7 +49,7 @@ STANDALONE_CONF: dict[str, str] = {
     "diskUsageWarnThreshold": "0.99",
 }
 
-# Rule 2: where the harness's standalone differs from conf/standalone.conf, and why.
+# Where the harness's standalone differs from conf/standalone.conf, and why.
 HARNESS_CONF: dict[str, tuple[str, str]] = {
     "bindAddress": ("127.0.0.1", "loopback only (standalone.conf: 0.0.0.0)"),
     "advertisedAddress": ("127.0.0.1", "lookups answer a loopback URL, not the host name"),
@@ -60,7 +61,8 @@ HARNESS_CONF: dict[str, tuple[str, str]] = {
 
 
 def harness_defaults() -> dict[str, str]:
-    """Every key a harness-started standalone runs with before a case's own keys (Rules 1, 2)."""
+    """Every key a harness-started standalone runs with before a case's own keys:
+    standalone.conf's, the harness's departures, then Pulsar's defaults for the modelled keys."""
     values = dict(STANDALONE_CONF)
     values.update({key: value for key, (value, _why) in HARNESS_CONF.items()})
     values.update(pulsar_config.effective({}))
@@ -86,7 +88,7 @@ def render(values: Mapping[str, str]) -> str:
 
 @dataclass(frozen=True)
 class ReadyCheck:
-    """One HTTP readiness condition (Rule 3): GET ``path`` and judge (status, body)."""
+    """One HTTP readiness condition: GET ``path`` and judge (status, body)."""
 
     path: str
     wants: str  # what the body must show, for messages

@@ -1,19 +1,21 @@
 """An already running broker, named by URL: ``url:pulsar://H:P[,http://H:Q]``.
 
-Rule 1: the harness neither starts nor stops it; start() only connects and detects.
-Rule 2: broker config is set through the dynamic-config REST call when there is an admin API.
-        Before the first change the broker's runtime values are read
-        (GET /admin/v2/brokers/configuration/runtime) so stop() can put them back: this is
-        somebody else's broker. A non-dynamic key can only be "set" if it already has the
-        wanted value; otherwise, and without an admin API, the case is Unsupported. It is a real
-        Pulsar, so a dynamic key counts as set once its runtime config shows it (base Rule 3).
-Rule 4: the user may say what config the broker runs with (``--broker-config``, ``declared``:
-        broker.conf key=value lines); keys not said run with Pulsar's defaults (the model's), or,
-        where an admin API answers, with what its runtime config shows. Without an admin API a
-        case runs only when every key of its broker config equals what the broker runs with;
-        otherwise it is unsupported (``config-differs``), naming the keys that differ.
-Rule 3: detection is the base class's, the same as for launched targets: version from CONNECTED
-        and GET /admin/v2/brokers/version, admin API, feature flag 5, era from the version.
+The harness neither starts nor stops it; start() only connects and detects. Detection is the
+base class's, the same as for launched targets: version from CONNECTED and GET
+/admin/v2/brokers/version, admin API, feature flag 5, era from the version.
+
+Somebody else's broker is left as it was found: broker config is set through the dynamic-config
+REST call when there is an admin API, and before the first change the broker's runtime values are
+read (GET /admin/v2/brokers/configuration/runtime, ``_runtime``) so stop() can put them back. A
+non-dynamic key can only be "set" if it already has the wanted value; otherwise, and without an
+admin API, the case is Unsupported. It is a real Pulsar, so a dynamic key counts as set once its
+runtime config shows it (targets/base.py, ``confirms_dynamic_config``).
+
+Declared config: the user may say what config the broker runs with (``--broker-config``,
+``declared``, ``parse_broker_config``: broker.conf key=value lines); keys not said run with
+Pulsar's defaults (the model's), or, where an admin API answers, with what its runtime config
+shows. Without an admin API a case runs only when every key of its broker config equals what the
+broker runs with; otherwise it is unsupported (``config-differs``), naming the keys that differ.
 """
 
 from __future__ import annotations
@@ -47,9 +49,10 @@ def parse_url_spec(spec: str) -> tuple[str, Optional[str]]:
 
 
 def parse_broker_config(items: list[str]) -> dict[str, str]:
-    """``--broker-config`` values -> {key: value} (Rule 4): each is ``key=value`` or a broker.conf
-    style file of such lines (``#`` comments and blank lines ignored); later ones win. A key the
-    model knows must have a value it can read, so a typo is an error rather than a silent default."""
+    """``--broker-config`` values -> {key: value}, the config the user says the broker runs with:
+    each is ``key=value`` or a broker.conf style file of such lines (``#`` comments and blank
+    lines ignored); later ones win. A key the model knows must have a value it can read, so a
+    typo is an error rather than a silent default."""
     declared: dict[str, str] = {}
     for item in items:
         path = Path(item)
@@ -96,7 +99,7 @@ class UrlTarget(Target):
         self.spec = spec
         self._service, self._admin = service, admin
         self._original: Optional[dict[str, str]] = None
-        self.declared = {k: pulsar_config.normalise(v) for k, v in (declared or {}).items()}  # Rule 4
+        self.declared = {k: pulsar_config.normalise(v) for k, v in (declared or {}).items()}  # --broker-config
 
     def _launch(self) -> None:
         self.service_url, self.admin_url = self._service, self._admin
@@ -104,10 +107,10 @@ class UrlTarget(Target):
     def detect(self) -> None:
         super().detect()
         if self.has_admin:
-            self._runtime()  # Rule 2: the values to put back, read before any case changes them
+            self._runtime()  # the values to put back, read before any case changes them
 
     def stop(self) -> None:
-        # Rule 2: leave somebody else's broker as we found it.
+        # Leave somebody else's broker as we found it.
         if self._dirty and self.has_admin and not self.start_error:
             try:
                 self._configure_over_rest({})
@@ -136,7 +139,7 @@ class UrlTarget(Target):
         return self.declared.get(key) or self._runtime().get(key) or model_default(key)
 
     def _configure(self, wanted: dict[str, str]) -> None:
-        if not self.has_admin:  # Rule 4
+        if not self.has_admin:  # nothing can be changed: only what it runs with will do
             differs = {key: value for key, value in wanted.items()
                        if self._baseline(key) is None or not _same_value(self._baseline(key), value)}
             if differs:

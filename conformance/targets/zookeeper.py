@@ -7,16 +7,17 @@ What this module owns: finding an installed ZooKeeper (the Debian package ``zook
 readiness wait on the ``srvr`` four-letter word (``ruok`` says imok before the server serves),
 and a stop that leaves no process behind.
 
-Rule 1: the server listens only on 127.0.0.1; its AdminServer (Jetty, port 8080 by default) is
-        switched off, so parallel runs never collide on a fixed port.
-Rule 2: the port is picked free just before the start; if another process takes it first, the
-        server dies with "Address already in use" and we retry with a new port (3 attempts).
-Rule 3: every wait is bounded, and ``stop`` escalates SIGTERM -> SIGKILL; an ``atexit`` hook stops
-        any server a crashed test forgot, and on Linux the JVM dies with its parent
-        (PR_SET_PDEATHSIG, targets/process.py) even when the harness is killed.
-Rule 4: ``missing_reason()`` says, before any start, why no ZooKeeper can run here (java or the
-        package missing) and how to install it; callers turn that into a skip (tests) or an
-        unsupported target (conformance/targets/reference_zk.py), never a guess.
+- The server listens only on 127.0.0.1; its AdminServer (Jetty, port 8080 by default) is
+  switched off (``ZooKeeperServer.command``), so parallel runs never collide on a fixed port.
+- ``ZooKeeperServer.start`` picks the port free just before the start; if another process takes
+  it first, the server dies with "Address already in use" and we retry with a new port (3
+  attempts).
+- Every wait is bounded, and ``stop`` escalates SIGTERM -> SIGKILL; an ``atexit`` hook
+  (``_stop_forgotten_servers``) stops any server a crashed test forgot, and on Linux the JVM dies
+  with its parent (PR_SET_PDEATHSIG, targets/process.py) even when the harness is killed.
+- ``missing_reason()`` says, before any start, why no ZooKeeper can run here (java or the package
+  missing) and how to install it; callers turn that into a skip (tests) or a target that cannot
+  start, with that reason (conformance/targets/reference_zk.py), never a guess.
 
 The java invocation, for a Makefile::
 
@@ -159,7 +160,7 @@ class ZooKeeperServer:
         if reason:
             raise RuntimeError(reason)
         last_log = ""
-        for _attempt in range(3):  # Rule 2
+        for _attempt in range(3):  # the free port may be taken before the server binds it
             self.port = _free_port()
             self._write_config()
             log = open(self.log_path, "ab")
@@ -207,6 +208,6 @@ class ZooKeeperServer:
 
 
 @atexit.register
-def _stop_forgotten_servers() -> None:  # Rule 3
+def _stop_forgotten_servers() -> None:  # what a crashed test forgot is stopped at exit
     for server in list(_RUNNING):
         server.stop()

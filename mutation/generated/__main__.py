@@ -3,18 +3,19 @@
     python -m mutation.generated [--budget SECONDS] [--jobs N] [--module PATH]... [--out DIR]
         [--goal 0.9] [--no-scores] [--list]
 
-Rule 1: the mutants are made (mutants.py), the results that still hold are taken from the results
-        file (cache.py), the rest are tested within ``--budget`` (run.py) and added to it.
-Rule 2: the score is caught / (tested - equivalent): every tested mutant counts except the survivors
-        triaged ``equivalent`` (triage.py); ``out-of-scope`` and ``model-gap`` survivors count as not
-        caught. Errors and time-outs (run Rule 2) count as caught. ``score_in_scope`` also leaves out
-        the ``out-of-scope`` survivors: the share of what a PIP states that the suite catches.
-Rule 3: the figures go to ``<out>/quality-generated.json``; a run over the whole scope appends date,
-        commit, what was tested and left untested, and the score to ``mutation/generated-scores.jsonl``
-        (``--no-scores``: never).
-Rule 4: exit 0 when the score reaches ``--goal`` and the triage check (triage Rule 3) finds
-        nothing; 1 otherwise; 2 when the unmutated broker does not pass the runs (run Rule 3) or
-        the arguments or the triage file are wrong.
+- the mutants are made (mutants.py), the results that still hold are taken from the results file
+  (cache.py), the rest are tested within ``--budget`` (run.py) and added to it.
+- the score (``score``) is caught / (tested - equivalent): every tested mutant counts except the
+  survivors triaged ``equivalent`` (triage.py); ``out-of-scope`` and ``model-gap`` survivors count
+  as not caught. Errors and time-outs (``run.judge``) count as caught. ``score_in_scope`` also
+  leaves out the ``out-of-scope`` survivors: the share of what a PIP states that the suite
+  catches.
+- the figures go to ``<out>/quality-generated.json``; a run over the whole scope appends date,
+  commit, what was tested and left untested, and the score to ``mutation/generated-scores.jsonl``
+  (``--no-scores``: never).
+- exit 0 when the score reaches ``--goal`` and the triage check (``triage.problems``) finds
+  nothing; 1 otherwise; 2 when the unmutated broker does not pass the runs (``run.baseline``) or
+  the arguments or the triage file are wrong.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _commit(root: Path) -> str:
 
 
 def score(statuses: dict[str, str], entries: dict[str, triage.Entry]) -> dict:
-    """Rule 2's figures over the tested mutants."""
+    """The score's figures over the tested mutants: caught / (tested - equivalent), and in scope."""
     survivors = sorted(i for i, s in statuses.items() if s == "survived")
     by_verdict = triage.counts(entries.values(), survivors)
     caught = sum(1 for s in statuses.values() if s != "survived")
@@ -108,7 +109,7 @@ def killer_rows(mutant: Mutant, by_id: dict[str, Mutant], results: dict[str, dic
                 before: Optional[dict] = None) -> dict[str, tuple[str, ...]]:
     """run label -> the row that killed ``mutant`` in ``before`` (its result that no longer holds),
     then the rows that killed other mutants of its function, most often first, then of its module
-    (run Rule 2a)."""
+    (the probe of ``run.judge``)."""
     same_function: dict[str, dict[str, int]] = {}
     same_module: dict[str, dict[str, int]] = {}
     for other_id, result in list(results.items()):
@@ -165,7 +166,7 @@ def _main(args: argparse.Namespace) -> int:
     results = {m.id: stored[m.id] for m in mutants if m.id in stored and cache.still_holds(stored[m.id], keys[m.id], rows)}
     by_id = {m.id: m for m in mutants}
     snapshots = {i: e for i, e in stored.items() if i.startswith("rows:")}
-    current: dict[str, dict] = {}  # cases key -> the rows now (cache Rule 2b)
+    current: dict[str, dict] = {}  # cases key -> the rows now (``cache.snapshot``)
     retries: dict[str, tuple[str, ...]] = {}
     for mutant in mutants:
         if mutant.id in results or mutant.id not in stored:
@@ -209,7 +210,7 @@ def _main(args: argparse.Namespace) -> int:
         run_rows: dict[scope.Run, set[str]] = {}
 
         def only(mutant: Mutant) -> Optional[dict[str, tuple[str, ...]]]:
-            """cache Rule 2b: run label -> the new or changed rows of that run, for a survivor tried again."""
+            """Changed rows only (``cache.rows_to_retry``): run label -> the new or changed rows of that run, for a survivor tried again."""
             if mutant.id not in retries:
                 return None
             chosen = {}
@@ -234,7 +235,7 @@ def _main(args: argparse.Namespace) -> int:
 
         def at_start(mutant: Mutant) -> str:
             """The spec the mutant's runs read: rows added while a run goes on key its later results;
-            the rows of that spec are kept beside the results (cache Rule 2b)."""
+            the rows of that spec are kept beside the results (``cache.snapshot``)."""
             pips = [pip for run in plans[mutant.module] for pip in run.pips]
             key = cache.cases_key(root, pips)
             with snapshot_lock:

@@ -1,31 +1,33 @@
 """Results of generated mutants, kept in a committed file and reused while what decided them holds.
 
-Rule 1: the results live in ``mutation/generated-results.jsonl``, in the repository, one line per
-        mutant. Every key is a hash of content, never of a machine or a date, so a result is as good
-        on any clone as where it was made; and this project's machines are new each session, so a
-        cache in the home directory would be empty at every start and a budgeted run would never
-        get through the whole set.
-Rule 2: a result holds while
-        - its ``module_key`` holds: the mutant's id and changed lines and the unmutated source of its
-          module (another edit of that module can change what the mutant does);
-        - its ``harness_key`` holds: the source of what turns rows into verdicts (spec/*.py, model/,
-          pulsar_codec/, conformance/ but for the two files that only start mutation checks);
-        - its ``plan`` holds: the targets and PIPs of the runs that judged it (scope Rule 2);
-        - and either its ``cases_key`` holds (every spec file of those PIPs, plus the files every
-          PIP shares), or it was caught (killed, or an error or a time-out: run Rule 2) and the row
-          it was caught at is unchanged: adding or changing other rows cannot make that row pass,
-          nor start a broker that did not start for it, so only survivors are tried again when
-          rows are added;
-        - and a survivor was judged by the current rule (``JUDGE``, run Rule 2).
-Rule 2b: a survivor for which only the ``cases_key`` fails is tried again on the rows that are new
-        or changed since it was judged, and on no others: with the same broker code and harness the
-        rows it passed pass again. That needs what the rows were: each ``cases_key`` a result was
-        judged under keeps a snapshot line (``rows:<cases_key>``: every row's hash and a hash of
-        the files every PIP shares). No snapshot, or a changed shared file (a feature or source
-        every row may read), and the survivor is tried on everything again.
-Rule 3: the file is appended to as results come (a stopped run keeps what it finished) and written
-        back compacted, one line per current mutant sorted by id, at the end of a run: results of
-        mutants that no longer exist are dropped.
+- a committed file: the results live in ``mutation/generated-results.jsonl``, in the
+  repository, one line per mutant. Every key is a hash of content, never of a machine or a date,
+  so a result is as good on any clone as where it was made; a cache in the home directory would
+  be empty on every fresh clone or machine, and a budgeted run would never get through the whole
+  set.
+- when a result holds (``still_holds``, ``Keys``):
+
+  - its ``module_key`` holds: the mutant's id and changed lines and the unmutated source of its
+    module (another edit of that module can change what the mutant does);
+  - its ``harness_key`` holds: the source of what turns rows into verdicts (spec/*.py, model/,
+    pulsar_codec/, conformance/ but for the two files that only start mutation checks);
+  - its ``plan`` holds: the targets and PIPs of the runs that judged it (``scope.Module.runs``);
+  - and either its ``cases_key`` holds (every spec file of those PIPs, plus the files every PIP
+    shares), or it was caught (killed, or an error or a time-out: ``run.judge``) and the row it
+    was caught at is unchanged: adding or changing other rows cannot make that row pass, nor
+    start a broker that did not start for it, so only survivors are tried again when rows are
+    added;
+  - and a survivor was judged by the current way of judging (``JUDGE``, ``run.judge``).
+
+- changed rows only (``rows_to_retry``): a survivor for which only the ``cases_key`` fails is tried
+  again on the rows that are new or changed since it was judged, and on no others: with the same
+  broker code and harness the rows it passed pass again. That needs what the rows were: each
+  ``cases_key`` a result was judged under keeps a snapshot line (``rows:<cases_key>``: every row's
+  hash and a hash of the files every PIP shares, ``snapshot``). No snapshot, or a changed shared
+  file (a feature or source every row may read), and the survivor is tried on everything again.
+- appended, then compacted (``append``, ``compact``): the file is appended to as results come (a
+  stopped run keeps what it finished) and written back compacted, one line per current mutant
+  sorted by id, at the end of a run: results of mutants that no longer exist are dropped.
 """
 
 from __future__ import annotations
@@ -44,10 +46,10 @@ from mutation.generated.mutants import Mutant
 
 RESULTS_FILE = Path("mutation") / "generated-results.jsonl"
 SHARED_SPEC = ("spec/features.yaml", "spec/sources.yaml")
-# Rule 2: these start mutation checks; no conformance run executes them.
+# Not harness: these start mutation checks; no conformance run executes them.
 NOT_HARNESS = ("conformance/mutation_check.py", "conformance/power_commands.py")
 HARNESS_DIRS = ("conformance", "model", "pulsar_codec")
-# How a survivor was judged (run Rule 2); a survivor judged by an older rule is tested again.
+# How a survivor was judged (``run.judge``); a survivor judged an older way is tested again.
 JUDGE = 2
 CAUGHT = ("killed", "error", "timeout")
 _PIP_LINE = re.compile(r'^pip:\s*"?([0-9A-Za-z]+)"?\s*$', re.MULTILINE)
@@ -148,7 +150,7 @@ def snapshot_id(cases: str) -> str:
 
 
 def snapshot(root: Path, pips: Iterable[str], cases: str) -> dict:
-    """Rule 2b: what the rows of ``pips`` are now, kept beside the results judged under ``cases``."""
+    """Changed rows only: what the rows of ``pips`` are now, kept beside the results judged under ``cases``."""
     files = [p for p in spec_files_of(root, pips) if p.relative_to(root).as_posix() not in SHARED_SPEC]
     return {"id": snapshot_id(cases), "rows": _row_digests(files), "shared": shared_key(root)}
 
@@ -159,7 +161,7 @@ def rows_of(root: Path, pips: Iterable[str]) -> set[str]:
 
 
 def rows_to_retry(result: dict, keys: Keys, before: Optional[dict], now: dict) -> Optional[tuple[str, ...]]:
-    """Rule 2b: the rows a survivor must still pass (none: its result holds), or None when it must
+    """Changed rows only: the rows a survivor must still pass (none: its result holds), or None when it must
     be tried on every row. ``before``: the snapshot of the result's ``cases_key``; ``now``: one of
     the current rows."""
     if result.get("status") != "survived" or result.get("judge") != JUDGE or before is None:
@@ -175,7 +177,7 @@ def rows_to_retry(result: dict, keys: Keys, before: Optional[dict], now: dict) -
 
 @dataclass
 class Keys:
-    """What a result must match to be reused (Rule 2), for one mutant now."""
+    """What a result must match to be reused (``still_holds``), for one mutant now."""
 
     module: str
     harness: str
@@ -197,7 +199,7 @@ def still_holds(result: dict, keys: Keys, rows: RowIndex) -> bool:
 
 
 def load(path: Path) -> dict[str, dict]:
-    """mutant id -> its latest result (later lines win: Rule 3's appends)."""
+    """mutant id -> its latest result (later lines win: ``append`` adds them as results come)."""
     results: dict[str, dict] = {}
     try:
         text = path.read_text(encoding="utf-8")
@@ -223,7 +225,7 @@ def append(path: Path, result: dict) -> None:
 
 
 def compact(path: Path, current_ids: set[str]) -> None:
-    """Rule 3: one line per current mutant, sorted by id, and the row snapshots those lines name (Rule 2b)."""
+    """One line per current mutant, sorted by id, and the row snapshots those lines name (``snapshot``)."""
     results = load(path)
     kept = {i for i in results if i in current_ids}
     kept |= {snapshot_id(results[i]["cases_key"]) for i in list(kept) if results[i].get("cases_key")}

@@ -2,13 +2,13 @@
 
     python -m mutation.generated.docs_page [--check]
 
-Rule 1: the part of the page between ``BEGIN`` and ``END`` is generated, never edited by hand: the
-        score and its parts, per module, over time, every survivor with its verdict, and the rows
-        added for missing cases. The rest of the page is prose.
-Rule 2: it reads only committed files, so the page can be checked on any clone without running a
-        mutant: ``--check`` exits 1 when the page differs from what the files say (a test runs it).
-Rule 3: a survivor's module and function come from its id (``module:function:operator:hash``); the
-        change is shown as the first ``WIDTH`` characters of its line before and after.
+- the part of the page between ``BEGIN`` and ``END`` is generated, never edited by hand: the
+  score and its parts, per module, over time, every survivor with its verdict, and the rows added
+  for missing cases. The rest of the page is prose.
+- it reads only committed files, so the page can be checked on any clone without running a
+  mutant: ``--check`` exits 1 when the page differs from what the files say (a test runs it).
+- a survivor's module and function come from its id (``module:function:operator:hash``); the
+  change is shown as the first ``WIDTH`` characters of its line before and after.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _score_lines(path: Path) -> list[dict]:
 
 
 def render(root: Path) -> str:
-    from mutation.generated.__main__ import score  # the score is the tool's own (its Rule 2)
+    from mutation.generated.__main__ import score  # the score is the tool's own (``score``)
 
     results = {i: r for i, r in cache.load(root / cache.RESULTS_FILE).items()
                if not i.startswith(("baseline:", "rows:"))}

@@ -1,22 +1,24 @@
 """The mutants: cosmic-ray's operators over the scope's modules, each one edit of one file.
 
-Rule 1: a mutant is one operator applied at one place (cosmic-ray's occurrence numbering), kept as
-        the whole mutated source of its module and the lines it changes.
-Rule 2: its ``id`` is stable across edits elsewhere in the file: module, qualified function,
-        operator, and a hash of the changed lines before and after (never a line number); two
-        mutants that would share an id (the same line twice in one function) get ``#2``, ``#3`` in
-        file order.
-Rule 3: ExceptionReplacer writes a handler for ``CosmicRayTestingException``, a name the broker does
-        not have; the mutated source defines it at its end, so the handler is one that never matches,
-        as the operator intends, instead of a NameError when an exception reaches it.
-Rule 4: a mutant outside the scope's functions (scope.Module.functions) is not made; nor is one
-        whose source no longer compiles (reported by ``enumerate_module``'s caller as an error); nor
-        one inside an annotation: every broker module has ``from __future__ import annotations``,
-        so ``X | None`` made ``X & None`` is never evaluated and could change nothing.
-Rule 5: the module is parsed once: each mutation is applied to a copy of its one node, put in the
-        node's place while the module's code is read back, and taken out again. This gives exactly
-        cosmic-ray's ``mutate_code`` (which parses the module again for every mutant, far slower);
-        tests/mutation compares the two.
+- a mutant (``Mutant``) is one operator applied at one place (cosmic-ray's occurrence numbering),
+  kept as the whole mutated source of its module and the lines it changes.
+- a stable id (``enumerate_module``): its ``id`` is stable across edits elsewhere in the file:
+  module, qualified function, operator, and a hash of the changed lines before and after (never a
+  line number); two mutants that would share an id (the same line twice in one function) get
+  ``#2``, ``#3`` in file order.
+- a handler that never matches: ExceptionReplacer writes a handler for
+  ``CosmicRayTestingException``, a name the broker does not have; the mutated source defines it at
+  its end, so the handler is one that never matches, as the operator intends, instead of a
+  NameError when an exception reaches it.
+- what is not made: a mutant outside the scope's functions (scope.Module.functions) is not made;
+  nor is one whose source no longer compiles (``compiles``, reported by ``enumerate_module``'s
+  caller as an error); nor one inside an annotation (``in_annotation``): every broker module has
+  ``from __future__ import annotations``, so ``X | None`` made ``X & None`` is never evaluated and
+  could change nothing.
+- parsed once (``_mutated_code``): each mutation is applied to a copy of its one node, put in the
+  node's place while the module's code is read back, and taken out again. This gives exactly
+  cosmic-ray's ``mutate_code`` (which parses the module again for every mutant, far slower);
+  tests/mutation compares the two.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def qualname(node) -> str:
 
 
 def in_annotation(node) -> bool:
-    """Rule 4: ``node`` is inside a parameter's, a function's return or a variable's annotation."""
+    """``node`` is inside a parameter's, a function's return or a variable's annotation."""
     child, parent = node, node.parent
     while parent is not None:
         if parent.type == "funcdef" and getattr(parent, "annotation", None) is child:
@@ -104,7 +106,7 @@ def _digest(*parts: str) -> str:
 
 
 def _mutated_code(tree, node, operator, index: int) -> str:
-    """Rule 5: the module's code with ``operator`` applied at ``node``'s ``index``-th position."""
+    """The module's code (parsed once) with ``operator`` applied at ``node``'s ``index``-th position."""
     parent = node.parent
     clone = copy.deepcopy(node, {id(parent): parent} if parent is not None else {})  # not the tree above it
     replacement = operator.mutate(clone, index)
@@ -119,7 +121,7 @@ def _mutated_code(tree, node, operator, index: int) -> str:
 
 
 def enumerate_module(root: Path, entry: scope.Module, operators: Iterable[str] = scope.OPERATORS) -> list[Mutant]:
-    """Every mutant of one module (Rules 1-4), in operator then file order."""
+    """Every mutant of one module, each with its stable id, in operator then file order."""
     source = (root / entry.path).read_text(encoding="utf-8")
     tree = parso.parse(source)
     made: list[Mutant] = []
@@ -141,7 +143,7 @@ def enumerate_module(root: Path, entry: scope.Module, operators: Iterable[str] =
                     continue
                 line, before, after = _changed(source, mutated)
                 if TESTING_EXCEPTION in mutated and TESTING_EXCEPTION not in source:
-                    mutated += _TESTING_EXCEPTION_DEF  # Rule 3
+                    mutated += _TESTING_EXCEPTION_DEF  # a handler that never matches
                 short = name.removeprefix("core/")
                 base = f"{entry.path}:{function}:{short}:{_digest(before, after)}"
                 seen[base] = seen.get(base, 0) + 1
@@ -155,7 +157,7 @@ def enumerate_all(root: Path, modules: Iterable[scope.Module] = scope.MODULES) -
 
 
 def compiles(mutant: Mutant) -> Optional[str]:
-    """None when the mutated module compiles, else the error (Rule 4)."""
+    """None when the mutated module compiles, else the error (a mutant that does not compile is not run)."""
     try:
         compile(mutant.source, mutant.module, "exec", dont_inherit=True)
     except SyntaxError as exc:

@@ -1,41 +1,42 @@
 """Testing generated mutants: each one on disk in a scratch copy of the broker, judged by conformance runs.
 
-Rule 1: a worker owns a scratch folder holding a copy of ``reference_broker/`` (without bytecode)
-        and runs ``python -m conformance run ... -x`` with that folder as its working directory, so
-        the harness, which comes from the repository, starts brokers that import the copy: ``-m``
-        puts the working directory first on the path. The mutated module is written into the copy
-        for one mutant and the original put back after it. Bytecode is never written there: a
-        mutant of the same size written within the same second as the original would otherwise
-        be run from the original's cached bytecode.
-Rule 2: a mutant is KILLED by the first of its module's runs (scope Rule 2) that exits non-zero:
-        exit 1 is a failed case, named as the killer; exit 2 or 3 (the broker did not start, a
-        case could not be judged) and a run past its time limit are tried once more and, if they
-        happen again, kill the mutant with status ``error`` or ``timeout``: a broker that does not
-        start or hangs is as visible as a wrong answer. A run that exits 0 with fewer cases passed
-        than on the unmutated broker also kills (status ``killed``, the first case not passed as
-        killer): the harness reports a case whose capability probe fails as unsupported, so a
-        mutant that breaks a feature (numberOfTopicBuckets, a feature flag) turns that PIP's cases
-        unsupported, and a run mixing PIPs still exits 0. A mutant all of whose runs exit 0 with
-        every baseline case passed SURVIVED.
-Rule 2a: before a run, the row that killed this mutant in a result that no longer holds, then the
-        rows that killed other mutants of the same function (else of the same module) in that run,
-        are tried alone (``-k``, at most ``PROBE_ROWS``): a failure there is a kill by that case, the same answer the whole run gives sooner; otherwise the whole run
-        decides. The probe changes how long a mutant takes, never whether it is killed: a probe
-        that passes, selects nothing or has trouble leaves the verdict to the whole run.
-Rule 2b: a survivor tried again on new or changed rows only (cache Rule 2b) runs, of each of its
-        module's runs, only those rows (``-k``); a run with none of them is skipped. Its passed
-        cases are compared with the same rows' run on the unmutated copy (``baseline_rows``), made
-        once per run and set of rows.
-Rule 3: before any mutant, each run the untested mutants need is made on the unmutated copy and
-        must exit 0; otherwise nothing is tested (exit 2): a case that fails anyway would kill
-        every mutant. Its duration sets that run's time limit. A baseline that passed is kept in
-        the results file under ``known`` (a key of the whole broker, the harness and the run's
-        spec files) and not made again while that key holds.
-Rule 4: ``budget`` bounds the wall time: no mutant is started once it is spent; mutants already
-        running finish. Mutants whose result still holds (cache Rule 2) are not run at all. The
-        untested rest is reported as such, never as killed or survived.
-Rule 5: ``stop_all()`` (SIGTERM, Ctrl-C) ends every running conformance run's process group and
-        records nothing more: a run ended that way says nothing about its mutant.
+- a scratch copy (``Scratch``): a worker owns a scratch folder holding a copy of
+  ``reference_broker/`` (without bytecode) and runs ``python -m conformance run ... -x`` with that
+  folder as its working directory, so the harness, which comes from the repository, starts
+  brokers that import the copy: ``-m`` puts the working directory first on the path. The mutated
+  module is written into the copy for one mutant and the original put back after it. Bytecode is
+  never written there: a mutant of the same size written within the same second as the original
+  would otherwise be run from the original's cached bytecode.
+- judging (``judge``): a mutant is KILLED by the first of its module's runs (``scope.Module.runs``)
+  that exits non-zero: exit 1 is a failed case, named as the killer; exit 2 or 3 (the broker did
+  not start, a case could not be judged) and a run past its time limit are tried once more and, if
+  they happen again, kill the mutant with status ``error`` or ``timeout``: a broker that does not
+  start or hangs is as visible as a wrong answer. A run that exits 0 with fewer cases passed than
+  on the unmutated broker also kills (status ``killed``, the first case not passed as killer): the
+  harness reports a case whose capability probe fails as unsupported, so a mutant that breaks a
+  feature (numberOfTopicBuckets, a feature flag) turns that PIP's cases unsupported, and a run
+  mixing PIPs still exits 0. A mutant all of whose runs exit 0 with every baseline case passed
+  SURVIVED.
+- the probe (``probe``, the ``hints`` of ``judge``): before a run, the row that killed this mutant
+  in a result that no longer holds, then the rows that killed other mutants of the same function
+  (else of the same module) in that run, are tried alone (``-k``, at most ``PROBE_ROWS``): a
+  failure there is a kill by that case, the same answer the whole run gives sooner; otherwise the
+  whole run decides. The probe changes how long a mutant takes, never whether it is killed: a
+  probe that passes, selects nothing or has trouble leaves the verdict to the whole run.
+- changed rows only (the ``only`` of ``judge``; ``cache.rows_to_retry``): a survivor tried again
+  on new or changed rows only runs, of each of its module's runs, only those rows (``-k``); a run
+  with none of them is skipped. Its passed cases are compared with the same rows' run on the
+  unmutated copy (``baseline_rows``), made once per run and set of rows.
+- the baseline (``baseline``): before any mutant, each run the untested mutants need is made on
+  the unmutated copy and must exit 0; otherwise nothing is tested (exit 2): a case that fails
+  anyway would kill every mutant. Its duration sets that run's time limit. A baseline that passed
+  is kept in the results file under ``known`` (a key of the whole broker, the harness and the
+  run's spec files) and not made again while that key holds.
+- the budget (``Tester``): ``budget`` bounds the wall time: no mutant is started once it is spent;
+  mutants already running finish. Mutants whose result still holds (``cache.still_holds``) are not
+  run at all. The untested rest is reported as such, never as killed or survived.
+- ``stop_all()`` (SIGTERM, Ctrl-C) ends every running conformance run's process group and records
+  nothing more: a run ended that way says nothing about its mutant.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ RUN_LIMIT_FACTOR = 4.0
 PROBLEM_EXITS = (2, 3)
 
 BASELINE_TIMES: dict[scope.Run, float] = {}  # the baselines made by this process, for the results file
-BASELINE_PASSED: dict[scope.Run, int] = {}  # cases each run passes on the unmutated broker (Rule 2)
-# Rule 2b: cases a run restricted to some rows passes on the unmutated broker
+BASELINE_PASSED: dict[scope.Run, int] = {}  # cases each run passes on the unmutated broker (``judge`` compares)
+# Changed rows only: cases a run restricted to some rows passes on the unmutated broker
 ROWS_BASELINE_PASSED: dict[tuple[scope.Run, tuple[str, ...]], int] = {}
 SELECTS_NOTHING: set[tuple[scope.Run, tuple[str, ...]]] = set()  # rows that make no case of that run
 _RUNNING: set[subprocess.Popen] = set()
@@ -72,7 +73,7 @@ STOPPING = threading.Event()
 
 
 class Stopped(Exception):
-    """The tester was stopped while a mutant was being judged (Rule 5)."""
+    """The tester was stopped while a mutant was being judged (``stop_all``)."""
 
 
 def stop_all() -> None:
@@ -95,7 +96,7 @@ class Outcome:
 
 @dataclass
 class Scratch:
-    """Rule 1: one worker's copy of the broker."""
+    """One worker's copy of the broker, written without bytecode."""
 
     root: Path
     folder: Path = field(init=False)
@@ -132,7 +133,7 @@ def run_command(run: scope.Run, out: Path, rows: tuple[str, ...] = ()) -> list[s
 
 def _environment() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # Rule 1
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the scratch copy never holds bytecode
     env.pop("PYTHONPATH", None)
     return env
 
@@ -210,7 +211,7 @@ def first_problem(out: Path) -> tuple[str, str, str]:
 
 
 def probe(run: scope.Run, rows: tuple[str, ...], cwd: Path, limit: float) -> Optional[tuple[str, str, str]]:
-    """Rule 2a: (case, row, reason) when one of ``rows`` fails on what is in ``cwd``, else None."""
+    """The probe: (case, row, reason) when one of ``rows`` fails on what is in ``cwd``, else None."""
     out = cwd / "out"
     shutil.rmtree(out, ignore_errors=True)
     code, _tail = execute(run_command(run, out, rows), cwd, limit)
@@ -222,8 +223,8 @@ def probe(run: scope.Run, rows: tuple[str, ...], cwd: Path, limit: float) -> Opt
 def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float],
           hints: Optional[dict[str, tuple[str, ...]]] = None,
           only: Optional[dict[str, tuple[str, ...]]] = None) -> Outcome:
-    """Rule 2 for whatever is in ``cwd`` now; ``hints``: run label -> rows to try first (Rule 2a);
-    ``only``: run label -> the only rows to run (Rule 2b)."""
+    """Judges whatever is in ``cwd`` now; ``hints``: run label -> rows to try first (the probe);
+    ``only``: run label -> the only rows to run (changed rows only)."""
     started = time.monotonic()
     for run in runs:
         label = run_label(run)
@@ -268,7 +269,7 @@ def judge(runs: tuple[scope.Run, ...], cwd: Path, limits: dict[scope.Run, float]
 
 def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
              known: Optional[dict[scope.Run, tuple[float, int]]] = None) -> dict[scope.Run, float]:
-    """Rule 3: each run on the unmutated copy; its time limit, or RuntimeError naming the run that fails.
+    """Each run on the unmutated copy; its time limit, or RuntimeError naming the run that fails.
     ``known``: runs whose baseline still holds, with its duration and its passed cases."""
     known = known or {}
     limits = {run: max(MIN_RUN_LIMIT_S, RUN_LIMIT_FACTOR * known[run][0]) for run in runs if run in known}
@@ -297,7 +298,7 @@ def baseline(root: Path, runs: list[scope.Run], say: Callable[[str], None],
 
 
 def baseline_rows(root: Path, wanted: list[tuple[scope.Run, tuple[str, ...]]], limits: dict[scope.Run, float]) -> None:
-    """Rule 2b: each run restricted to its rows, on the unmutated copy; RuntimeError when one fails."""
+    """Changed rows only: each run restricted to its rows, on the unmutated copy; RuntimeError when one fails."""
     wanted = [item for item in dict.fromkeys(wanted) if item not in ROWS_BASELINE_PASSED and item not in SELECTS_NOTHING]
     if not wanted:
         return
@@ -320,7 +321,7 @@ def baseline_rows(root: Path, wanted: list[tuple[scope.Run, tuple[str, ...]]], l
 
 
 class Tester:
-    """Runs mutants on ``jobs`` workers, each with its own scratch copy (Rule 1), within a budget (Rule 4)."""
+    """Runs mutants on ``jobs`` workers, each with its own scratch copy (``Scratch``), within a budget."""
 
     def __init__(self, root: Path, limits: dict[scope.Run, float], *, jobs: int, budget_s: float,
                  on_result: Callable[..., None], clock: Callable[[], float] = time.monotonic,
@@ -334,7 +335,7 @@ class Tester:
         self.on_result = on_result
         self.clock = clock
         self.hints = hints or (lambda mutant: {})
-        self.only = only or (lambda mutant: None)  # Rule 2b
+        self.only = only or (lambda mutant: None)  # changed rows only
         # what was true when the mutant's runs started (the spec they read), handed to on_result
         self.on_start = on_start
         self._lock = threading.Lock()

@@ -1,27 +1,26 @@
 """What is mutated, with which operators, and which conformance runs judge each module.
 
-Rule 1: only decision code is mutated: the modules below, and in the three large modules that also
-        hold plumbing (the binary connection's command handlers, topic and namespace operations),
-        only the functions that decide a PIP's answers. Left out on purpose: ``bundles.py`` (the
-        ranges and the topic hash behind PIP-35's owners are our decisions B1-B3 in
-        docs/pip35-decisions.md, which no row states: PIP-35's rows check relations that hold for any
-        assignment every broker agrees on, and the model has no bundles), ``topics/persistent_stats.py``
-        (the stats of persistent topics: PIP-2's stats rows read non-persistent topics only),
-        ``limits.py``
-        (connection limits: no PIP states them, so every mutant would be out of scope), the metadata
-        stores (storage, not a PIP's decision), ``server.py``/``binary_connection.py`` (framing and
-        sockets: the codec's own tests cover them), ``security.py`` (token auth, the project's own
-        rows, not one of the four PIPs).
-Rule 2: a module's ``runs`` are conformance runs, tried in order, each one
-        ``python -m conformance run --target T --pip N... -x``; the first run that fails kills the
-        mutant. The first run names the PIP whose cases most likely catch the module's mistakes, so
-        a killed mutant costs one short run and only a survivor pays for all of them.
-Rule 3: the operators are a fixed list of cosmic-ray's: comparisons negated and moved across their
-        boundary, ``and``/``or`` swapped, ``not`` added to and removed from conditions, booleans
-        flipped, numbers moved by one, exception handlers disabled, loops run zero times, ``break``
-        and ``continue`` swapped, ``+``/``-`` swapped, set and dict union swapped with intersection.
-        cosmic-ray's other operators make every binary operator into every other one, which
-        multiplies the mutants without adding kinds of mistake a person makes in a broker.
+- only decision code is mutated (``MODULES``): the modules below, and in the three large modules
+  that also hold plumbing (the binary connection's command handlers, topic and namespace
+  operations), only the functions that decide a PIP's answers. Left out on purpose:
+  ``bundles.py`` (the ranges and the topic hash behind PIP-35's owners are our decisions B1-B3 in
+  docs/pip35-decisions.md, which no row states: PIP-35's rows check relations that hold for any
+  assignment every broker agrees on, and the model has no bundles),
+  ``topics/persistent_stats.py`` (the stats of persistent topics: PIP-2's stats rows read
+  non-persistent topics only), ``limits.py`` (connection limits: no PIP states them, so every
+  mutant would be out of scope), the metadata stores (storage, not a PIP's decision),
+  ``server.py``/``binary_connection.py`` (framing and sockets: the codec's own tests cover them),
+  ``security.py`` (token auth, the project's own rows, not one of the four PIPs).
+- a module's ``runs`` (``Module.runs``) are conformance runs, tried in order, each one
+  ``python -m conformance run --target T --pip N... -x``; the first run that fails kills the
+  mutant. The first run names the PIP whose cases most likely catch the module's mistakes, so a
+  killed mutant costs one short run and only a survivor pays for all of them.
+- the operators (``OPERATORS``) are a fixed list of cosmic-ray's: comparisons negated and moved
+  across their boundary, ``and``/``or`` swapped, ``not`` added to and removed from conditions,
+  booleans flipped, numbers moved by one, exception handlers disabled, loops run zero times,
+  ``break`` and ``continue`` swapped, ``+``/``-`` swapped, set and dict union swapped with
+  intersection. cosmic-ray's other operators make every binary operator into every other one,
+  which multiplies the mutants without adding kinds of mistake a person makes in a broker.
 """
 
 from __future__ import annotations

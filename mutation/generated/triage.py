@@ -1,23 +1,26 @@
 """The verdicts people gave the surviving generated mutants (``mutation/generated-triage.yaml``).
 
-Rule 1: an entry names its mutant by the mutant's stable id (mutants Rule 2) and repeats the line
-        it changes (``line``) and what it becomes (``mutated``), so a reader needs no tool to see it
-        and an entry whose mutant changed no longer matches.
-Rule 2: ``verdict`` is one of
-        - ``equivalent``: no observable behaviour can change; ``why`` says why. Left out of the
-          score's denominator.
-        - ``out-of-scope``: it changes behaviour that no PIP states; ``why`` names that behaviour.
-        - ``missing-case``: a PIP states the behaviour and no case checked it; ``rows`` lists the
-          spec rows added for it, which kill it from then on.
-        - ``model-gap``: a source states the behaviour, but no row can express it until the model
-          or a driver observes more (``why`` names what: a consumer's own deliveries, a message id
-          as delivered, a second tenant's namespace of the same name, ...). Counted as not caught,
-          like ``out-of-scope``; kept apart so the gaps of the case language are listed.
-Rule 3: the check (``problems``) fails when a tested survivor has no entry, when an entry matches no
-        mutant or no longer repeats its mutant's lines (stale), when an ``equivalent`` or
-        ``out-of-scope`` or ``model-gap`` entry's mutant is killed (the verdict was wrong or the code moved), or when
-        a ``missing-case`` entry's mutant still survives (its rows do not catch it). Mutants not
-        tested yet (budget) are not judged either way.
+- an entry names its mutant by the mutant's stable id (mutants.py: module, function, operator and
+  a hash of the changed lines) and repeats the line it changes (``line``) and what it becomes
+  (``mutated``), so a reader needs no tool to see it and an entry whose mutant changed no longer
+  matches.
+- ``verdict`` is one of (``VERDICTS``):
+
+  - ``equivalent``: no observable behaviour can change; ``why`` says why. Left out of the score's
+    denominator.
+  - ``out-of-scope``: it changes behaviour that no PIP states; ``why`` names that behaviour.
+  - ``missing-case``: a PIP states the behaviour and no case checked it; ``rows`` lists the spec
+    rows added for it, which kill it from then on.
+  - ``model-gap``: a source states the behaviour, but no row can express it until the model or a
+    driver observes more (``why`` names what: a consumer's own deliveries, a message id as
+    delivered, a second tenant's namespace of the same name, ...). Counted as not caught, like
+    ``out-of-scope``; kept apart so the gaps of the case language are listed.
+
+- the check (``problems``) fails when a tested survivor has no entry, when an entry matches no
+  mutant or no longer repeats its mutant's lines (stale), when an ``equivalent`` or
+  ``out-of-scope`` or ``model-gap`` entry's mutant is killed (the verdict was wrong or the code
+  moved), or when a ``missing-case`` entry's mutant still survives (its rows do not catch it).
+  Mutants not tested yet (budget) are not judged either way.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def load(path: Path) -> dict[str, Entry]:
 
 
 def problems(entries: dict[str, Entry], mutants: dict[str, object], statuses: dict[str, str]) -> list[str]:
-    """Rule 3. ``mutants``: id -> an object with ``before`` and ``after``; ``statuses``: id -> the
+    """The triage check's findings. ``mutants``: id -> an object with ``before`` and ``after``; ``statuses``: id -> the
     tested status (killed, survived, error, timeout) of every tested mutant."""
     found = []
     for mutant_id, status in sorted(statuses.items()):

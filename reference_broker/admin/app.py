@@ -4,14 +4,14 @@ What this module owns: the FastAPI app object, the order the routers are mounted
 error handlers. FastAPI publishes the OpenAPI description at ``/openapi.json`` (for schema-driven
 fuzzing).
 
-Rule 1: fixed paths are mounted before the ``/admin/v2/{domain}/...`` patterns, because those
-        patterns also match ``/admin/v2/namespaces/...`` and ``/admin/v2/brokers/...``.
-Rule 2: ``build_app`` records the bound URLs in the core (``set_service_urls``), so REST and
-        binary lookups and the cluster's ClusterData all name the same addresses.
-Rule 3: the stats routes (PIP-2) read live topics, so they are mounted only when the server hands
-        over its topic registry (``topics``); an app built over a bare core has none.
-Rule 4: with authentication on (``security``), admin/security.py's middleware is outermost: no
-        route runs for a request it refuses.
+- fixed paths are mounted before the ``/admin/v2/{domain}/...`` patterns, because those patterns
+  also match ``/admin/v2/namespaces/...`` and ``/admin/v2/brokers/...``.
+- ``build_app`` records the bound URLs in the core (``set_service_urls``), so REST and binary
+  lookups and the cluster's ClusterData all name the same addresses.
+- the stats routes (PIP-2) read live topics, so they are mounted only when the server hands over
+  its topic registry (``topics``); an app built over a bare core has none.
+- with authentication on (``security``), admin/security.py's middleware is outermost: no route
+  runs for a request it refuses.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str
     )
     app.state.core = core
     install_error_handlers(app)
-    app.include_router(routes_brokers.build_router(core))  # Rule 1: fixed paths first
+    app.include_router(routes_brokers.build_router(core))  # fixed paths first
     app.include_router(routes_namespaces.build_router(core))
     app.include_router(routes_lookup.build_router(core))  # PIP-35 cluster routes, after the fixed brokers paths
     app.include_router(routes_topics.build_router(core))
-    if topics is not None:  # Rule 3
+    if topics is not None:  # the stats routes need the live topics
         app.include_router(routes_stats.build_router(core, topics))
     openapi.install(app)  # every status and parameter constraint documented (admin/openapi.py)
-    if security is not None and security.authentication:  # Rule 4
+    if security is not None and security.authentication:  # outermost: no route runs for a refused request
         from reference_broker.admin.security import SecurityMiddleware
         app.add_middleware(SecurityMiddleware, security=security)
     return app

@@ -2,14 +2,16 @@
 
 What this module owns: the translation of exceptions to HTTP responses for the admin app.
 
-Rule 1: a ``BrokerError`` answers its own ``http_status`` and ``reason`` (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync: "every
-        ``RestException(status, msg)`` body is JSON ``{"reason": "<msg>"}``").
-Rule 2: a request FastAPI cannot bind (bad JSON, wrong type, missing body) is 400 with a reason
-        naming the field and the problem -- never a 422 and never a crash.
-Rule 3: an unknown path or method keeps its status (404, 405) with Jersey's wording as reason
-        ("HTTP 404 Not Found"); a 405's ``Allow`` names every method served at the path
-        (openapi.allowed_methods).
-Rule 4: anything unexpected is 500 with the exception's text; the server keeps running.
+- a ``BrokerError`` answers its own ``http_status`` and ``reason`` (Pulsar's
+  PersistentTopicsBase.internalGetPartitionedMetadataAsync: "every ``RestException(status, msg)``
+  body is JSON ``{"reason": "<msg>"}``").
+- a request FastAPI cannot bind (bad JSON, wrong type, missing body) is 400 with a reason naming
+  the field and the problem -- never a 422 and never a crash.
+- an unknown path or method keeps its status (404, 405) with Jersey's wording as reason ("HTTP
+  404 Not Found"); a 405's ``Allow`` names every method served at the path
+  (openapi.allowed_methods).
+- anything unexpected is 500 with the exception's text; the server keeps running
+  (``CatchAllMiddleware``).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResp
 
 
 class CatchAllMiddleware:
-    """Rule 4 as a pure ASGI middleware: Starlette's own 500 handler re-raises after answering,
+    """Anything unexpected answered 500, as a pure ASGI middleware: Starlette's own 500 handler re-raises after answering,
     which would crash an in-process test client; this one answers and swallows."""
 
     def __init__(self, app: ASGIApp) -> None:
@@ -90,7 +92,7 @@ class CatchAllMiddleware:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception as exc:  # noqa: BLE001 - Rule 4
+        except Exception as exc:  # noqa: BLE001 - anything unexpected is 500, the server keeps running
             if started:
                 raise
             response = error_response(500, f"Internal server error: {type(exc).__name__}: {exc}")

@@ -2,19 +2,20 @@
 path parameter must meet, so that a schema-driven client neither meets an undocumented answer nor
 sends a request the schema allows and the broker refuses. Also the ``Allow`` header of a 405.
 
-Rule 1: every operation documents Pulsar's error shape (``{"reason": ...}``, admin/errors.py) for
-        400 (a body or query that does not bind), 404 (unknown resource or domain), 409 (it
-        exists already, or is of the other kind), 412 (an invalid name or value), 500 (a store
-        failure) and 503 (no lookup permit; the namespace is being created elsewhere); the
-        lookup routes also 307 (the owner is another broker, PIP-35 cluster) and 413 (a batch
-        over ``maxBatchLookupTopics``). FastAPI's 422 is never answered (errors.py Rule 2) and is
-        removed.
-Rule 2: path parameters say what the broker accepts: ``{domain}`` is ``persistent`` or
-        ``non-persistent``; tenant, namespace and cluster names follow NamedEntity's pattern
-        ``[-=:.\\w]+`` (model/names.py Rule 4); ``{configName}`` is one of the dynamic keys.
-Rule 3: a 405 lists in ``Allow`` every method some route serves at that path (not only the
-        first route's; of the templates matching it, those with the most literal characters, as
-        JAX-RS selects), HEAD left out as the description has none.
+- statuses (``complete``): every operation documents Pulsar's error shape (``{"reason": ...}``,
+  admin/errors.py) for 400 (a body or query that does not bind), 404 (unknown resource or
+  domain), 409 (it exists already, or is of the other kind), 412 (an invalid name or value), 500
+  (a store failure) and 503 (no lookup permit; the namespace is being created elsewhere); the
+  lookup routes also 307 (the owner is another broker, PIP-35 cluster) and 413 (a batch over
+  ``maxBatchLookupTopics``). FastAPI's 422 is never answered (admin/errors.py answers a request
+  that does not bind with 400) and is removed.
+- path parameters (``complete``) say what the broker accepts: ``{domain}`` is ``persistent`` or
+  ``non-persistent``; tenant, namespace and cluster names follow NamedEntity's pattern
+  ``[-=:.\\w]+`` (``model.names.check_named_entity``); ``{configName}`` is one of the dynamic
+  keys.
+- the ``Allow`` of a 405 (``allowed_methods``) lists every method some route serves at that path
+  (not only the first route's; of the templates matching it, those with the most literal
+  characters, as JAX-RS selects), HEAD left out as the description has none.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
 
 
 def complete(schema: dict) -> dict:
-    """Rules 1 and 2 applied to FastAPI's generated description (in place); returns it."""
+    """Every status and path-parameter constraint added to FastAPI's generated description (in place); returns it."""
     schema.setdefault("components", {}).setdefault("schemas", {})["ErrorReason"] = {
         "type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}
     body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorReason"}}}
@@ -75,7 +76,7 @@ def install(app: FastAPI) -> None:
 
 
 def allowed_methods(app, scope: dict) -> list[str]:
-    """Rule 3: the methods the description declares at ``scope``'s path."""
+    """The methods the description declares at ``scope``'s path."""
     path = scope.get("path", "")
     best, methods = -1, set()
     for template, pattern, operations in _templates(app):

@@ -4,13 +4,13 @@ What this module owns: the HTTP shape of Pulsar's ``BrokersBase`` endpoints we n
 sets allowAutoTopicCreation, allowAutoTopicCreationType and defaultNumPartitions through
 ``POST /admin/v2/brokers/configuration/{key}/{value}``, as Pulsar's own tests do (Pulsar's BrokerService/AutoTopicCreationOverrideImpl).
 
-Rule 1: an update answers 204 (the newest Pulsar answers 200 with no body; both mean success).
-Rule 2: a non-dynamic or unknown key, or a bad value, is 412 (``ConfigError``): a key with
-        Pulsar's words exactly, "Can't update non-dynamic configuration"
-        (BrokersBase#persistDynamicConfigurationAsync); a value with "Invalid dynamic-config
-        value" followed by what is allowed.
-Rule 3: ``/configuration/values`` answers every dynamic key with its effective value; Pulsar
-        answers only the runtime updates (see ``BrokerCore.dynamic_config_values``).
+- an update answers 204 (the newest Pulsar answers 200 with no body; both mean success).
+- a non-dynamic or unknown key, or a bad value, is 412 (``ConfigError``): a key with Pulsar's
+  words exactly, "Can't update non-dynamic configuration"
+  (BrokersBase#persistDynamicConfigurationAsync); a value with "Invalid dynamic-config value"
+  followed by what is allowed.
+- ``/configuration/values`` answers every dynamic key with its effective value; Pulsar answers
+  only the runtime updates (see ``BrokerCore.dynamic_config_values``).
 """
 
 from __future__ import annotations

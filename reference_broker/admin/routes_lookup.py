@@ -4,18 +4,19 @@ What this module owns: the HTTP shape of the cluster's REST answers; decisions a
 lookup_service.py's and cluster.py's. The single-topic lookup stays in routes_topics.py and calls
 ``lookup_service.rest_lookup``; ``response_for_lookup`` below turns its answer into 200 or 307.
 
-Rule 1: ``POST /lookup/v2/topics`` takes a JSON list of topic names and answers a JSON map
-        topic -> LookupData of the owner, or ``{"error": <ServerError name>, "reason": ...}``
-        (``lookup_service.rest_batch``); every entry also carries ``requested``. TENTATIVE, ours: upstream
-        has no such path (PIP-35 names ``TopicLookup(v2).lookupTopicBatchAsync`` but no URL).
-Rule 2: a body that is not a list of strings is 400 (``install_error_handlers``); a batch over
-        ``maxBatchLookupTopics`` is 413 with the limit in the reason (a 503 would invite the
-        client to retry the same request); no lookup permit is 503, as for the single lookup.
-Rule 3: ``GET /admin/v2/brokers/{cluster}`` lists the live brokers' ids (``host:webPort``), and
-        ``GET /admin/v2/namespaces/{t}/{ns}/bundles`` answers BundlesData
-        (``{"boundaries": [...], "numBundles": n}``), as Pulsar's admin API does;
-        ``GET /lookup/v2/topic/{domain}/{t}/{ns}/{topic}/bundle`` answers the bundle range [I].
-Rule 4: handlers are ``async def`` (see routes_namespaces Rule 1).
+- ``POST /lookup/v2/topics`` takes a JSON list of topic names and answers a JSON map topic ->
+  LookupData of the owner, or ``{"error": <ServerError name>, "reason": ...}``
+  (``lookup_service.rest_batch``); every entry also carries ``requested``. TENTATIVE, ours:
+  upstream has no such path (PIP-35 names ``TopicLookup(v2).lookupTopicBatchAsync`` but no URL).
+- a body that is not a list of strings is 400 (``install_error_handlers``); a batch over
+  ``maxBatchLookupTopics`` is 413 with the limit in the reason (a 503 would invite the client to
+  retry the same request); no lookup permit is 503, as for the single lookup.
+- ``GET /admin/v2/brokers/{cluster}`` lists the live brokers' ids (``host:webPort``), and
+  ``GET /admin/v2/namespaces/{t}/{ns}/bundles`` answers BundlesData (``{"boundaries": [...],
+  "numBundles": n}``), as Pulsar's admin API does;
+  ``GET /lookup/v2/topic/{domain}/{t}/{ns}/{topic}/bundle`` answers the bundle range [I].
+- handlers are ``async def``, so they run in the event loop (as in routes_namespaces.py: the
+  synchronous core relies on the loop for atomicity).
 """
 
 from __future__ import annotations

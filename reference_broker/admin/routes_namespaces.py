@@ -4,12 +4,13 @@ What this module owns: the HTTP shape of these resources (paths verbatim from Pu
 status codes, bodies). Every decision is the core's; a route only binds the request, calls one
 core method and shapes the answer.
 
-Rule 1: handlers are ``async def`` so they run in the event loop, never in a thread pool: the core
-        is synchronous and relies on the loop for atomicity (``BrokerCore``).
-Rule 2: writes answer 204 No Content, as Pulsar's admin resources do.
-Rule 3: PIP-157's ``numberOfTopicBuckets`` is set only in the namespace-create Policies body; its own
-        route answers GET, and refuses POST/DELETE with 412 whatever the body (core_namespaces
-        Rule 5). The route is ours: PIP-157 was never implemented in Pulsar (PIP-157's pip/pip-157.md).
+- handlers are ``async def`` so they run in the event loop, never in a thread pool: the core is
+  synchronous and relies on the loop for atomicity (``BrokerCore``).
+- writes answer 204 No Content, as Pulsar's admin resources do.
+- PIP-157's ``numberOfTopicBuckets`` is set only in the namespace-create Policies body; its own
+  route answers GET, and refuses POST/DELETE with 412 whatever the body
+  (``NamespaceOps.set_number_of_topic_buckets``). The route is ours: PIP-157 was never
+  implemented in Pulsar (PIP-157's pip/pip-157.md).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def build_router(core: BrokerCore) -> APIRouter:
         core.remove_auto_topic_creation_override(f"{tenant}/{namespace}")
         return Response(status_code=NO_CONTENT)
 
-    # --- numberOfTopicBuckets (PIP-157; Rule 3) ----------------------------------------------
+    # --- numberOfTopicBuckets (PIP-157: GET only; POST/DELETE refused) -------------------------
 
     @router.get("/namespaces/{tenant}/{namespace}/numberOfTopicBuckets",
                 summary="Get the namespace's numberOfTopicBuckets (1 = no bucketing)")

@@ -8,15 +8,16 @@ Paths verbatim from Pulsar's NamespaceService.getListOfNonPersistentTopics (``No
 What this module owns: the HTTP shape of stats. The numbers come from the live topics
 (``NonPersistentTopic.stats`` and its subscriptions'); existence comes from the core.
 
-Rule 1: the namespace must exist (the core's 404), then the topic must be loaded: a
-        non-persistent topic exists only while loaded (Pulsar's NamespaceService.getListOfNonPersistentTopics), so an unknown one is 404
-        "Topic <full name> not found" [I: the text of getTopicNotFoundErrorMessage, Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync].
-Rule 2: partitioned-stats sums the loaded partitions' counters and rates (``add()`` "sums
-        msgDropRate", Pulsar's NonPersistentTopicStatsImpl), concatenates publishers, merges subscriptions by name, and
-        carries ``metadata.partitions``; with ``perPartition`` (default true) also each
-        partition's own stats under ``partitions``.
-Rule 3: a persistent topic's stats come from its live log (topics/persistent_stats.py), loaded
-        when the core says the topic exists.
+- the namespace must exist (the core's 404), then the topic must be loaded: a non-persistent
+  topic exists only while loaded (Pulsar's NamespaceService.getListOfNonPersistentTopics), so an
+  unknown one is 404 "Topic <full name> not found" [I: the text of getTopicNotFoundErrorMessage,
+  Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync].
+- partitioned-stats (``aggregate``) sums the loaded partitions' counters and rates (``add()``
+  "sums msgDropRate", Pulsar's NonPersistentTopicStatsImpl), concatenates publishers, merges
+  subscriptions by name, and carries ``metadata.partitions``; with ``perPartition`` (default
+  true) also each partition's own stats under ``partitions``.
+- a persistent topic's stats come from its live log (topics/persistent_stats.py), loaded when the
+  core says the topic exists.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
     router = APIRouter()
 
     def live_topic(name: TopicName):
-        core.get_policies(name.namespace_name)  # Rule 1: the namespace's own 404 first
+        core.get_policies(name.namespace_name)  # the namespace's own 404 first
         if core.topic_existence(name) != "non-partitioned":
             raise TopicNotFound(topic_not_found_reason(name))
         return topics.get_or_load(name)  # loaded in the core (e.g. created by the admin API)
@@ -79,7 +80,7 @@ def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
 
 
 def aggregate(parts: list[dict]) -> dict[str, Any]:
-    """Rule 2: the PartitionedTopicStatsImpl#add of every partition's stats."""
+    """The PartitionedTopicStatsImpl#add of every partition's stats."""
     body: dict[str, Any] = {key: 0 if key.endswith("Counter") or key in ("storageSize", "backlogSize") else 0.0
                             for key in _SUMMED}
     body.update(publishers=[], subscriptions={}, replication={})

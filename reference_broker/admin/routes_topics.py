@@ -3,13 +3,14 @@
 What this module owns: the HTTP shape of topic resources. Paths verbatim from Pulsar's PersistentTopics, NonPersistentTopics
 and TopicLookup; decisions are the core's.
 
-Rule 1: ``{domain}`` is ``persistent`` or ``non-persistent``; anything else is an unknown path,
-        404 (Pulsar mounts exactly those two resource classes).
-Rule 2: ``{topic}`` is the URL-encoded local name (``@Encoded`` in Pulsar). The ASGI server has
-        already percent-decoded the path once, which is the one decoding Pulsar does
-        (``Codec.decode``), so the value is used as it arrives.
-Rule 3: a name the core cannot parse is 412 with the parser's reason (``InvalidTopicName``).
-Rule 4: handlers are ``async def`` (see routes_namespaces Rule 1).
+- ``{domain}`` is ``persistent`` or ``non-persistent``; anything else is an unknown path, 404
+  (Pulsar mounts exactly those two resource classes).
+- ``{topic}`` is the URL-encoded local name (``@Encoded`` in Pulsar). The ASGI server has already
+  percent-decoded the path once, which is the one decoding Pulsar does (``Codec.decode``), so the
+  value is used as it arrives.
+- a name the core cannot parse is 412 with the parser's reason (``InvalidTopicName``).
+- handlers are ``async def``, so they run in the event loop (as in routes_namespaces.py: the
+  synchronous core relies on the loop for atomicity).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ DOMAIN_DOC = "persistent or non-persistent (anything else: 404)"
 
 def _domain(domain: str) -> str:
     if domain not in DOMAINS:
-        raise HTTPException(status_code=404)  # Rule 1
+        raise HTTPException(status_code=404)  # only the two domains Pulsar mounts
     return domain
 
 

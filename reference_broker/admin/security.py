@@ -4,23 +4,23 @@ What this module owns: the ASGI middleware that runs before any route when
 ``authenticationEnabled`` is true, the table from a request path to the resource it acts on,
 and Pulsar's refusal texts for each kind of resource.
 
-Rule 1: every request, on every path (``/openapi.json`` included), is authenticated first: no or
-        a bad ``Authorization`` header is 401 "Authentication required"
-        (``AuthenticationFilter#doFilter`` @ v4.0.7 answers ``sendError(SC_UNAUTHORIZED,
-        "Authentication required")`` before any resource is reached). The route never runs.
-Rule 2: with authorization on, the path names what is acted on (``resource_of``): a topic, a
-        namespace's topic list, a namespace or tenant's namespaces, or the broker itself
-        (brokers, clusters, tenants, PIP-35 batch lookups: super-users only, ours for the batch).
-        The role must be a super-user, or an admin of the path's tenant (security.py Rule 4).
-Rule 3: refusals use the words of the check Pulsar runs for that kind of resource (
-        ``PulsarWebResource`` @ v4.0.7): a topic, ``validateTopicOperationAsync``: 401
-        "Unauthorized to validateTopicOperation for operation [OP] on topic [T]"; a topic listing
-        or topic creation/deletion, ``validateNamespaceOperationAsync``: 403 "Unauthorized to
-        validateNamespaceOperation for operation [OP] on namespace [N]"; a namespace,
-        ``validateAdminAccessForTenantAsync``: 401 "Don't have permission to administrate
-        resources on this tenant"; the broker, ``validateSuperUserAccessAsync``: 401 "This
-        operation requires super-user access". A tenant that does not exist is 404 "Tenant does
-        not exist" for a role that is not a super-user.
+- authentication: every request, on every path (``/openapi.json`` included), is authenticated first: no or
+  a bad ``Authorization`` header is 401 "Authentication required"
+  (``AuthenticationFilter#doFilter`` @ v4.0.7 answers ``sendError(SC_UNAUTHORIZED,
+  "Authentication required")`` before any resource is reached). The route never runs.
+- the resource: with authorization on, the path names what is acted on (``resource_of``): a topic, a
+  namespace's topic list, a namespace or tenant's namespaces, or the broker itself
+  (brokers, clusters, tenants, PIP-35 batch lookups: super-users only, ours for the batch).
+  The role must be a super-user, or an admin of the path's tenant (``Security.tenant_decision``).
+- refusals (``Resource``) use the words of the check Pulsar runs for that kind of resource (
+  ``PulsarWebResource`` @ v4.0.7): a topic, ``validateTopicOperationAsync``: 401
+  "Unauthorized to validateTopicOperation for operation [OP] on topic [T]"; a topic listing
+  or topic creation/deletion, ``validateNamespaceOperationAsync``: 403 "Unauthorized to
+  validateNamespaceOperation for operation [OP] on namespace [N]"; a namespace,
+  ``validateAdminAccessForTenantAsync``: 401 "Don't have permission to administrate
+  resources on this tenant"; the broker, ``validateSuperUserAccessAsync``: 401 "This
+  operation requires super-user access". A tenant that does not exist is 404 "Tenant does
+  not exist" for a role that is not a super-user.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ TENANT_ADMIN_ONLY = "Don't have permission to administrate resources on this ten
 
 @dataclass(frozen=True)
 class Resource:
-    """What a request acts on and how Pulsar words its refusal (Rule 3)."""
+    """What a request acts on and how Pulsar words its refusal (PulsarWebResource's checks)."""
 
     tenant: Optional[str]  # None: the broker itself (super-users only)
     status: int
@@ -58,7 +58,7 @@ class Resource:
 
 
 def resource_of(method: str, path: str) -> Resource:
-    """Rule 2: the resource a request's path names."""
+    """The resource a request's path names."""
     match = _LIST.match(path)
     if match and method == "GET":
         domain, tenant, namespace = match.groups()
@@ -85,7 +85,7 @@ def _namespace_refusal(operation: str, namespace: str) -> str:
 
 
 class SecurityMiddleware:
-    """Rules 1 and 2 as a pure ASGI middleware: the route runs only for an allowed role, which
+    """Authentication, then authorization by the path's resource, as a pure ASGI middleware: the route runs only for an allowed role, which
     it finds in ``scope["state"]["role"]``."""
 
     def __init__(self, app: ASGIApp, security: Security) -> None:
@@ -117,7 +117,7 @@ class SecurityMiddleware:
         await self.app(scope, receive, send)
 
     def refusal(self, role: str, method: str, path: str) -> Optional[tuple[int, str]]:
-        """None when ``role`` may make this request, else (status, reason) (Rules 2, 3)."""
+        """None when ``role`` may make this request, else (status, reason) in the words of the resource's check."""
         if not self.security.authorization or self.security.is_super_user(role):
             return None
         resource = resource_of(method, path)

@@ -13,25 +13,29 @@ path by hand. The table, quoted from Pulsar's TopicResources/NamespaceResources:
 |   ... in a PIP-157 bucketed namespace | /managed-ledgers/{tenant}/{namespace}/persistent/$k/{encodedLocalName} |
 | non-persistent topics                 | not stored at all                                                   |
 
-Rule 1: topic local names are URL-encoded in paths and decoded when listed (Pulsar's TopicResources/NamespaceResources,
-        ``Codec.decode``); tenants and namespaces are stored as they are (NamedEntity names
-        need no encoding).
-Rule 2: namespaces are the children of their tenant's node, so listing a tenant's namespaces is
-        ``children(/admin/policies/{tenant})``.
-Rule 3: the managed-ledger path is built in one function, ``managed_ledger_path(topic, buckets)``.
-        PIP-157 (PIP-157's pip/pip-157.md, docs/pip157-decisions.md): with ``numberOfTopicBuckets`` = 1 (the
-        default) the path is exactly today's; with n > 1 a bucket folder ``$k`` is inserted after
-        the domain, ``k = model.hashing.bucket_of(decoded local name, n)``, so each partition lands
-        by its own local name. ``topic_dirs`` gives the folders whose children are the topics
-        (one per bucket): every listing reads each of them, one ``children`` call per bucket.
-        Partitioned-topic metadata paths are never bucketed.
-Rule 4: dynamic configuration updated at runtime is kept at ``/admin/configuration`` (a JSON map
-        of key -> text), so a broker restarted on the same store keeps it, as Pulsar does.
-Rule 5 (PIP-35 cluster, docs/pip35-decisions.md): each live broker registers at
-        ``/loadbalance/brokers/{host:webPort}`` (Pulsar's ``LoadManager.LOADBALANCE_BROKERS_ROOT``,
-        index id 2152527185), and a bundle's owner is recorded at
-        ``/namespace/{tenant}/{namespace}/{0xlower_0xupper}`` (Pulsar's ``OWNER_INFO_ROOT + "/" +
-        NamespaceBundle.toString()``, ``ServiceUnitUtils.path``, index id 25735686).
+- local names (``decode_local_name``): topic local names are URL-encoded in paths and decoded
+  when listed (Pulsar's TopicResources/NamespaceResources, ``Codec.decode``); tenants and
+  namespaces are stored as they are (NamedEntity names need no encoding).
+- namespaces are the children of their tenant's node, so listing a tenant's namespaces is
+  ``children(/admin/policies/{tenant})``.
+- managed ledgers: the managed-ledger path is built in one function,
+  ``managed_ledger_path(topic, buckets)``. PIP-157 (PIP-157's pip/pip-157.md,
+  docs/pip157-decisions.md): with ``numberOfTopicBuckets`` = 1 (the default) the path is exactly
+  today's; with n > 1 a bucket folder ``$k`` is inserted after the domain,
+  ``k = model.hashing.bucket_of(decoded local name, n)``, so each partition lands by its own local
+  name. ``topic_dirs`` gives the folders whose children are the topics (one per bucket): every
+  listing reads each of them, one ``children`` call per bucket. Partitioned-topic metadata paths
+  are never bucketed.
+- dynamic configuration updated at runtime is kept at ``/admin/configuration`` (a JSON map of key
+  -> text), so a broker restarted on the same store keeps it, as Pulsar does.
+- the PIP-35 cluster (docs/pip35-decisions.md): each live broker registers at
+  ``/loadbalance/brokers/{host:webPort}`` (``broker_registration_path``; Pulsar's
+  ``LoadManager.LOADBALANCE_BROKERS_ROOT``,
+  apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/broker/loadbalance/LoadManager.java),
+  and a bundle's owner is recorded at ``/namespace/{tenant}/{namespace}/{0xlower_0xupper}``
+  (``bundle_ownership_path``; Pulsar's ``OWNER_INFO_ROOT + "/" + NamespaceBundle.toString()``,
+  ``ServiceUnitUtils.path``,
+  apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/broker/namespace/ServiceUnitUtils.java).
 """
 
 from __future__ import annotations
@@ -92,7 +96,7 @@ def bucket_dir(namespace: NamespaceName, domain: str, bucket: int) -> str:
 
 
 def topic_dirs(namespace: NamespaceName, domain: str = PERSISTENT, buckets: int = NO_BUCKETS) -> list[str]:
-    """The folders whose children are the namespace's managed ledgers (Rule 3): one, or one per bucket."""
+    """The folders whose children are the namespace's managed ledgers: one, or one per bucket."""
     if _check_buckets(buckets) == NO_BUCKETS:
         return [managed_ledgers_dir(namespace, domain)]
     return [bucket_dir(namespace, domain, k) for k in range(buckets)]
@@ -101,7 +105,7 @@ def topic_dirs(namespace: NamespaceName, domain: str = PERSISTENT, buckets: int 
 def managed_ledger_path(topic: TopicName, buckets: int = NO_BUCKETS) -> str:
     """``/managed-ledgers/`` + Pulsar's persistence naming; persistent topics only (Pulsar's TopicResources/NamespaceResources).
 
-    ``buckets`` is the namespace's ``numberOfTopicBuckets`` (Rule 3); 1 keeps today's path.
+    ``buckets`` is the namespace's ``numberOfTopicBuckets``; 1 keeps today's path.
     """
     if not topic.persistent:
         raise ValueError(f"{topic} is non-persistent: non-persistent topics have no managed ledger")
@@ -113,7 +117,7 @@ def managed_ledger_path(topic: TopicName, buckets: int = NO_BUCKETS) -> str:
 
 
 def decode_local_name(child: str) -> str:
-    """A child name under a topics folder back to the topic's local name (Rule 1)."""
+    """A child name under a topics folder back to the topic's local name (``Codec.decode``)."""
     return urllib.parse.unquote(child)
 
 
@@ -135,7 +139,7 @@ def decode_json(data: bytes) -> Any:
     return json.loads(data.decode("utf-8")) if data else {}
 
 
-# --- PIP-35 cluster (Rule 5) -------------------------------------------------------------------
+# --- PIP-35 cluster -------------------------------------------------------------------------
 
 
 def broker_registration_path(broker_id: str) -> str:

@@ -3,18 +3,18 @@
 What this module owns: the contract every backend (memory, sqlite, later ZooKeeper via kazoo)
 follows, the path rules, the store errors, and ``open_store(url)``.
 
-Rule 1: paths are absolute, ``/``-separated, with no empty segment and no trailing ``/``; the
-        root ``/`` always exists and holds no value. Segments are stored as given (the layout
-        URL-encodes topic names, Pulsar's TopicResources/NamespaceResources).
-Rule 2: znode semantics. A node has a value (bytes, possibly empty) and a version: 0 when created,
-        +1 on every write. ``create`` fails if the node exists; ``put`` creates or overwrites;
-        both create missing parents with an empty value (Pulsar's metadata store does this).
-Rule 3: ``delete`` removes one node and refuses if it has children; ``delete_recursive`` removes
-        a whole subtree. ``expected_version`` (when given) must equal the current version.
-Rule 4: ``children`` returns the child *names* sorted, and ``[]`` for an absent node (Pulsar's
-        ``getChildren`` answers an empty list there).
-Rule 5: calls are synchronous. The broker runs them inside the event loop between awaits, so a
-        read-check-write sequence in one core call is atomic with respect to other requests.
+- paths (``check_path``) are absolute, ``/``-separated, with no empty segment and no trailing
+  ``/``; the root ``/`` always exists and holds no value. Segments are stored as given (the layout
+  URL-encodes topic names, Pulsar's TopicResources/NamespaceResources).
+- znode semantics. A node has a value (bytes, possibly empty) and a version: 0 when created, +1
+  on every write. ``create`` fails if the node exists; ``put`` creates or overwrites; both create
+  missing parents with an empty value (Pulsar's metadata store does this).
+- ``delete`` removes one node and refuses if it has children; ``delete_recursive`` removes a
+  whole subtree. ``expected_version`` (when given) must equal the current version.
+- ``children`` returns the child *names* sorted, and ``[]`` for an absent node (Pulsar's
+  ``getChildren`` answers an empty list there).
+- calls are synchronous. The broker runs them inside the event loop between awaits, so a
+  read-check-write sequence in one core call is atomic with respect to other requests.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class NotEmptyNode(MetadataStoreError):
 
 
 def check_path(path: str) -> str:
-    """Validate a store path (Rule 1); returns it unchanged."""
+    """Validate a store path (absolute, no empty segment, no trailing ``/``); returns it unchanged."""
     if not isinstance(path, str) or not path.startswith("/"):
         raise MetadataStoreError(f"Invalid metadata path {path!r}: must start with '/'")
     if path != "/" and (path.endswith("/") or "//" in path):

@@ -3,25 +3,26 @@
 What this module owns: the mapping of the contract in ``store.py`` onto real znodes, the URL form,
 a bounded connect, and the size of a ``getChildren`` reply on the wire (for the PIP-157 bench).
 
-Rule 1: one store path is one znode, value and version included (``Stat.version`` is the store's
-        version: 0 at creation, +1 per write, exactly the store contract). ``create``/``put`` make
-        missing parents with an empty value; ``delete`` checks the version before the children,
-        as ZooKeeper itself does (NoNode, then BadVersion, then NotEmpty, same as memory/sqlite).
-Rule 2: the store's root ``/`` is the chroot (created on connect when missing). Without a chroot
-        ZooKeeper's own ``/zookeeper`` node is hidden from ``children("/")`` and never deleted, so
-        the root behaves like the other backends' empty root.
-Rule 3: every call is bounded: connect by ``connect_timeout`` (a clear error naming the address),
-        every request by ``request_timeout``. A lost connection or timeout becomes
-        ``MetadataStoreError`` naming the address; nothing is retried behind the caller's back, so
-        a ``create`` is never replayed into a spurious NodeExists.
-Rule 5: a session that ZooKeeper expired takes this store's ephemeral nodes with it; kazoo then
-        opens a new session by itself. ``on_new_session(callback)`` calls ``callback()`` each time
-        that happens (on kazoo's thread, which must not wait on ZooKeeper: hand the work off), so
-        the owner of an ephemeral node can create it again (``ClusterNode`` registers again).
-Rule 4: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), so a listing a Java
-        client would refuse (ZooKeeper's ClientCnxnSocket.readLength "Packet len<N> is out of range!") still works here.
-        ``get_children_reply_bytes`` computes what that Java client would measure (bench/bucketing.py
-        reports it per folder).
+- one store path is one znode, value and version included (``Stat.version`` is the store's
+  version: 0 at creation, +1 per write, exactly the store contract). ``create``/``put`` make
+  missing parents with an empty value; ``delete`` checks the version before the children, as
+  ZooKeeper itself does (NoNode, then BadVersion, then NotEmpty, same as memory/sqlite).
+- the root: the store's root ``/`` is the chroot (created on connect when missing). Without a
+  chroot ZooKeeper's own ``/zookeeper`` node is hidden from ``children("/")`` and never deleted,
+  so the root behaves like the other backends' empty root.
+- bounded calls: connect by ``connect_timeout`` (a clear error naming the address), every request
+  by ``request_timeout``. A lost connection or timeout becomes ``MetadataStoreError`` naming the
+  address; nothing is retried behind the caller's back, so a ``create`` is never replayed into a
+  spurious NodeExists.
+- sessions (``on_new_session``): a session that ZooKeeper expired takes this store's ephemeral
+  nodes with it; kazoo then opens a new session by itself. ``on_new_session(callback)`` calls
+  ``callback()`` each time that happens (on kazoo's thread, which must not wait on ZooKeeper:
+  hand the work off), so the owner of an ephemeral node can create it again (``ClusterNode``
+  registers again).
+- reply size: kazoo reads a reply of any length (it has no ``jute.maxbuffer`` check), so a
+  listing a Java client would refuse (ZooKeeper's ClientCnxnSocket.readLength "Packet len<N> is
+  out of range!") still works here. ``get_children_reply_bytes`` computes what that Java client
+  would measure (bench/bucketing.py reports it per folder).
 """
 
 from __future__ import annotations
@@ -146,12 +147,12 @@ class ZooKeeperMetadataStore(MetadataStore):
             ) from None
         if self.chroot:
             self._wait("ensure the chroot", self.chroot, self._client.ensure_path_async(self.chroot))
-            self._client.chroot = self.chroot  # from now on every path is under the chroot (Rule 2)
+            self._client.chroot = self.chroot  # from now on every path is under the chroot (the store's root)
         self._session_callbacks: list = []
         self._session_lost = False
         self._client.add_listener(self._state_changed)
 
-    # --- sessions (Rule 5) ------------------------------------------------------------------------
+    # --- sessions (on_new_session) ------------------------------------------------------------------------
 
     def on_new_session(self, callback) -> None:
         self._session_callbacks.append(callback)
@@ -167,7 +168,7 @@ class ZooKeeperMetadataStore(MetadataStore):
                 except Exception:  # noqa: BLE001 - one listener's failure must not stop kazoo's thread
                     log.exception("new-session callback failed")
 
-    # --- plumbing (Rule 3) ------------------------------------------------------------------------
+    # --- plumbing (every call bounded) ------------------------------------------------------------------------
 
     def _fail(self, what: str, path: str, exc: BaseException) -> MetadataStoreError:
         return MetadataStoreError(f"ZooKeeper at {self.hosts}: {what} {path!r} failed: {type(exc).__name__} {exc}")
@@ -266,7 +267,7 @@ class ZooKeeperMetadataStore(MetadataStore):
         except NoNodeError:
             names = []
         if path == "/" and not self.chroot:
-            names = [name for name in names if name != ZK_SYSTEM_NODE]  # Rule 2
+            names = [name for name in names if name != ZK_SYSTEM_NODE]  # /zookeeper is not ours
         return sorted(names)
 
     def delete_recursive(self, path: str) -> None:

@@ -1,27 +1,29 @@
 """Non-persistent topics (PIP-2): nothing stored, dispatch on arrival, drops counted, stats.
 
-The seed: "as soon as broker receives published message, it immediately delivers this message to
+PIP-2's Introduction: "as soon as broker receives published message, it immediately delivers this message to
 all connected subscribers without caching or persisting them into any storage."
 
-Rule 1: ``publish`` hands each message to every subscription at once and forgets it; receipts
-        and message ids are (ledgerId 0, entryId 0): "the broker calls callback.completed(null,
-        0L, 0L) before dispatching ... consumers see message ids (0,0) as well (plus the
-        partition index)" (Pulsar's ServerCnx.handleSend). The per-connection in-flight limit lives in the
-        connection (ServerCnx, commands.py), which calls ``record_publish_drop`` for what it refuses.
-Rule 2 (Pulsar's NonPersistentDispatcher*.sendMessages): Exclusive and Failover send to the active consumer (the first attached)
-        only if "its availablePermits > 0, and its channel isWritable()"; Shared (and Key_Shared,
-        which we dispatch the same way) sends while "the dispatcher's total available permits >
-        0", round-robin among consumers that have permits. Otherwise the message is dropped and
-        its messages are counted in the subscription's drop rate. FLOW adds permits and sends
-        nothing: "consumerFlow does nothing and nothing is ever re-read".
-Rule 3: "Unsubscribe when all the consumers disconnected" (NonPersistentSubscription
-        #removeConsumer); the topic keeps the out counters of removed subscriptions and the in
-        counters of removed producers (testAccumulativeStats).
-Rule 4 (stats, Pulsar's NonPersistentTopicStatsImpl): field names are NonPersistentTopicStatsImpl's. Rates come from
-        rates.Rate (60 s sliding window). Topic msgRateIn/msgRateOut sum the current publishers
-        and subscriptions, as NonPersistentTopic#getStats does. Topic-level msgDropRate, which
-        Pulsar never assigns, is reported as the sum of the publishers' drop rates (our choice;
-        the spec does not judge its value).
+- publish (``NonPersistentTopic.publish``) hands each message to every subscription at once and
+  forgets it; receipts and message ids are (ledgerId 0, entryId 0): "the broker calls
+  callback.completed(null, 0L, 0L) before dispatching ... consumers see message ids (0,0) as well
+  (plus the partition index)" (Pulsar's ServerCnx.handleSend). The per-connection in-flight limit
+  lives in the connection (ServerCnx, commands.py), which calls ``record_publish_drop`` for what
+  it refuses.
+- dispatch (``NonPersistentSubscription.send``; Pulsar's NonPersistentDispatcher*.sendMessages):
+  Exclusive and Failover send to the active consumer (the first attached) only if "its
+  availablePermits > 0, and its channel isWritable()"; Shared (and Key_Shared, which we dispatch
+  the same way) sends while "the dispatcher's total available permits > 0", round-robin among
+  consumers that have permits. Otherwise the message is dropped and its messages are counted in
+  the subscription's drop rate. FLOW adds permits and sends nothing: "consumerFlow does nothing
+  and nothing is ever re-read".
+- "Unsubscribe when all the consumers disconnected" (NonPersistentSubscription #removeConsumer,
+  ``NonPersistentSubscription.remove_consumer``); the topic keeps the out counters of removed
+  subscriptions and the in counters of removed producers (testAccumulativeStats).
+- stats (``NonPersistentTopic.stats``; Pulsar's NonPersistentTopicStatsImpl): field names are
+  NonPersistentTopicStatsImpl's. Rates come from rates.Rate (60 s sliding window). Topic
+  msgRateIn/msgRateOut sum the current publishers and subscriptions, as NonPersistentTopic#getStats
+  does. Topic-level msgDropRate, which Pulsar never assigns, is reported as the sum of the
+  publishers' drop rates (our choice; the spec does not judge its value).
 """
 
 from __future__ import annotations
@@ -74,10 +76,10 @@ class NonPersistentSubscription(ConsumerGroup):
     def remove_consumer(self, consumer: Consumer) -> None:
         if consumer in self.consumers:
             self.consumers.remove(consumer)
-        if not self.consumers:  # Rule 3
+        if not self.consumers:  # every consumer gone: unsubscribe
             self.topic.remove_subscription(self.name)
 
-    # Rule 2 -----------------------------------------------------------------------------------
+    # Dispatch -----------------------------------------------------------------------------------
 
     def _target(self) -> Optional[Consumer]:
         if self.exclusive_like:
@@ -100,7 +102,7 @@ class NonPersistentSubscription(ConsumerGroup):
         consumer.deliver(consumer, 0, entry, 0)
 
     def dispatch(self) -> None:
-        """FLOW and writability changes bring nothing: nothing is kept (Rule 2)."""
+        """FLOW and writability changes bring nothing: nothing is kept to send again."""
 
     def ack(self, consumer: Consumer, entry_id: int, cumulative: bool) -> None:
         """Acks are accepted and ignored: there is nothing to acknowledge."""
@@ -158,7 +160,7 @@ class NonPersistentTopic:
         self.publishers.pop(key, None)
         self.last_active = time.monotonic()
 
-    # Rule 1 -------------------------------------------------------------------------------------
+    # Publish ------------------------------------------------------------------------------------
 
     def publish(self, metadata: bytes, payload: bytes, num_messages: int,
                 producer: Optional[tuple[int, int]] = None, checksum: Optional[int] = None) -> tuple[int, int]:
@@ -182,7 +184,7 @@ class NonPersistentTopic:
     # subscriptions -----------------------------------------------------------------------------
 
     def subscription(self, name: str, sub_type: int, initial_earliest: bool = False) -> NonPersistentSubscription:
-        """The subscription, created if needed; the initial position means nothing here (Rule 1)."""
+        """The subscription, created if needed; the initial position means nothing here (nothing is stored)."""
         existing = self.subscriptions.get(name)
         if existing is not None:
             return existing
@@ -199,7 +201,7 @@ class NonPersistentTopic:
     def last_entry_id(self) -> int:
         raise NotImplementedError("getLastMessageId is not supported on non-persistent topics (Pulsar's ServerCnx.handleSend)")
 
-    # Rule 4 --------------------------------------------------------------------------------------
+    # Stats --------------------------------------------------------------------------------------
 
     def stats(self) -> dict:
         publishers = [p.stats() for p in self.publishers.values()]

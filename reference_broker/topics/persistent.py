@@ -3,25 +3,25 @@
 The log lives in memory (the managed-ledger *metadata* lives in the metadata store, see core);
 message data surviving a broker restart is not part of any behaviour this project specifies.
 
-Rule 1: an entry is what one SEND carried (a single message or a whole batch); its id is
-        (ledgerId, entryId) with a fixed ledger per topic and entryId counting from 0.
-Rule 2: a subscription remembers a read position and the entries dispatched but not acked;
-        entries go to a consumer only while it has permits (one permit per message, a batch
-        costs its num_messages_in_batch), as Pulsar's dispatchers do.
-Rule 3: Exclusive and Failover deliver to one active consumer (the first attached); Shared and
-        Key_Shared deliver round-robin among consumers with permits.
-Rule 4: when a consumer goes away, what it had unacked is delivered again to the others
-        (redelivery_count + 1).
-Rule 5: the log keeps only what some subscription still needs, or what retention keeps
-        (``PersistentTopic.trim``, storage.py), freed in segments as ManagedLedgerImpl
-        #internalTrimLedgers frees whole ledgers: entries are grouped in segments of
-        ``managedLedgerMaxEntriesPerLedger``, Pulsar's ledger size (message ids keep one ledger id
-        per topic, Rule 1); a segment is freed once every subscription's mark-delete position (the
-        last entry up to which everything is acknowledged) is past its end and retention does not
-        keep it; the current segment, like Pulsar's current ledger, is never freed, so a later
-        Earliest subscription still reads it. Without subscriptions every full segment may go
-        ("if (!cursors.hasDurableCursors()) slowestReaderLedgerId = currentLedger.getId() + 1").
-        A deleted or unloaded topic frees everything (``release``).
+- entries (``Entry``): an entry is what one SEND carried (a single message or a whole batch); its
+  id is (ledgerId, entryId) with a fixed ledger per topic and entryId counting from 0.
+- permits (``Subscription.dispatch``): a subscription remembers a read position and the entries
+  dispatched but not acked; entries go to a consumer only while it has permits (one permit per
+  message, a batch costs its num_messages_in_batch), as Pulsar's dispatchers do.
+- subscription types (``Subscription._next_consumer``): Exclusive and Failover deliver to one
+  active consumer (the first attached); Shared and Key_Shared deliver round-robin among
+  consumers with permits.
+- redelivery (``Subscription.remove_consumer``): when a consumer goes away, what it had unacked
+  is delivered again to the others (redelivery_count + 1).
+- what the log keeps (``PersistentTopic.trim``): only what some subscription still needs, or
+  what retention keeps (storage.py), freed in segments as ManagedLedgerImpl #internalTrimLedgers
+  frees whole ledgers: entries are grouped in segments of ``managedLedgerMaxEntriesPerLedger``,
+  Pulsar's ledger size (message ids keep one ledger id per topic); a segment is freed once every
+  subscription's mark-delete position (the last entry up to which everything is acknowledged) is
+  past its end and retention does not keep it; the current segment, like Pulsar's current ledger,
+  is never freed, so a later Earliest subscription still reads it. Without subscriptions every
+  full segment may go ("if (!cursors.hasDurableCursors()) slowestReaderLedgerId =
+  currentLedger.getId() + 1"). A deleted or unloaded topic frees everything (``release``).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Subscription(ConsumerGroup):
     def __init__(self, topic: "PersistentTopic", name: str, sub_type: int, start_at: int):
         super().__init__(topic, name, sub_type)
         self.read_position = start_at
-        self.mark_delete = start_at - 1  # Rule 5: every entry up to here is acknowledged
+        self.mark_delete = start_at - 1  # every entry up to here is acknowledged
         self.acked: set[int] = set()  # acknowledged entries after mark_delete
         self.redeliver: deque[tuple[int, int]] = deque()  # (entry_id, redelivery_count)
         self.out = Rate()  # messages dispatched (stats)
@@ -182,7 +182,7 @@ class Subscription(ConsumerGroup):
         return self.topic.next_entry_id - self.read_position + len(self.redeliver)
 
     def backlog_from(self) -> int:
-        """The first entry this subscription still needs (Rule 5)."""
+        """The first entry this subscription still needs (the entry after its mark-delete position)."""
         return self.mark_delete + 1
 
 
@@ -191,7 +191,7 @@ class PersistentTopic:
         self.name = name
         self.partition_index = partition_index
         self.ledger_id = next(_ledger_ids)
-        # Rule 5: the stored entries, entry ids first_entry_id .. next_entry_id - 1.
+        # What the log keeps: the stored entries, entry ids first_entry_id .. next_entry_id - 1.
         self.entries: deque[Entry] = deque()
         self.first_entry_id = 0
         self.stored_bytes = 0  # bytes of every entry ever stored: Entry.offset of the next one
@@ -257,7 +257,7 @@ class PersistentTopic:
     def last_entry_id(self) -> int:
         return self.next_entry_id - 1
 
-    # Rule 5 -------------------------------------------------------------------------------------
+    # What the log keeps ------------------------------------------------------------------------
 
     def needed_from(self) -> int:
         """The first entry some subscription still needs (the next one when there is none)."""

@@ -1,11 +1,11 @@
 """Admin stats of a persistent topic: ``/stats`` and ``/internalStats`` bodies from the live log.
 
-Rule 1: field names are Pulsar's PersistentTopicStatsImpl / SubscriptionStatsImpl / ConsumerStatsImpl
-        and PersistentTopicInternalStats ones; rates come from rates.Rate (60 s sliding window), as
-        for non-persistent topics (non_persistent.py Rule 4).
-Rule 2: ``storageSize`` is what the log holds now (entries freed by persistent.py Rule 5 no longer
-        count); ``backlogSize`` counts from the slowest subscription's first unacknowledged entry;
-        a subscription's ``msgBacklog`` is the entries it has not been sent yet.
+Field names are Pulsar's PersistentTopicStatsImpl / SubscriptionStatsImpl / ConsumerStatsImpl and
+PersistentTopicInternalStats ones; rates come from rates.Rate (60 s sliding window), as for
+non-persistent topics (``NonPersistentTopic.stats``). ``storageSize`` is what the log holds now
+(entries freed by ``PersistentTopic.trim`` no longer count); ``backlogSize`` counts from the
+slowest subscription's first unacknowledged entry; a subscription's ``msgBacklog`` is the entries
+it has not been sent yet.
 """
 
 from __future__ import annotations

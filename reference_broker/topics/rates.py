@@ -5,12 +5,12 @@ Pulsar computes its rates (msgRateIn, msgRateOut, msgDropRate, ...) once per
 reading shows the previous interval and a fresh broker shows 0 until the first update; its tests
 call ``updateRates()`` by hand before reading them (Pulsar's NonPersistentTopicTest).
 
-Rule 1 (our window, documented decision): a rate is the number of events recorded in the last
-        ``RATE_WINDOW_S`` seconds (60, Pulsar's default update interval) divided by that window,
-        read at the moment of the request. So it is positive from the first event until 60 s
-        after the last one, and after a burst of D drops and nothing else it reads D / 60.
-Rule 2: events are kept in one-second buckets, so recording is O(1) whatever the message rate.
-Rule 3: the clock is ``time.monotonic``; tests pass their own.
+Our window (a documented decision): a rate is the number of events recorded in the last
+``RATE_WINDOW_S`` seconds (60, Pulsar's default update interval) divided by that window, read at
+the moment of the request. So it is positive from the first event until 60 s after the last one,
+and after a burst of D drops and nothing else it reads D / 60. Events are kept in one-second
+buckets, so recording is O(1) whatever the message rate. The clock is ``time.monotonic``; tests
+pass their own.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _NO_BUCKET = (None,)  # never equal to a second
 
 
 class Rate:
-    """Events (and bytes) per second over the trailing ``window`` seconds (Rule 1)."""
+    """Events (and bytes) per second over the trailing ``window`` seconds, read when asked."""
 
     __slots__ = ("window", "clock", "_buckets", "_newest", "total", "total_bytes")
 
@@ -34,7 +34,7 @@ class Rate:
         self._buckets: deque[list] = deque()  # [second, events, bytes], oldest first
         # The last bucket recorded into (first, one no second equals): a record compares one number,
         # not the deque's length and its last item's (it runs for every message moved). Pruned, it
-        # is never written again, since its second lies a window behind the clock (Rule 3).
+        # is never written again, since its second lies a window behind the clock (a monotonic clock).
         self._newest: list | tuple = _NO_BUCKET
         self.total = 0          # cumulative events (the *Counter fields)
         self.total_bytes = 0

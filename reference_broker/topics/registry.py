@@ -1,15 +1,15 @@
 """The broker's loaded topics, by full name (what Pulsar keeps in BrokerService.topics).
 
-Rule 1: the domain of the name picks the kind: ``persistent://`` loads a PersistentTopic (a log),
-        ``non-persistent://`` a NonPersistentTopic (PIP-2: nothing stored).
-Rule 2: a non-persistent topic with no producer and no subscription for ``max_idle`` seconds is
-        unloaded by ``collect_inactive`` (Pulsar's inactive-topic check, run every
-        ``brokerDeleteInactiveTopicsFrequencySeconds`` while ``brokerDeleteInactiveTopicsEnabled``):
-        it stops being listed and its stats are gone, as on Pulsar. Until then it keeps its
-        counters (testAccumulativeStats). Persistent topics are never collected: their log lives
-        in this process only, and the metadata says they exist.
-Rule 3: an unloaded persistent topic frees its log at once (``PersistentTopic.release``), and the
-        allocator is asked to hand the freed memory back to the system.
+- the domain of the name picks the kind: ``persistent://`` loads a PersistentTopic (a log),
+  ``non-persistent://`` a NonPersistentTopic (PIP-2: nothing stored).
+- a non-persistent topic with no producer and no subscription for ``max_idle`` seconds is
+  unloaded by ``collect_inactive`` (Pulsar's inactive-topic check, run every
+  ``brokerDeleteInactiveTopicsFrequencySeconds`` while ``brokerDeleteInactiveTopicsEnabled``): it
+  stops being listed and its stats are gone, as on Pulsar. Until then it keeps its counters
+  (testAccumulativeStats). Persistent topics are never collected: their log lives in this
+  process only, and the metadata says they exist.
+- an unloaded persistent topic frees its log at once (``PersistentTopic.release``), and the
+  allocator is asked to hand the freed memory back to the system (``unload``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class TopicRegistry:
 
     def unload(self, name: str) -> None:
         unloaded = self._topics.pop(name, None)
-        if isinstance(unloaded, PersistentTopic) and unloaded.entries:  # Rule 3
+        if isinstance(unloaded, PersistentTopic) and unloaded.entries:  # free the log at once
             unloaded.release()
             _trim_allocator()
 
@@ -72,7 +72,7 @@ class TopicRegistry:
         return sorted(self._topics)
 
     def collect_inactive(self, max_idle: float, now: Optional[float] = None) -> list[str]:
-        """Rule 2: unloads the non-persistent topics idle for ``max_idle`` seconds; returns their names."""
+        """Unloads the non-persistent topics idle for ``max_idle`` seconds; returns their names."""
         now = time.monotonic() if now is None else now
         idle = [name for name, topic in self._topics.items()
                 # the period's end as a sum, not the idle time as a difference: at the end itself

@@ -1,9 +1,9 @@
 """Fakes for harness tests: cases with the conformance.cases API, targets, drivers, a fake
 binary-protocol server and a fake admin HTTP server.
 
-The real ``conformance.cases`` is written by the spec stage; these fakes follow its contract
-(Case fields, ``case.bind(namespace).steps`` of ``Step(op, role, expected)``) so the harness is
-tested on its own.
+The real ``conformance.cases`` builds cases from spec/ rows and the model; these fakes follow its
+contract (Case fields, ``case.bind(namespace).steps`` of ``Step(op, role, expected)``) so the
+harness is tested on its own.
 """
 
 from __future__ import annotations

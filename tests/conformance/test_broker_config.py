@@ -1,4 +1,5 @@
-"""--broker-config: testing a broker the harness did not start and cannot configure (targets/url.py Rule 4)."""
+"""--broker-config: testing a broker the harness did not start and cannot configure (targets/url.py,
+declared config)."""
 
 from __future__ import annotations
 

@@ -212,7 +212,7 @@ def test_a_driver_whose_start_never_returns_makes_that_case_broken_in_bounded_ti
     started = time.monotonic()
     run = session.run_case(case("first"))
     assert run.verdict.verdict == v.BROKEN and "did not return within 1 s" in run.verdict.reason
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # one second's bound, and a loaded machine's slack
     later = subprocess.run([sys.executable, "-c", "print('spawned')"], capture_output=True, text=True, timeout=10)
     assert later.stdout.strip() == "spawned"
     child = children.popen([sys.executable, "-c", "pass"])  # a new spawner thread serves it
@@ -259,3 +259,31 @@ def test_the_runner_contract_shows_every_row_of_the_trouble_table():
     words = " ".join(section.split())
     assert (RETRY.attempts, RETRY.pauses_s) == (3, (0.25, 1.0)) and "at most three times" in words \
         and "a pause of 0.25 s and then 1 s" in words, "the document states the retry policy the code has"
+
+
+def test_a_setup_step_the_broker_failed_to_carry_out_is_performed_again_and_an_action_never_is():
+    """A precondition answered with a server failure (here Pulsar's 500 when its topic policies service
+    could not start for a new namespace) is performed again; an action's answer is the answer."""
+    from model.outcomes import RestError
+
+    answers = []
+
+    def flaky(op):
+        answers.append(op)
+        if len(answers) == 1:
+            return RestError(500, "Topic creation encountered an exception by initialize topic policies service.")
+        return Done()
+
+    executor, _ = _executor(flaky)
+    result = executor.perform(StepView(CREATE, "setup", Done()), "binary")
+    assert (result.status, result.actual, result.attempts) == (ANSWERED, Done(), 2)
+    answers.clear()
+    executor, _ = _executor(flaky)
+    result = executor.perform(StepView(CREATE, "action", Done()), "rest")
+    assert (result.actual, result.attempts) == (RestError(500, result.actual.reason), 1)
+    executor, _ = _executor(lambda op: RestError(409, "This topic already exists"))
+    result = executor.perform(StepView(CREATE, "setup", Done()), "binary")
+    assert result.attempts == 1, "a refusal is an answer: only a failure to carry out is tried again"
+    executor, _ = _executor(lambda op: RestError(503, "unavailable"))
+    result = executor.perform(StepView(CREATE, "setup", Done()), "binary")
+    assert result.attempts == FAST.attempts and "after 3 attempts" in result.reason

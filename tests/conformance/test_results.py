@@ -1,4 +1,4 @@
-"""conformance/results.py: the versioned JSONL record the reports stage reads."""
+"""conformance/results.py: the versioned JSONL record the reports package reads."""
 
 import json
 

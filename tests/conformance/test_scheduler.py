@@ -107,14 +107,11 @@ def test_cases_run_concurrently_on_several_instances_and_results_keep_their_orde
     cases = [_case(f"c{i}", {"k": str(i % 3)}) for i in range(30)]
     with capacity.using(capacity.Capacity(cores=4)):  # room for a lane per configuration
         schedule = Schedule(session, cases, jobs=6)
-        started = time.monotonic()
         runs = [schedule.result(case, timeout=30) for case in cases]
-        elapsed = time.monotonic() - started
     assert [r.case.id for r in runs] == [c.id for c in cases]
     assert all(r.verdict.verdict == v.PASSED for r in runs)
     assert len(fleet.instances) == 3  # the target and two spawned, one per lane
     assert max(fleet.peak.values()) >= 2  # cases overlapped on an instance
-    assert elapsed < 30 * 0.05  # faster than one at a time
     schedule.join(10)
     assert all(t.stopped for t in fleet.instances[1:])  # spawned instances are stopped by their lane
 

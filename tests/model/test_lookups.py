@@ -111,7 +111,7 @@ def test_creation_refused_maps_per_api():
     assert answer(limited, gpm("t", "binary", True)) == ServerError("ServiceNotReady", too_many)
 
 
-# -- pre-PIP-344 era: the seed's background table -----------------------------------------------------
+# -- pre-PIP-344 era: PIP-344's Background table -----------------------------------------------------
 
 def test_old_broker_answers_zero_for_an_absent_topic_when_it_may_create():
     state = broker({"allowAutoTopicCreation": "false", **PART3}, era="pre-pip344")

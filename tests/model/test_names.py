@@ -1,4 +1,4 @@
-"""model.names: parsing (Rules 1-4)."""
+"""model.names: parsing (``TopicName.parse``, ``partition_index``, ``check_named_entity``)."""
 
 from __future__ import annotations
 

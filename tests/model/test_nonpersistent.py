@@ -33,7 +33,7 @@ def outcome(op, **config):
     return apply(state(**config), op)[1]
 
 
-# -- Rule 1: nothing stored ---------------------------------------------------------------------------
+# -- nothing stored -----------------------------------------------------------------------------------
 
 
 def test_connected_consumer_gets_every_message_with_zero_zero_receipts():
@@ -52,7 +52,7 @@ def test_persistent_contrast_earliest_gets_the_backlog():
     assert got == PubSubResult(((STORED, 5),), (("s", ("m0..m4",)),))
 
 
-# -- Rule 2: publish side -------------------------------------------------------------------------------
+# -- publish side ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("limit, burst, accepted", [(0, 10, 1), (1, 10, 2), (2, 5, 3), (1000, 50, 50)])
@@ -86,7 +86,7 @@ def _expand(text):
     return range(int(first[1:]), int((last or first)[1:]) + 1)
 
 
-# -- Rule 3: dispatch side ------------------------------------------------------------------------------
+# -- dispatch side --------------------------------------------------------------------------------------
 
 
 def test_no_permits_drop_and_flow_later_brings_nothing_unlike_persistent():
@@ -151,7 +151,7 @@ def test_partitioned_client_pub_sub_loads_every_partition():
         frozenset(f"{NP}-partition-{i}" for i in range(3)))
 
 
-# -- Rule 5: stats --------------------------------------------------------------------------------------
+# -- stats ----------------------------------------------------------------------------------------------
 
 
 FIXED = tuple(NON_PERSISTENT_FIXED.items())
@@ -248,7 +248,7 @@ def test_admin_created_topic_has_zero_stats():
     assert apply(s, GetTopicStats(NP))[1] == TopicStatsView((), 0, 0, ZERO, (), (), TOPIC_ONLY)
 
 
-# -- Rule 6: isolation ----------------------------------------------------------------------------------
+# -- isolation ------------------------------------------------------------------------------------------
 
 
 def test_disabled_domain_refuses_attach_but_not_lookup_and_serves_the_other():
@@ -270,7 +270,7 @@ def test_persistent_disabled_uses_the_same_text():
     assert got == ServerError("NotAllowedError", "Broker is unable to load persistent topic")
 
 
-# -- Rule 7: bad input ----------------------------------------------------------------------------------
+# -- bad input ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("command, loads", [("send-after-close-producer", True), ("flow-negative-permits", True),

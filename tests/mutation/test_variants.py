@@ -60,7 +60,7 @@ def test_every_mutant_replaces_exactly_one_function_and_is_undone(name):
     assert changed, name
     qualname = mutant.where.split(":", 1)[1]
     attribute = qualname.rsplit(".", 1)[-1]
-    assert {key[1] for key in changed} == {attribute}  # one function (and its aliases, patch.py Rule 1)
+    assert {key[1] for key in changed} == {attribute}  # one function (and its aliases, which patch.py replaces too)
     assert all(after[key] is before[key] for key in before)
 
 

@@ -57,7 +57,7 @@ def test_send_has_checksum_from_v6_and_message_keeps_it_from_v11():
     [send] = pump(client.send(ev.Send(producer_id=1, sequence_id=0, metadata=metadata, payload=b"x")), server)
     assert send.checksum_valid is True
     meta = metadata.SerializeToString()
-    assert send.metadata_bytes == meta  # as sent, for a broker to forward (connection.py Rule 3)
+    assert send.metadata_bytes == meta  # as sent, for a broker to forward (``Connection.message``)
     assert send.checksum == crc32c(struct.pack(">I", len(meta)) + meta + b"x")
     [message] = pump(server.send(ev.Message(consumer_id=1, message_id={"ledgerId": 1, "entryId": 0},
                                             metadata=metadata, payload=b"x")), client)
@@ -138,7 +138,7 @@ def test_fuzz_framed_garbage_never_desyncs(bodies):
     assert isinstance(received[-1], ev.Ping)  # the framing stayed in sync through the garbage
 
 
-# -- Connection.message: a stored entry forwarded as the producer wrote it (Rule 3) ------------------
+# -- Connection.message: a stored entry forwarded as the producer wrote it ---------------------------
 
 
 def server_of(client_version: int) -> Connection:

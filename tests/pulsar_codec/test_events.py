@@ -22,7 +22,7 @@ def test_numbers_are_45_46_and_feature_flag_10():
     fields = pb.BaseCommand.DESCRIPTOR.fields_by_name
     assert fields["batchLookupTopic"].number == 45 and fields["batchLookupTopicResponse"].number == 46
     assert pb.FeatureFlags.DESCRIPTOR.fields_by_name["supports_batch_lookup"].number == 10
-    # The seed's request numbers are kept (topics = 1, request_id = 2); LOOKUP keeps 23/24.
+    # PIP-35's request numbers are kept (topics = 1, request_id = 2); LOOKUP keeps 23/24.
     request = pb.CommandBatchLookupTopic.DESCRIPTOR.fields_by_name
     assert (request["topics"].number, request["request_id"].number, request["authoritative"].number) == (1, 2, 3)
     assert pb.BaseCommand.LOOKUP == 23 and pb.BaseCommand.LOOKUP_RESPONSE == 24

@@ -1,4 +1,4 @@
-"""BrokerProtocol over real sockets (binary_connection.py Rules 2, 4, 5): a client that never reads its
+"""BrokerProtocol over real sockets (keep-alive, backpressure, connection limits): a client that never reads its
 answers cannot make the broker buffer without bound or hold up others; a connection that never completes
 its handshake is closed; the connection limits refuse with Pulsar's error. Figures are printed."""
 
@@ -27,6 +27,9 @@ def _list_request(conn: Connection, request_id: int) -> bytes:
                                              mode=pb.CommandGetTopicsOfNamespace.PERSISTENT))
 
 
+STALL_WINDOW_S = 6.0
+
+
 def test_a_client_that_never_reads_cannot_grow_the_broker_or_stall_others():
     process, broker_url, web_url = start()
     try:
@@ -39,7 +42,7 @@ def test_a_client_that_never_reads_cannot_grow_the_broker_or_stall_others():
         with Prober(broker_url) as probe:
             sock.settimeout(10)
             sock.sendall(requests)  # a few tens of KB: the kernel takes them whether the broker reads or not
-            time.sleep(3)
+            time.sleep(STALL_WINDOW_S)
             grown = rss_bytes(process.pid) - before
         print(f"\nclient that never reads, {len(requests)} bytes of requests: broker grew {mib(grown)}; "
               f"other client's worst round trip {probe.worst * 1000:.1f} ms over {probe.round_trips} pings")
@@ -51,7 +54,9 @@ def test_a_client_that_never_reads_cannot_grow_the_broker_or_stall_others():
             answered += 1
         sock.close()
         assert grown < 40 * 2**20
-        assert probe.worst < 1.0
+        # a broker stalled by the client that never reads would leave the whole window unanswered;
+        # half of it tells that apart from a loaded machine's slow round trip
+        assert probe.worst < STALL_WINDOW_S / 2
     finally:
         stop(process)
 
@@ -87,8 +92,13 @@ def test_connections_past_broker_max_connections_are_refused_with_pulsars_error(
         assert read_event(sock, conn) is CLOSED
         sock.close()
         kept.pop()[0].close()
-        time.sleep(0.3)
-        sock, _, answer = _connect(broker_url)
+        deadline = time.monotonic() + 30  # the broker frees the place once it sees the close
+        while True:
+            sock, _, answer = _connect(broker_url)
+            if isinstance(answer, ev.Connected) or time.monotonic() > deadline:
+                break
+            sock.close()
+            time.sleep(0.1)
         assert isinstance(answer, ev.Connected)
         for other, _, _ in kept + [(sock, None, None)]:
             other.close()

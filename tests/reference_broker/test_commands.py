@@ -1,4 +1,5 @@
-"""Bad input to ServerCnx (commands.py Rules 5, 6; events.py Rule 1): answered as Pulsar answers it,
+"""Bad input to ServerCnx (commands.py: bad input Pulsar closes the connection on, producers registered
+once they succeed; events.py: strings read as LightProto reads them): answered as Pulsar answers it,
 never as an internal error, and logged without a traceback."""
 
 import logging

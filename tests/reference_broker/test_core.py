@@ -709,7 +709,7 @@ def test_invalid_topic_names(core):
         assert (info.value.http_status, info.value.server_error) == (412, "InvalidTopicName")
 
 
-# --- independence from the model (STYLE R1) --------------------------------------------------------
+# --- independence from the model: value helpers only, never its decisions ---------------------------
 
 CORE_MODULES = ["config.py", "errors.py", "core.py", "core_namespaces.py", "core_topics.py", "autocreation.py",
                 "metadata", "admin"]

@@ -1,4 +1,4 @@
-"""A MESSAGE carries the stored entry as the producer wrote it (connection.py Rule 3).
+"""A MESSAGE carries the stored entry as the producer wrote it (``Connection.message``).
 
 Pulsar's PulsarCommandSenderImpl.sendMessagesToConsumer: "After the command, the broker sends the stored entry as the producer wrote it
 (magic, checksum, metadata size, metadata, payload)", except that a client below v11 gets no

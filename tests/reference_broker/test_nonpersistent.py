@@ -329,7 +329,7 @@ def test_rate_window_is_sixty_seconds_sliding():
                           st.floats(min_value=0, max_value=90), st.integers(min_value=0, max_value=5)),
                 max_size=40))
 def test_rate_reads_what_a_list_of_every_event_would(steps):
-    """Rule 1 against the plainest oracle: every event kept with its second, the rate the sum of
+    """``Rate``'s window against the plainest oracle: every event kept with its second, the rate the sum of
     those in the last 60 seconds over 60, whatever the order of records, reads and clock steps."""
     now = [1000.0]
     rate, events = Rate(clock=lambda: now[0]), []
@@ -348,7 +348,7 @@ def test_rate_reads_what_a_list_of_every_event_would(steps):
         assert rate.total == sum(n for _, n in events)
 
 
-# -- inactive topics (topics/registry.py Rule 2) ------------------------------------------------------
+# -- inactive topics (TopicRegistry.collect_inactive) ------------------------------------------------
 
 
 def test_registry_collects_only_idle_non_persistent_topics_after_a_whole_period():

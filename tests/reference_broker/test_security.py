@@ -1,5 +1,5 @@
 """The reference broker with Pulsar's token authentication, authorization and TLS keys on
-(security.py, admin/security.py, commands.py Rule 6): over both APIs, every call that presents
+(security.py, admin/security.py, ``ServerCnx._refused`` in commands.py): over both APIs, every call that presents
 no token, a forged or an expired one, or the token of a role without rights on the tenant, is
 refused; the tests count those calls and print how many there were. The REST calls are every
 operation of the broker's own OpenAPI description, so a route added later is counted too."""

@@ -1,4 +1,4 @@
-"""What a persistent topic keeps (topics/persistent.py Rule 5, topics/storage.py): acknowledged entries
+"""What a persistent topic keeps (``PersistentTopic.trim``, topics/storage.py): acknowledged entries
 are freed unless retention keeps them, a topic without subscriptions keeps its current ledger, a deleted
 topic frees everything, and the backlog quota refuses producers with Pulsar's error or evicts."""
 

@@ -57,7 +57,7 @@ def test_a_pattern_re2_cannot_run_in_linear_time_is_refused_with_the_reason(patt
 def test_matching_takes_linear_time_on_a_pattern_that_makes_backtracking_exponential():
     started = time.monotonic()
     assert tp.filter_topics([NS + "a" * 40], "public/default/(a+)+b") == []
-    assert time.monotonic() - started < 1.0  # backtracking: 2^40 steps
+    assert time.monotonic() - started < 10  # backtracking would take 2^40 steps; a linear match, a loaded machine
 
 
 def test_the_length_bound_counts_utf16_units_as_java_does():
@@ -73,7 +73,7 @@ def _list(client: BinaryClient, pattern=None, request_id=5) -> list:
 
 
 async def _answer_off_loop(client: BinaryClient, sent: list, deadline: float = 10.0):
-    """The answer written once the worker thread is done (binary_connection.py Rule 3)."""
+    """The answer written once the worker thread is done (``ServerCnx.run_off_loop``)."""
     assert sent == []
     waited = 0.0
     while not client.transport.data and waited < deadline:
@@ -93,7 +93,7 @@ def test_a_pattern_filters_off_the_loop_and_a_long_one_is_not_evaluated():
         try:
             answer = await _answer_off_loop(client, _list(client, "persistent://public/default/o.*"))
             assert (list(answer.topics), answer.filtered) == ([NS + "orders"], True)
-            # Rule 1: longer than subscriptionPatternMaxLength -> every topic, filtered=false
+            # longer than subscriptionPatternMaxLength -> every topic, filtered=false
             [answer] = _list(client, "public/default/" + "o" * 25 + ".*")
             assert (sorted(answer.topics), answer.filtered) == ([NS + "orders", NS + "pay"], False)
             error = await _answer_off_loop(client, _list(client, "public/default/(?!x)"))
@@ -106,10 +106,11 @@ def test_a_pattern_filters_off_the_loop_and_a_long_one_is_not_evaluated():
 
 @pytest.mark.slow
 def test_a_crafted_pattern_does_not_stall_other_clients():
-    """A 21-character pattern that backtracking matchers take 2^26 steps over, against a topic
-    named with 26 letters; another client pings throughout. Its worst round trip is printed."""
+    """A 21-character pattern that backtracking matchers take 2^40 steps over, against a topic
+    named with 40 letters: hours for a matcher that backtracks. Another client pings throughout;
+    its worst round trip is printed."""
     with running_broker() as (broker_url, web_url):
-        httpx.put(f"{web_url}/admin/v2/persistent/public/default/{'a' * 26}", timeout=10).raise_for_status()
+        httpx.put(f"{web_url}/admin/v2/persistent/public/default/{'a' * 40}", timeout=10).raise_for_status()
         sock, conn = raw_connect(broker_url)
         with sock, Prober(broker_url) as probe:
             time.sleep(0.2)
@@ -124,7 +125,7 @@ def test_a_crafted_pattern_does_not_stall_other_clients():
         print(f"\ncrafted topics_pattern: answered in {answered * 1000:.1f} ms; other client's worst round trip "
               f"{probe.worst * 1000:.1f} ms over {probe.round_trips} pings")
         assert isinstance(answer, ev.GetTopicsOfNamespaceResponse) and list(answer.topics) == []
-        assert probe.worst < 1.0
+        assert probe.worst < 10  # a backtracking matcher would stall it for hours; a loaded machine, seconds
 
 
 def test_a_refused_pattern_whose_connection_closed_first_logs_nothing(caplog):

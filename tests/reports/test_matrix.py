@@ -1,4 +1,4 @@
-"""reports/matrix.py: targets with target-error cases come first on both summary pages (Rule 3)."""
+"""reports/matrix.py: targets with target-error cases come first on both summary pages (``troubled_targets``)."""
 
 from __future__ import annotations
 

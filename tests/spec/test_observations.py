@@ -43,10 +43,10 @@ def test_observations_exist_for_the_releases_the_suite_covers():
 def test_the_model_gives_what_the_release_answered(path: Path, line: dict):
     release = parse_release(line["release"])
     known = KnownDivergences(load_divergences(APACHE_PULSAR)).covering(line["case_id"], line["row_id"], release)
-    if known is not None:
+    if known is not None and not (known.intermittent and line["verdict"] == "passed"):
         assert line["verdict"] == "failed", (
             f"{line['case_id']} passed on {line['release']} but {known.file} lists it ({known.id}); remove the entry")
-        return
+        return  # an intermittent entry's passes are answers like any other, checked below
     case = _cases().get(line["case_id"])
     assert case is not None, f"{path.name}: case {line['case_id']} is no longer in the spec; record the release again"
     bound = case.bind(line["namespace"], release=release)

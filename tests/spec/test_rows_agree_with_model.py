@@ -24,8 +24,8 @@ def test_model_reproduces_what_the_source_states(case):
 
 def test_most_rows_state_something():
     assert len(STATED_CASES) > 250
-    # A row quoting a seed table states what the table says; the only exceptions are rows that
-    # follow Pulsar against the seed, and they must say why in a note.
+    # A row quoting a table of a PIP document (a seed-* source) states what the table says; the only
+    # exceptions are rows that follow Pulsar against the PIP, and they must say why in a note.
     silent = [r.id for r in ROWS if not r.stated and any(a.startswith("seed-") for a in r.source) and not r.note]
     assert silent == []
     # PIP-2: only partitioned-stats, whose source states the summing of a rate, not a count

@@ -105,7 +105,7 @@ def test_config_group_ignores_dynamic_keys_and_defaults():
 
 
 def test_a_default_above_the_maximum_partitions_is_a_start_setting():
-    # a running Pulsar lowers defaultNumPartitions to the maximum (conformance/targets/config.py Rule 3)
+    # a running Pulsar lowers defaultNumPartitions to the maximum (conformance/targets/config.py, static_keys)
     target = PulsarStandaloneTarget("4.0.7")
     coupled = {"defaultNumPartitions": "3", "maxNumPartitionsPerPartitionedTopic": "2"}
     assert target.config_group(coupled) == (("defaultNumPartitions", "3"), ("maxNumPartitionsPerPartitionedTopic", "2"))
@@ -247,7 +247,7 @@ def test_a_jvm_that_dies_before_ready_is_named_and_leaves_nothing(tmp_path):
     started = time.monotonic()
     with pytest.raises(TargetError, match="exited with code 3 before it was ready: Exception in thread main: boom"):
         target.start()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # bounded; generous for a loaded machine
     assert target.start_error and "boom" in target.start_error
     assert _our_data_dirs() == before and set(live_pids()) == running
 
@@ -258,7 +258,7 @@ def test_a_jvm_that_never_gets_ready_is_stopped_within_the_bound(tmp_path):
     started = time.monotonic()
     with pytest.raises(TargetError, match="was not ready within 1.5 s"):
         target.start()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # bounded; generous for a loaded machine
     assert _our_data_dirs() == before and set(live_pids()) == running
 
 
@@ -380,8 +380,10 @@ def _standalone_children(pid: int) -> list[int]:
 @pytest.mark.slow
 @needs_pulsar
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_stopped_harness_leaves_no_jvm_and_no_data(tmp_path, signum):
+@pytest.mark.parametrize("signum, times", [(signal.SIGTERM, 1), (signal.SIGINT, 1), (signal.SIGTERM, 2)])
+def test_a_stopped_harness_leaves_no_jvm_and_no_data(tmp_path, signum, times):
+    """Stopped once, or twice in a row (an impatient user, a CI job's own timeout): a second signal
+    while the first one's cleanup runs must not cut it short."""
     args = ["run", "--target", f"pulsar-standalone:{DEFAULT_VERSION}", "--pip", "344", "--out", str(tmp_path / "out")]
     # A background job of a non-interactive shell starts with SIGINT ignored, and Python then keeps
     # it ignored; the harness is given Python's own handler back, as an interactive start has it.
@@ -390,7 +392,7 @@ def test_a_stopped_harness_leaves_no_jvm_and_no_data(tmp_path, signum):
             f"sys.argv = ['conformance', *{args!r}]; runpy.run_module('conformance', run_name='__main__')"]
     harness = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _stop_and_check(harness, signum)
+        _stop_and_check(harness, signum, times)
     finally:
         if harness.poll() is None:  # a harness that did not stop is not left running
             harness.send_signal(signal.SIGTERM)
@@ -401,7 +403,7 @@ def test_a_stopped_harness_leaves_no_jvm_and_no_data(tmp_path, signum):
                 harness.wait()
 
 
-def _stop_and_check(harness: subprocess.Popen, signum: int) -> None:
+def _stop_and_check(harness: subprocess.Popen, signum: int, times: int = 1) -> None:
     import tempfile
 
     deadline = time.monotonic() + 120
@@ -415,6 +417,10 @@ def _stop_and_check(harness: subprocess.Popen, signum: int) -> None:
     assert folders
     time.sleep(2)  # somewhere in start-up or the first cases
     harness.send_signal(signum)
+    for _ in range(times - 1):
+        time.sleep(0.3)  # inside the first signal's cleanup
+        if harness.poll() is None:
+            harness.send_signal(signum)
     harness.wait(60)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in jvms):

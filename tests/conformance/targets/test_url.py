@@ -156,9 +156,9 @@ def test_url_target_end_to_end_against_the_reference_broker(tmp_path):
 
 @pytest.mark.slow
 def test_a_secured_broker_given_by_url_is_tested_with_the_token_and_ca_given(tmp_path):
-    """--auth-token and --tls-trust-certs against somebody else's broker: the seed cases pass through
-    TLS with the token, a row that needs no token runs, and a row that needs a token of another
-    role is unsupported (the harness does not hold that broker's key)."""
+    """--auth-token and --tls-trust-certs against somebody else's broker: the cases of PIP-344's own
+    table (pip344-seed-*) pass through TLS with the token, a row that needs no token runs, and a row
+    that needs a token of another role is unsupported (the harness does not hold that broker's key)."""
     from conformance.results import read_results
     from conformance.runner import run
     from conformance.security import RunSecurity

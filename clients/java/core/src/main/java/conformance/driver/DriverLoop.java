@@ -19,32 +19,32 @@ import java.util.Map;
 /**
  * The client-driver protocol, version 1 (clients/protocol/v1.schema.json, clients/README.md).
  *
- * <p>Rule 1: one JSON request per line on stdin, one JSON answer per line on stdout, in order. The
+ * <p>One JSON request per line on stdin, one JSON answer per line on stdout, in order. The
  * real stdout is kept for answers and System.out is pointed at stderr before any client class loads,
  * so a library that prints cannot corrupt the answer stream.
  *
- * <p>Rule 2: every answer carries the request's id and exactly one of "ok" (the result),
+ * <p>Every answer carries the request's id and exactly one of "ok" (the result),
  * "raised" (the client library threw: its exception class and message), "unsupported" (this
  * driver or this library version cannot perform the command) or "error" (the request itself was
  * wrong: unknown command, missing argument, malformed JSON; the id is null when it could not be
  * read).
  *
- * <p>Rule 3: "hello" must come first and name protocol 1; any other version is refused with
+ * <p>"hello" must come first and name protocol 1; any other version is refused with
  * "error" and every later request is refused too, so a harness of another version stops at once.
  *
- * <p>Rule 4: a library exception is unwrapped from CompletionException/ExecutionException to the
+ * <p>A library exception is unwrapped from CompletionException/ExecutionException to the
  * exception the client raised (Raised#of), since the wrappers say nothing about the answer.
  *
- * <p>Rule 5: "shutdown" answers and then ends the process after closing every handle; end of input
+ * <p>"shutdown" answers and then ends the process after closing every handle; end of input
  * does the same.
  *
- * <p>Rule 6: the JVM's temporary folder is the TMPDIR the harness gives the process (the JVM itself
+ * <p>The JVM's temporary folder is the TMPDIR the harness gives the process (the JVM itself
  * ignores TMPDIR), so the native libraries the client unpacks go with the folder the harness removes.
  */
 public final class DriverLoop {
     public static final int PROTOCOL = 1;
 
-    // Rules 1 and 6: initialised when the class is, which a driver's main does before it touches its client.
+    // The answer stream and the temporary folder: initialised when the class is, which a driver's main does before it touches its client.
     private static final PrintStream ANSWERS = claimStdout();
 
     static {
@@ -73,7 +73,7 @@ public final class DriverLoop {
     private final Map<String, Command> commands = new LinkedHashMap<>();
     private final java.util.List<String> options = new java.util.ArrayList<>();
     private final Gson gson = new GsonBuilder().serializeNulls().disableHtmlEscaping().create();
-    private Boolean agreed; // null until hello; false after a refused hello (Rule 3)
+    private Boolean agreed; // null until hello; false after a refused hello (every later request refused)
     private boolean stopping;
 
     public DriverLoop(String driverName, String library, String libraryVersion, Handles handles) {
@@ -113,7 +113,7 @@ public final class DriverLoop {
         return this;
     }
 
-    /** Serves requests until "shutdown" or end of input (Rules 1, 5). */
+    /** Serves requests, one answer per line in order, until "shutdown" or end of input. */
     public void serve() throws Exception {
         PrintStream answers = ANSWERS;
         BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

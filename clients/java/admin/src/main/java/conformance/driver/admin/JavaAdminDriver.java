@@ -14,13 +14,13 @@ import org.apache.pulsar.common.partition.PartitionedTopicMetadata;
  * The java-admin driver: org.apache.pulsar:pulsar-client-admin behind the client-driver protocol
  * (clients/README.md).
  *
- * <p>Rule 1: "admin.get_partitioned_topic_metadata" is topics().getPartitionedTopicMetadata(topic),
+ * <p>"admin.get_partitioned_topic_metadata" is topics().getPartitionedTopicMetadata(topic),
  * the call pulsar-admin makes; it sends no checkAllowAutoCreation ("Regarding the pulsar-admin API
  * ... it always sets the param checkAllowAutoCreation to false and can not be set manually",
  * PIP-344, Background knowledge; TopicsImpl#getPartitionedTopicMetadataAsync at v4.0.8 builds the
  * path ".../partitions" with no query parameter).
  *
- * <p>Rule 2: every call waits at most the request's "timeout_ms"; the admin's own request timeout
+ * <p>Every call waits at most the request's "timeout_ms"; the admin's own request timeout
  * is set to the same bound.
  */
 public final class JavaAdminDriver {

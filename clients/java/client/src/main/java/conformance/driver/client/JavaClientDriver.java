@@ -27,18 +27,18 @@ import org.apache.pulsar.client.api.SubscriptionType;
  * (clients/README.md). Each command is one call of the client's public API, as an application
  * makes it; the harness composes them into the model's operations.
  *
- * <p>Rule 1: every blocking call waits at most the request's "timeout_ms" (a future's get), so the
+ * <p>Every blocking call waits at most the request's "timeout_ms" (a future's get), so the
  * driver answers "raised" with java.util.concurrent.TimeoutException rather than hanging.
  *
- * <p>Rule 2: "client.get_partitions" without "auto_create" calls the one-argument
+ * <p>"client.get_partitions" without "auto_create" calls the one-argument
  * getPartitionsForTopic(topic), deprecated by PIP-344; with it, getPartitionsForTopic(topic, flag).
  * A client release without the two-argument method (before PIP-344) answers "unsupported".
  *
- * <p>Rule 3: producers publish without batching and to a single partition, so the order of a
+ * <p>Producers publish without batching and to a single partition, so the order of a
  * partitioned topic's messages is the order they were sent; consumers acknowledge at once
  * (acknowledgmentGroupTime 0), so an acknowledgement is on the wire when the call returns.
  *
- * <p>Rule 4: "close" of a client returns once its close has begun (the client closes its producers
+ * <p>"close" of a client returns once its close has begun (the client closes its producers
  * and consumers first, then its event loop, which Netty ends only after a quiet period); the JVM
  * waits for the rest when the driver ends.
  */
@@ -109,7 +109,7 @@ public final class JavaClientDriver {
             builder.tlsTrustCertsFilePath(trust).enableTlsHostnameVerification(true);
         }
         PulsarClient client = builder.build();
-        // Rule 4: closing a client ends its event loop after Netty's quiet period (seconds); the
+        // "close" returns once the close has begun: closing a client ends its event loop after Netty's quiet period (seconds); the
         // driver does not wait for that, and a close that fails is reported on stderr.
         return handle(handles.add("c", client, () -> client.closeAsync().whenComplete((ignored, failure) -> {
             if (failure != null) {
