@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from model.names import PERSISTENT, NamespaceName, TopicName  # noqa: E402
+from pulsar_naming.names import PERSISTENT, NamespaceName, TopicName  # noqa: E402
 from reference_broker.config import BrokerConfig  # noqa: E402
 from reference_broker.core import BrokerCore  # noqa: E402
 from reference_broker.metadata import layout  # noqa: E402

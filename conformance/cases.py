@@ -19,16 +19,16 @@ Harness contract::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields as dataclass_fields
 from typing import Any, Mapping, Optional
 
 from model.errors import ModelUsageError
 from model.java_client import JAVA_ERROR_KINDS
 from model.machine import apply, initial_state, run
-from model.names import InvalidName, NamespaceName, TopicName
+from pulsar_naming.names import InvalidName, NamespaceName, TopicName
 from model.ops import (
-    CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, ListPartitionedTopics,
-    ListTopics, SetAutoTopicCreation, WithCredentials, op_from_json,
+    OPERATION_TYPES, CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant,
+    ListPartitionedTopics, ListTopics, SetAutoTopicCreation, WithCredentials, op_from_json,
 )
 from model.outcomes import (
     DROPPED, POSITIVE, ZERO, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView,
@@ -39,9 +39,9 @@ from spec.schema import OPERATIONS, Row, load_rows
 from spec.versions import parse_range, release_text
 
 UNSET = object()  # bind() without a release: the era's representative one
-from conformance.cases_pip157 import PIP157_NAMESPACE_OPS, PIP157_STATED, pip157_stated_value
+from conformance.cases_pip157 import PIP157_STATED, pip157_stated_value
 from conformance.cases_pip35 import (
-    NS, PIP35_STATED, PIP35_TOPICS_OPS, bind_topics, pip35_error_kind, pip35_stated_value)
+    NS, PIP35_STATED, bind_topics, pip35_error_kind, pip35_stated_value)
 
 ROLES = ("setup", "action", "observe")
 
@@ -176,16 +176,15 @@ def _operation(template: dict, api: Optional[str], namespace: str, domain: str, 
         who = {} if credentials == "none" else dict(credentials)
         return WithCredentials(inner, who.get("role"), who.get("token", "valid"))
     shape = OPERATIONS[data["op"]]
+    # the per-case names go where the operation's dataclass has a field for them
+    fields_of = {f.name for f in dataclass_fields(OPERATION_TYPES[data["op"]])}
     if "topic" in data:
         data["topic"] = _topic(data["topic"], namespace, full)
-    if data["op"] in PIP35_TOPICS_OPS:
+    if "topics" in fields_of:
         data["topics"] = bind_topics(data.get("topics", ()), namespace, full)
-    if data["op"] in ("ListTopics", "ListPartitionedTopics", "CreateNamespace", "DeleteNamespace",
-                      "SetAutoTopicCreation", "GetAutoTopicCreation", "RemoveAutoTopicCreation"):
+    if "namespace" in fields_of:
         data["namespace"] = namespace
-    if data["op"] in PIP157_NAMESPACE_OPS:
-        data["namespace"] = namespace
-    if data["op"] in ("ListTopics", "ListPartitionedTopics"):
+    if "domain" in fields_of:
         data.setdefault("domain", domain)
     if api is not None and shape.selector == "api+transport":
         if api not in API_TRANSPORT_SELECTORS:

@@ -13,12 +13,10 @@ docs/pip157-decisions.md say:
 
 from __future__ import annotations
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.ops import ReadTopicLayout
 from model.outcomes import LedgerPaths, TopicBuckets, TopicList
 
-# Operations whose ``namespace`` the case fills in (conformance.cases._operation).
-PIP157_NAMESPACE_OPS = ("GetNumberOfTopicBuckets", "SetNumberOfTopicBuckets", "RemoveNumberOfTopicBuckets")
 PIP157_STATED = ("buckets", "layout", "listed")
 
 

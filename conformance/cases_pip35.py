@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from model.outcomes import Agreement, BatchLookupResult, RestError, ServerError
 
-PIP35_TOPICS_OPS = ("BatchLookup", "BatchEqualsSingles", "SameOwnerEverywhere")
 PIP35_STATED = ("entries", "failed", "agreement")
 NS = "{ns}"
 

@@ -16,9 +16,10 @@ on: ``conformance.cases.load_cases`` includes these cases (its ``load_generated`
 - Roles (``roles_of``): the last step (where the target disagreed) is the ``action``, performed
   through the api it names (``natural_route``); an earlier admin step the model answers Done is
   ``setup``, every other earlier step is ``observe``. Routing is then the runner's.
-- A case's PIP is read from its last operation (``PIP_OF_OP``), so ``--pip`` selects it with its
-  feature; its table is ``pip-<N>/generated`` and its grade SHOULD (the model's answer, which for
-  texts marked [I] in model/ is our best reading of Pulsar).
+- A case's PIP is read from its last operation (``pip_of``: the registry's ``pip``,
+  spec/operations.py), so ``--pip`` selects it with its feature; its table is ``pip-<N>/generated``
+  and its grade SHOULD (the model's answer, which for texts marked [I] in model/ is our best reading
+  of Pulsar).
 """
 
 from __future__ import annotations
@@ -34,21 +35,16 @@ import yaml
 from conformance.cases import UNSET, BoundCase, Case, Step
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state
-from model.names import InvalidName, NamespaceName
+from pulsar_naming.names import InvalidName, NamespaceName
 from model.ops import op_from_json, op_to_json
 from model.outcomes import Done
 from model.state import FrozenMap
+from spec.operations import OPERATIONS
 
 GENERATED_DIR = Path(__file__).resolve().parent.parent / "spec" / "generated"
 NS, TENANT = "{ns}", "{tenant}"
 GRADE = "SHOULD"
 
-PIP_OF_OP = {
-    "PubSub": "2", "BadCommand": "2", "GetTopicStats": "2", "GetPartitionedStats": "2", "GetInternalStats": "2",
-    "GetNumberOfTopicBuckets": "157", "SetNumberOfTopicBuckets": "157", "RemoveNumberOfTopicBuckets": "157",
-    "ReadTopicLayout": "157",
-    "BatchLookup": "35", "GetTopicBundle": "35", "ListBrokers": "35", "GetBundles": "35",
-}
 
 
 def natural_route(op) -> tuple[str, str]:
@@ -61,12 +57,9 @@ def natural_route(op) -> tuple[str, str]:
         return "action", f"client-{transport or 'binary'}"
     if api is not None:
         return "action", api
-    try:  # an op with no api field that only one API performs (Handshake: binary)
-        from spec.schema import OPERATIONS
-        apis = OPERATIONS[type(op).__name__].apis
-    except (ImportError, KeyError, AttributeError):
-        apis = ()
-    if tuple(apis) == ("binary",):
+    # an op with no api field that only one API performs (Handshake: binary)
+    registered = OPERATIONS.get(type(op).__name__)
+    if registered is not None and registered.apis == ("binary",):
         return "action", "binary"
     return "setup", "rest"
 
@@ -74,7 +67,7 @@ def natural_route(op) -> tuple[str, str]:
 def pip_of(op_json: dict) -> str:
     if op_json.get("op") == "CreateNamespace" and "numberOfTopicBuckets" in dict(op_json.get("policies") or ()):
         return "157"
-    return PIP_OF_OP.get(op_json["op"], "344")
+    return OPERATIONS[op_json["op"]].pip
 
 
 def fill(value: Any, names: dict[str, str]) -> Any:

@@ -37,7 +37,7 @@ from model import buckets, override_body, texts
 from model.autocreation import exceeds_max_topics
 from model.config import DYNAMIC_KEYS, PARTITIONED, AutoTopicCreationOverride, validate_override
 from model.errors import ModelUsageError
-from model.names import (
+from pulsar_naming.names import (
     PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, check_named_entity, java_parse_integer)
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, DeleteNamespace,

@@ -37,7 +37,7 @@ from typing import Optional
 
 from model import texts
 from model.autocreation import exceeds_max_topics, is_allow_auto_topic_creation
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.outcomes import ServerError
 from model.state import State
 

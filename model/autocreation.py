@@ -31,7 +31,7 @@ from typing import Optional, Union
 
 from model import texts
 from model.config import PARTITIONED
-from model.names import PERSISTENT, NamespaceName, TopicName
+from pulsar_naming.names import PERSISTENT, NamespaceName, TopicName
 from model.state import State
 
 # RetryMessageUtil's suffixes ("-DLQ", "-RETRY") [I: suffix strings from Pulsar's client code].

@@ -41,7 +41,7 @@ from typing import Optional
 
 from model import nonpersistent
 from model.errors import ModelUsageError
-from model.names import InvalidName, TopicName
+from pulsar_naming.names import InvalidName, TopicName
 from model.ops import BatchEqualsSingles, BatchLookup, Lookup, SameOwnerEverywhere
 from model.outcomes import Agreement, BatchLookupResult, LookupAnswer, RestError, ServerError
 from model.refused_names import refusal

@@ -22,7 +22,7 @@ its decisions, and the model imports nothing of the broker).
 - the path, decisions (a)-(d) (``ledger_path``): a persistent topic's managed ledger is
   ``/managed-ledgers/{tenant}/{ns}/persistent/{encodedLocalName}`` when the count is 1 (today's
   path, Pulsar's TopicResources/NamespaceResources) and ``.../persistent/$k/{encodedLocalName}``
-  otherwise, with ``k = model.hashing.bucket_of(decoded local name, n)``: the local name
+  otherwise, with ``k = pulsar_naming.hashing.bucket_of(decoded local name, n)``: the local name
   partition suffix included, Java ``String.hashCode`` over UTF-16 code units, the mathematical
   ``abs`` (so ``abs(Integer.MIN_VALUE)`` is 2^31, never a negative bucket). Non-persistent topics
   and partitioned metadata are never stored under ``/managed-ledgers`` (Pulsar's
@@ -38,8 +38,8 @@ import json
 from typing import Any, Mapping, Optional, Union
 
 from model import texts
-from model.hashing import bucket_of
-from model.names import PERSISTENT, NamespaceName, TopicName
+from pulsar_naming.hashing import bucket_of
+from pulsar_naming.names import PERSISTENT, NamespaceName, TopicName
 from model.ops import GetNumberOfTopicBuckets, ReadTopicLayout, RemoveNumberOfTopicBuckets, SetNumberOfTopicBuckets
 from model.outcomes import LedgerPaths, RestError, TopicBuckets
 from model.state import State, parse_namespace, parse_topic

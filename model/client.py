@@ -26,7 +26,7 @@ from typing import Optional
 from model.attach import wire_attach
 from model.errors import ModelUsageError
 from model.lookups import binary_partitioned_metadata, rest_partitioned_metadata
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.ops import GetPartitionsForTopic, ProduceConsume
 from model.outcomes import ClientError, Delivered, PartitionList, Partitions, RestError, ServerError
 from model.state import State, parse_topic

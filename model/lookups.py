@@ -48,7 +48,7 @@ from __future__ import annotations
 from model import texts
 from model.autocreation import Refused, fetch_metadata_check_allow_auto_creation, is_allow_auto_topic_creation, topic_existence
 from model.errors import ModelUsageError
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.ops import GetPartitionedMetadata, Handshake, Lookup
 from model.outcomes import FeatureFlag, LookupAnswer, Partitions, RestError, ServerError
 from model.refused_names import refused_answer

@@ -66,7 +66,7 @@ from model import lookups
 from model.attach import wire_attach
 from model.client import attach, attach_targets, client_exception, client_partition_metadata
 from model.errors import ModelUsageError
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.ops import (
     BAD_COMMANDS, INITIAL_POSITIONS, SUB_TYPES, BadCommand, GetInternalStats, GetPartitionedStats,
     GetTopicStats, Lookup, PubSub,

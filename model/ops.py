@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional
 
+from spec.operations import OPERATIONS as REGISTRY, WITH_CREDENTIALS
+
 Api = Literal["rest", "binary", "client"]
 Transport = Literal["binary", "http"]
 
@@ -359,46 +361,23 @@ Operation = (
     | GetAutoTopicCreation | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
     | DeletePartitionedTopic | DeleteTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
     | ListPartitionedTopics | Lookup | Handshake | ProduceConsume | PubSub | BadCommand
-    | GetTopicStats | GetPartitionedStats | GetInternalStats
+    | GetTopicStats | GetPartitionedStats | GetInternalStats | GetNumberOfTopicBuckets | SetNumberOfTopicBuckets
+    | RemoveNumberOfTopicBuckets | ReadTopicLayout | BatchLookup | BatchEqualsSingles | SameOwnerEverywhere
+    | JavaGetPartitionsForTopic | JavaProduceConsume | JavaGetPartitionedTopicMetadata | WithCredentials
 )
 
-OPERATION_TYPES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        SetBrokerConfig, CreateTenant, CreateNamespace, DeleteNamespace, SetAutoTopicCreation,
-        GetAutoTopicCreation, RemoveAutoTopicCreation, CreatePartitionedTopic, CreateNonPartitionedTopic,
-        DeletePartitionedTopic, DeleteTopic, GetPartitionedMetadata, GetPartitionsForTopic, ListTopics,
-        ListPartitionedTopics, Lookup, Handshake, ProduceConsume, PubSub, BadCommand, GetTopicStats,
-        GetPartitionedStats, GetInternalStats,
-    )
-}
-# PIP-157 (model/buckets.py)
-OPERATION_TYPES.update({cls.__name__: cls for cls in (
-    GetNumberOfTopicBuckets, SetNumberOfTopicBuckets, RemoveNumberOfTopicBuckets, ReadTopicLayout)})
-# PIP-35 (model/batch_lookup.py)
-OPERATION_TYPES.update({cls.__name__: cls for cls in (BatchLookup, BatchEqualsSingles, SameOwnerEverywhere)})
-# The Java client and admin client (model/java_client.py)
-OPERATION_TYPES.update({cls.__name__: cls for cls in (
-    JavaGetPartitionsForTopic, JavaProduceConsume, JavaGetPartitionedTopicMetadata)})
-OPERATION_TYPES[WithCredentials.__name__] = WithCredentials  # model/auth.py
-
-
-# Operations whose effect on the broker, and whose answer, are the same when performed twice in a
-# row: reads, and lookups whose auto-creation the second time finds what the first made. A step
-# whose answer was lost may be performed again only if its operation is here
-# (conformance/executor.py); creating, deleting, setting and publishing are not.
-REPEATABLE = frozenset({
-    "GetAutoTopicCreation", "GetPartitionedMetadata", "GetPartitionsForTopic", "ListTopics", "ListPartitionedTopics",
-    "Lookup", "Handshake", "GetTopicStats", "GetPartitionedStats", "GetInternalStats", "GetNumberOfTopicBuckets",
-    "ReadTopicLayout", "BatchLookup", "BatchEqualsSingles", "SameOwnerEverywhere", "JavaGetPartitionsForTopic",
-    "JavaGetPartitionedTopicMetadata",
-})
+# Every operation of spec/operations.py's registry is the dataclass of the same name above, and
+# WithCredentials wraps any of them (model/auth.py); an entry without its class fails here, at import.
+OPERATION_TYPES: dict[str, type] = {name: globals()[name] for name in (*REGISTRY, WITH_CREDENTIALS)}
 
 
 def repeatable(op) -> bool:
+    """Whether performing ``op`` twice in a row answers the same and leaves the broker as once does
+    (the registry's ``repeatable``): a step whose answer was lost may then be performed again
+    (conformance/executor.py); creating, deleting, setting and publishing may not."""
     if isinstance(op, WithCredentials):
         return repeatable(op.operation)
-    return type(op).__name__ in REPEATABLE
+    return REGISTRY[type(op).__name__].repeatable
 
 
 def op_to_json(op) -> dict:

@@ -1,6 +1,6 @@
 """Topic names Pulsar refuses, and the exact words it refuses them with, by release.
 
-``model.names`` parses the names the model reasons about, and holds Pulsar's own parser
+``pulsar_naming.names`` parses the names the model reasons about, and holds Pulsar's own parser
 (``pulsar_refusal``); this module says which release parses how, and what each API answers: a
 broker asks before anything else whether ``TopicName.get(name)`` throws. Both APIs ask it first
 (ServerCnx#validateTopicName for PARTITIONED_METADATA and LOOKUP, AdminResource#validateTopicName
@@ -10,7 +10,7 @@ auto-creation rules.
 Which release refuses what (``refusal``):
 
 - 4.2 and later parse with splitBySlash and refuse V1 names (``v1-topic-names-refused``);
-  earlier releases read a 4-part name as a legacy v1 name (``model.names.pulsar_refusal``).
+  earlier releases read a 4-part name as a legacy v1 name (``pulsar_naming.names.pulsar_refusal``).
 - a blank (whitespace only) local name is refused with "Topic local name must not be blank."
   from ``topic-local-name-blank-refused`` on; before, only an empty one, with "Invalid topic
   name: <name>", so " " is an ordinary name there.
@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Optional
 
 from model import releases
-from model.names import pulsar_refusal
+from pulsar_naming.names import pulsar_refusal
 from model.outcomes import RestError, ServerError
 
 REST_REFUSAL = "Topic name is not valid"

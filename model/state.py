@@ -27,7 +27,7 @@ from typing import Iterator, Mapping, Optional, TypeVar
 from model import releases
 from model.config import AutoTopicCreationOverride, BrokerConfig
 from model.errors import ModelUsageError
-from model.names import InvalidName, NamespaceName, TopicName
+from pulsar_naming.names import InvalidName, NamespaceName, TopicName
 from model.releases import Release
 STANDALONE_CLUSTER = "standalone"
 

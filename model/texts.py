@@ -11,7 +11,7 @@ reads the namespace policies first and finds none either way (Pulsar's Persisten
 
 from __future__ import annotations
 
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 from model.outcomes import RestError, ServerError, relayed_client_error
 
 # -- REST, topic resources ---------------------------------------------------------------------

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from reference_broker.config import BrokerConfig
 from reference_broker.errors import InvalidOverride, InvalidPolicies, NotAllowed
 

@@ -39,7 +39,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 
 FULL_UPPER_BOUND = 0xFFFFFFFF  # Pulsar's NamespaceBundles.FULL_UPPER_BOUND / LAST_BOUNDARY
 _MAX_VAL = 1 << 32

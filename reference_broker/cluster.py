@@ -54,7 +54,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 from reference_broker.bundles import Bundle, find_bundle, namespace_bundles
 from reference_broker.errors import MetadataStoreError, ServiceNotReady
 from reference_broker.metadata import layout

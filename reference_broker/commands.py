@@ -51,7 +51,7 @@ import itertools
 import logging
 from typing import Callable, Optional
 
-from model.names import InvalidName, NamespaceName, TopicName
+from pulsar_naming.names import InvalidName, NamespaceName, TopicName
 from pulsar_codec import events as ev
 from pulsar_codec import pulsar_api_pb2 as pb
 

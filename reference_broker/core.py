@@ -6,7 +6,7 @@ the URLs this broker advertises. The rules live in the mixins:
 ``core_namespaces.NamespaceOps`` (clusters, tenants, namespaces, policies, the override) and
 ``core_topics.TopicOps`` (existence, partitioned metadata, creation, listing, attach, lookup).
 
-- independence: the core never imports the model's decision logic, only ``model.names`` (the
+- independence: the core never imports the model's decision logic, only ``pulsar_naming.names`` (the
   broker may import the model's value helpers, never its decisions): the broker must be an
   independent implementation, or "broker agrees with model" proves nothing
   (tests/test_import_order.py checks it).
@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from typing import Callable, Iterator
 
-from model.names import DEFAULT_NAMESPACE, DEFAULT_TENANT, NamespaceName, TopicName
+from pulsar_naming.names import DEFAULT_NAMESPACE, DEFAULT_TENANT, NamespaceName, TopicName
 from reference_broker.cluster import ClusterNode
 from reference_broker.config import BROKER_VERSION, DYNAMIC_KEYS, BrokerConfig
 from reference_broker.core_namespaces import NamespaceOps

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from model.names import InvalidName, NamespaceName, TopicName, check_named_entity
+from pulsar_naming.names import InvalidName, NamespaceName, TopicName, check_named_entity
 from reference_broker import autocreation
 from reference_broker.errors import (
     AlreadyExists,

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from model.names import (
+from pulsar_naming.names import (
     DOMAINS, PARTITION_SUFFIX, InvalidName, NamespaceName, TopicName, java_parse_integer, pulsar_refusal)
 from reference_broker import autocreation
 from reference_broker.core_namespaces import parse_namespace

@@ -41,7 +41,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from model.names import InvalidName, TopicName, pulsar_refusal
+from pulsar_naming.names import InvalidName, TopicName, pulsar_refusal
 from reference_broker.cluster import BrokerInfo
 from reference_broker.core_topics import parse_topic
 from reference_broker.errors import BrokerError, InvalidTopicName, TooManyRequests

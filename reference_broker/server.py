@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 
 from . import __version__
 from .binary_connection import BrokerProtocol

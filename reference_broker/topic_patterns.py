@@ -30,7 +30,7 @@ from typing import Callable, Optional
 
 import re2
 
-from model.names import PARTITION_SUFFIX
+from pulsar_naming.names import PARTITION_SUFFIX
 
 SCHEME_SEPARATOR = "://"
 ALL_TOPICS_PATTERN = ".*"  # TopicList.ALL_TOPICS_PATTERN

@@ -6,9 +6,9 @@
   come from the YAML node tree (``yaml.compose``), so they point at the offending field.
 - rows write names relative to the case: topics as local names, no namespace, no api; the loader
   refuses anything that would escape the per-case namespace.
-- this module imports nothing from the project (spec sits first in the import order); the
-  vocabulary of operations a row may use is the table OPERATIONS below, and a test checks it
-  against model/ops.py.
+- this module imports nothing from the project but spec/ (spec sits first in the import order);
+  the vocabulary of operations a row may use comes from spec/operations.py's registry, and
+  tests/test_operations.py checks it against the model and the drivers.
 
 The row schema itself is documented in spec/README.md (SCHEMA_VERSION below).
 """
@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import yaml
 
+from spec.operations import OPERATIONS as REGISTRY, Operation
 from spec.versions import RangeError, parse_range
 
 SCHEMA_VERSION = 1
@@ -51,74 +52,20 @@ ERROR_KINDS = ("not-found", "metadata-error", "not-allowed", "service-not-ready"
 # name, a name with its own domain, or one with {ns} for the case's namespace); only the action of a
 # GetPartitionedMetadata or Lookup row may carry one, and the row states error invalid-name.
 REFUSED_TOPIC = re.compile(r"^\s*$|://|\{ns\}")
-REFUSED_TOPIC_OPERATIONS = ("GetPartitionedMetadata", "Lookup")
+REFUSED_TOPIC_OPERATIONS = tuple(name for name, op in REGISTRY.items() if op.refused_topic)
 RECEIPT_KINDS = ("0:0", "-1:-1", "stored")  # model/outcomes.py ACCEPTED, DROPPED, STORED
 
 
-@dataclass(frozen=True)
-class OpShape:
-    """What a row may write for one operation."""
-    fields: frozenset[str]      # fields a row writes (topic = a local name)
-    apis: tuple[str, ...]       # spec apis the operation can be performed through
-    selector: Optional[str]     # "api", "transport" or "api+transport": the field(s) an expansion fills
-
-
-_REST_BINARY = ("rest", "binary")
-_CLIENT = ("client-binary", "client-http")
-OPERATIONS: dict[str, OpShape] = {
-    "GetPartitionedMetadata": OpShape(frozenset({"topic", "auto_create"}), _REST_BINARY, "api"),
-    "GetPartitionsForTopic": OpShape(frozenset({"topic"}), _CLIENT, "transport"),
-    "ProduceConsume": OpShape(frozenset({"topic", "count"}), _CLIENT, "transport"),
-    "Lookup": OpShape(frozenset({"topic"}), _REST_BINARY, "api"),
-    "ListTopics": OpShape(frozenset(), _REST_BINARY, "api"),
-    "ListPartitionedTopics": OpShape(frozenset(), ("rest",), None),
-    "CreatePartitionedTopic": OpShape(frozenset({"topic", "partitions"}), ("rest",), None),
-    "CreateNonPartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
-    "DeletePartitionedTopic": OpShape(frozenset({"topic"}), ("rest",), None),
-    "DeleteTopic": OpShape(frozenset({"topic"}), ("rest",), None),
-    "CreateNamespace": OpShape(frozenset({"policies"}), ("rest",), None),
-    "DeleteNamespace": OpShape(frozenset(), ("rest",), None),
-    # ``body``: the JSON text POSTed verbatim instead of the three fields (model/override_body.py)
-    "SetAutoTopicCreation": OpShape(
-        frozenset({"allow_auto_topic_creation", "topic_type", "default_num_partitions", "body"}), ("rest",), None),
-    "GetAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
-    "RemoveAutoTopicCreation": OpShape(frozenset(), ("rest",), None),
-    "Handshake": OpShape(frozenset({"feature"}), ("binary",), None),
-    # PIP-2 (model/nonpersistent.py). PubSub runs on the wire (binary) or the official client.
-    "PubSub": OpShape(frozenset({"topic", "consumers", "bursts", "sends_before", "flow_after", "initial_position",
-                                 "close_after", "view"}), ("binary", "client-binary", "client-http"), "api+transport"),
-    "BadCommand": OpShape(frozenset({"topic", "command"}), ("binary",), "api"),
-    "GetTopicStats": OpShape(frozenset({"topic"}), ("rest",), None),
-    "GetPartitionedStats": OpShape(frozenset({"topic"}), ("rest",), None),
-    "GetInternalStats": OpShape(frozenset({"topic"}), ("rest",), None),
-}
-OPERATIONS.update({  # PIP-157 (model/buckets.py). ReadTopicLayout reads the target's metadata store
-    # (the metadata driver): it is an observation only, no row api performs it.
-    "GetNumberOfTopicBuckets": OpShape(frozenset(), ("rest",), None),
-    "SetNumberOfTopicBuckets": OpShape(frozenset({"buckets"}), ("rest",), None),
-    "RemoveNumberOfTopicBuckets": OpShape(frozenset(), ("rest",), None),
-    "ReadTopicLayout": OpShape(frozenset({"topic"}), (), None),
-})
-OPERATIONS.update({  # PIP-35 (model/batch_lookup.py; spec/pip35.md). ``topics``: see _batch_topics.
-    "BatchLookup": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
-    "BatchEqualsSingles": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
-    "SameOwnerEverywhere": OpShape(frozenset({"topics"}), _REST_BINARY, "api"),
-})
-OPERATIONS.update({  # the official Java client and admin client (model/java_client.py)
-    "JavaGetPartitionsForTopic": OpShape(frozenset({"topic", "auto_create"}), ("java-client-binary", "java-client-http"),
-                                         "transport"),
-    "JavaProduceConsume": OpShape(frozenset({"topic", "sub_type", "count"}), ("java-client-binary", "java-client-http"),
-                                  "transport"),
-    "JavaGetPartitionedTopicMetadata": OpShape(frozenset({"topic"}), ("java-admin",), None),
-})
+# The operations rows may write, and what each may carry: spec/operations.py's registry.
+OPERATIONS: dict[str, Operation] = {name: op for name, op in REGISTRY.items() if op.in_rows}
 # An action may be made with other credentials than the harness's own (model/auth.py: ours):
 # ``credentials: none`` or ``{role: R, token: valid|forged|expired}``; these operations only.
-CREDENTIAL_OPERATIONS = ("GetPartitionedMetadata", "Lookup", "ListTopics", "Handshake")
+CREDENTIAL_OPERATIONS = tuple(name for name, op in OPERATIONS.items() if op.credentials)
 TOKEN_KINDS = ("valid", "forged", "expired")
 ROLE_NAME = re.compile(r"^[a-z][a-z0-9-]*\Z")
 # CreateTenant and SetBrokerConfig act outside the per-case namespace (a tenant name, the whole
 # broker); rows put broker settings in setup.broker instead, so a shared target stays isolated.
-ROW_FORBIDDEN_OPERATIONS = ("CreateTenant", "SetBrokerConfig")
+ROW_FORBIDDEN_OPERATIONS = tuple(name for name, op in REGISTRY.items() if not op.in_rows)
 
 # What ``stated`` may say, and the observation each key needs (spec/README.md, "stated").
 STATED_KEYS = {
@@ -547,7 +494,7 @@ _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", 
                               "subscribe-unknown-subtype")}
 
 
-def _field_value(check: _Checker, node: _Node, key: str, shape: OpShape) -> None:
+def _field_value(check: _Checker, node: _Node, key: str, shape: Operation) -> None:
     if key == "domain":
         check.string(node, key, DOMAINS)
     elif key == "policies":

@@ -1,8 +1,9 @@
 """Imports go one way: spec -> model -> conformance -> reports, and the reference broker is a target.
 
-- reference_broker may use the model's value helpers (model.names, model.hashing) and the codec
-  (pulsar_codec), and nothing else of model/, spec/, conformance/ or reports/; otherwise "the
+- reference_broker may use the names and hashes it shares with the model (pulsar_naming) and the
+  codec (pulsar_codec), and nothing of model/, spec/, conformance/ or reports/; otherwise "the
   broker agrees with the model" would prove nothing.
+- pulsar_naming/ is neutral: the standard library and itself.
 - pulsar_codec/ is sans-IO: protobuf, crc32c, the standard library and itself.
 - model/ is pure: no project layer after it, no I/O libraries.
 - reports/ reads results through conformance.results and nothing else of the project.
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = ("spec", "model", "pulsar_codec", "reference_broker", "mutation", "conformance", "reports")
+PROJECT = ("spec", "model", "pulsar_codec", "pulsar_naming", "reference_broker", "mutation", "conformance", "reports")
 IO_LIBRARIES = {"asyncio", "socket", "selectors", "httpx", "pulsar", "uvicorn", "fastapi", "sqlite3", "kazoo",
                 "subprocess", "threading"}
 
@@ -54,14 +55,17 @@ def project_imports(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("path", modules("reference_broker"), ids=str)
-def test_reference_broker_uses_only_model_value_helpers_and_the_codec(path):
-    allowed_model = {"model.names", "model.hashing"}
+def test_reference_broker_uses_only_the_shared_names_and_the_codec(path):
     for module in project_imports(path):
+        assert module.split(".")[0] in ("reference_broker", "pulsar_codec", "pulsar_naming"), f"{path} imports {module}"
+
+
+@pytest.mark.parametrize("path", modules("pulsar_naming"), ids=str)
+def test_the_shared_names_import_only_the_standard_library(path):
+    stdlib = set(sys.stdlib_module_names)
+    for module in imports_of(path):
         top = module.split(".")[0]
-        if top == "model":
-            assert any(module == a or module.startswith(a + ".") for a in allowed_model), f"{path}: {module}"
-        else:
-            assert top in ("reference_broker", "pulsar_codec"), f"{path} imports {module}"
+        assert top == "pulsar_naming" or (top in stdlib and top not in IO_LIBRARIES), f"{path} imports {module}"
 
 
 @pytest.mark.parametrize("path", modules("pulsar_codec"), ids=str)

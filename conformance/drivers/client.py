@@ -54,7 +54,7 @@ from conformance.errors import Indefinite, NoContact, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
 from model import ops
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from conformance.drivers.pubsub import message_index, quiet_period, receipt_kind, settled, summarise
 from model.outcomes import DROPPED, ClientError, Delivered, PartitionList
 

@@ -31,7 +31,7 @@ from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.errors import Indefinite, Unsupported
 from conformance.transcript import Transcript
 from model import ops
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.outcomes import LedgerPaths
 
 NO_STORE = "target does not expose its metadata store"

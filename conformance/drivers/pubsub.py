@@ -32,7 +32,7 @@ import httpx
 
 from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from model import ops
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from model.outcomes import ACCEPTED, DROPPED, STORED, PubSubBounds, PubSubResult, payload_ranges, run_length
 
 # A quiet period is at least this many times the barrier's own round trip: on a busy machine the

@@ -22,7 +22,7 @@ from __future__ import annotations
 from conformance.drivers.rest_http import done, error_reason, json_body, namespace_path
 from conformance.errors import ProtocolViolation
 from model import ops
-from model.names import NamespaceName
+from pulsar_naming.names import NamespaceName
 from model.outcomes import RestError, TopicBuckets
 
 SUFFIX = "numberOfTopicBuckets"

@@ -25,7 +25,7 @@ import urllib.parse
 import httpx
 
 from conformance.errors import ProtocolViolation
-from model.names import InvalidName, NamespaceName, TopicName
+from pulsar_naming.names import InvalidName, NamespaceName, TopicName
 from model.outcomes import Done, RestError, normalise_message
 
 

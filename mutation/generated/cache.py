@@ -10,7 +10,7 @@
   - its ``module_key`` holds: the mutant's id and changed lines and the unmutated source of its
     module (another edit of that module can change what the mutant does);
   - its ``harness_key`` holds: the source of what turns rows into verdicts (spec/*.py, model/,
-    pulsar_codec/, conformance/ but for the two files that only start mutation checks);
+    pulsar_codec/, pulsar_naming/, conformance/ but for the two files that only start mutation checks);
   - its ``plan`` holds: the targets and PIPs of the runs that judged it (``scope.Module.runs``);
   - and either its ``cases_key`` holds (every spec file of those PIPs, plus the files every PIP
     shares), or it was caught (killed, or an error or a time-out: ``run.judge``) and the row it
@@ -48,7 +48,7 @@ RESULTS_FILE = Path("mutation") / "generated-results.jsonl"
 SHARED_SPEC = ("spec/features.yaml", "spec/sources.yaml")
 # Not harness: these start mutation checks; no conformance run executes them.
 NOT_HARNESS = ("conformance/mutation_check.py", "conformance/power_commands.py")
-HARNESS_DIRS = ("conformance", "model", "pulsar_codec")
+HARNESS_DIRS = ("conformance", "model", "pulsar_codec", "pulsar_naming")
 # How a survivor was judged (``run.judge``); a survivor judged an older way is tested again.
 JUDGE = 2
 CAUGHT = ("killed", "error", "timeout")

@@ -11,7 +11,7 @@ sends a request the schema allows and the broker refuses. Also the ``Allow`` hea
   that does not bind with 400) and is removed.
 - path parameters (``complete``) say what the broker accepts: ``{domain}`` is ``persistent`` or
   ``non-persistent``; tenant, namespace and cluster names follow NamedEntity's pattern
-  ``[-=:.\\w]+`` (``model.names.check_named_entity``); ``{configName}`` is one of the dynamic
+  ``[-=:.\\w]+`` (``pulsar_naming.names.check_named_entity``); ``{configName}`` is one of the dynamic
   keys.
 - the ``Allow`` of a 405 (``allowed_methods``) lists every method some route serves at that path
   (not only the first route's; of the templates matching it, those with the most literal
@@ -26,7 +26,7 @@ import re
 
 from fastapi import FastAPI
 
-from model.names import DOMAINS
+from pulsar_naming.names import DOMAINS
 from reference_broker.config import DYNAMIC_KEYS
 
 NAME_PATTERN = r"^[-=:.\w]+$"

@@ -27,7 +27,7 @@ from fastapi import APIRouter, Body, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.exceptions import HTTPException
 
-from model.names import DOMAINS
+from pulsar_naming.names import DOMAINS
 from reference_broker import lookup_service
 from reference_broker.core import BrokerCore, parse_topic
 from reference_broker.core_namespaces import parse_namespace

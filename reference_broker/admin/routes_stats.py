@@ -26,7 +26,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from reference_broker.core import BrokerCore, parse_topic
 from reference_broker.errors import TopicNotFound, topic_not_found_reason
 from reference_broker.topics import TopicRegistry

@@ -20,7 +20,7 @@ from typing import Annotated, Optional
 from fastapi import APIRouter, Body, Query, Response
 from starlette.exceptions import HTTPException
 
-from model.names import DOMAINS
+from pulsar_naming.names import DOMAINS
 from reference_broker.admin.routes_lookup import response_for_lookup
 from reference_broker.core import BrokerCore
 

@@ -22,7 +22,7 @@ path by hand. The table, quoted from Pulsar's TopicResources/NamespaceResources:
   ``managed_ledger_path(topic, buckets)``. PIP-157 (PIP-157's pip/pip-157.md,
   docs/pip157-decisions.md): with ``numberOfTopicBuckets`` = 1 (the default) the path is exactly
   today's; with n > 1 a bucket folder ``$k`` is inserted after the domain,
-  ``k = model.hashing.bucket_of(decoded local name, n)``, so each partition lands by its own local
+  ``k = pulsar_naming.hashing.bucket_of(decoded local name, n)``, so each partition lands by its own local
   name. ``topic_dirs`` gives the folders whose children are the topics (one per bucket): every
   listing reads each of them, one ``children`` call per bucket. Partitioned-topic metadata paths
   are never bucketed.
@@ -44,8 +44,8 @@ import json
 import urllib.parse
 from typing import Any, Iterable
 
-from model.hashing import bucket_of
-from model.names import NamespaceName, TopicName, PERSISTENT
+from pulsar_naming.hashing import bucket_of
+from pulsar_naming.names import NamespaceName, TopicName, PERSISTENT
 
 CLUSTERS_ROOT = "/admin/clusters"
 POLICIES_ROOT = "/admin/policies"

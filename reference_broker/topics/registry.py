@@ -19,7 +19,7 @@ import ctypes.util
 import time
 from typing import Optional, Union
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 
 from .non_persistent import NonPersistentTopic
 from .persistent import PersistentTopic

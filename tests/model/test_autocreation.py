@@ -4,7 +4,7 @@ from model.autocreation import (
     Refused, default_num_partitions, exceeds_max_topics, fetch_metadata_check_allow_auto_creation,
     is_allow_auto_topic_creation, is_default_topic_type_partitioned, stored_topics, topic_existence,
 )
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 
 from tests.model.helpers import broker, name
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from model import buckets
 from model.errors import ModelUsageError
-from model.hashing import INT_MIN, bucket_of, java_string_hash
+from pulsar_naming.hashing import INT_MIN, bucket_of, java_string_hash
 from model.machine import apply, initial_state, run
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, DeleteNamespace, DeletePartitionedTopic,

@@ -2,7 +2,7 @@ import pytest
 
 from model.errors import ModelUsageError
 from model.machine import initial_state
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 from model.state import FrozenMap, parse_namespace, parse_topic
 
 

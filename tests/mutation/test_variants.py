@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from mutation import patch, variants as mutants
 from reference_broker import autocreation
 from reference_broker.config import build_config

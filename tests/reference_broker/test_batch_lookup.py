@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bench.lookup_client import UNREACHABLE, Pool, batch_lookup, send_all, single_lookup
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from reference_broker import lookup_service
 from reference_broker.errors import MetadataStoreError
 from reference_broker.metadata.memory import MemoryMetadataStore

@@ -1,5 +1,5 @@
 """PIP-157 topic bucketing in the reference broker (docs/pip157-decisions.md), on the memory, sqlite AND
-ZooKeeper stores: paths checked against model.hashing.bucket_of, listing/counting/existence/deletion across
+ZooKeeper stores: paths checked against pulsar_naming.hashing.bucket_of, listing/counting/existence/deletion across
 buckets, immutability of numberOfTopicBuckets, restarts on the same store, and the CLI on a real ZooKeeper."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import asyncio
 import httpx
 import pytest
 
-from model.hashing import bucket_of
-from model.names import NamespaceName, TopicName
+from pulsar_naming.hashing import bucket_of
+from pulsar_naming.names import NamespaceName, TopicName
 from reference_broker.admin.app import build_app
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore

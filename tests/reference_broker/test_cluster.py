@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from bench.lookup_client import Pool, batch_lookup, single_lookup
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 from reference_broker import bundles
 from reference_broker.cluster import BrokerInfo, ClusterNode, rendezvous_score, view_for
 from reference_broker.config import build_config

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.errors import (
@@ -728,7 +728,7 @@ def test_core_modules_import_only_the_model_value_helpers():
             for module in names:
                 assert not module.startswith("conformance"), (path, module)
                 if module == "model" or module.startswith("model."):
-                    assert module in ("model.names", "model.hashing"), (path, module)
+                    assert module in ("pulsar_naming.names", "pulsar_naming.hashing"), (path, module)
 
 
 # --- what the core reads is what the store holds now ------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 from reference_broker.errors import ConfigError, MetadataStoreError
 from reference_broker.metadata import layout, open_store
 from reference_broker.metadata.memory import MemoryMetadataStore

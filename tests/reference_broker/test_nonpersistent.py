@@ -352,7 +352,7 @@ def test_rate_reads_what_a_list_of_every_event_would(steps):
 
 
 def test_registry_collects_only_idle_non_persistent_topics_after_a_whole_period():
-    from model.names import TopicName
+    from pulsar_naming.names import TopicName
     from reference_broker.topics.registry import TopicRegistry
 
     registry = TopicRegistry()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.names import NamespaceName, TopicName
+from pulsar_naming.names import NamespaceName, TopicName
 from reference_broker.metadata import layout, open_store
 from pulsar_codec import events as ev
 

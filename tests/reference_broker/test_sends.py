@@ -13,7 +13,7 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.names import TopicName
+from pulsar_naming.names import TopicName
 from reference_broker.config import BrokerConfig
 from reference_broker.core import BrokerCore
 from reference_broker.metadata.memory import MemoryMetadataStore

@@ -107,7 +107,7 @@ def test_acknowledged_entries_are_freed_a_whole_segment_at_a_time():
 
 def test_an_unloaded_topic_frees_its_whole_log():
     registry = TopicRegistry(StoragePolicy(BrokerConfig(managedLedgerMaxEntriesPerLedger=10)))
-    from model.names import TopicName
+    from pulsar_naming.names import TopicName
     live = registry.get_or_load(TopicName.parse(NAME))
     live.subscription("s", 0, True)
     publish(live, 100)

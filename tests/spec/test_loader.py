@@ -1,9 +1,6 @@
-from dataclasses import fields
-
 import pytest
 
-from model import ops as model_ops
-from spec.schema import APIS, CREDENTIAL_OPERATIONS, OPERATIONS, ROW_FORBIDDEN_OPERATIONS, SpecError, load_file, load_rows
+from spec.schema import APIS, SpecError, load_file, load_rows
 from tests.spec.helpers import upstream_text
 
 
@@ -123,19 +120,6 @@ def test_all_real_rows_load():
     assert len([r for r in rows if r.pip == "2"]) >= 45
     assert {r.era for r in rows} == {"pip344", "pre-pip344", "any"}
     assert {a for r in rows for a in r.apis} == set(APIS)  # every api has rows
-
-
-def test_operation_vocabulary_matches_model_ops():
-    """spec/schema.py may not import the model (import order), so its vocabulary is checked here."""
-    # WithCredentials wraps an action: rows write it as the action's ``credentials`` field.
-    assert set(OPERATIONS) | set(ROW_FORBIDDEN_OPERATIONS) | {"WithCredentials"} == set(model_ops.OPERATION_TYPES)
-    assert set(CREDENTIAL_OPERATIONS) <= set(OPERATIONS)
-    for name, shape in OPERATIONS.items():
-        op_fields = {f.name for f in fields(model_ops.OPERATION_TYPES[name])}
-        assert shape.fields <= op_fields, name
-        assert (shape.selector is None) or set(shape.selector.split("+")) <= op_fields, name
-        # what a row may not write is exactly what the case fills in
-        assert op_fields - shape.fields <= {"api", "transport", "namespace", "domain", "policies"}, name
 
 
 def test_the_pip_numbers_case_5_twice_and_both_rows_exist():

@@ -1,4 +1,4 @@
-"""model.hashing: Java String.hashCode (Hypothesis against an independent reference, a real JVM)
+"""pulsar_naming.hashing: Java String.hashCode (Hypothesis against an independent reference, a real JVM)
 and the PIP-157 bucket decisions (docs/pip157-decisions.md)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.hashing import INT_MIN, bucket_of, java_string_hash
+from pulsar_naming.hashing import INT_MIN, bucket_of, java_string_hash
 
 # Java 17's String.hashCode: string, hashCode, Math.abs, abs%3 (Java, literal), floorMod(h,3).
 FACTS_TABLE = [

@@ -1,7 +1,7 @@
-"""Java ``String.hashCode`` and the PIP-157 topic bucket: a pure VALUE helper, like ``model/names.py``.
+"""Java ``String.hashCode`` and the PIP-157 topic bucket: a pure value helper, like ``pulsar_naming/names.py``.
 
 The model, the harness and the reference broker may all import this module (the broker imports
-only ``model.names`` and ``model.hashing``). It decides one thing, which bucket a topic's
+only ``pulsar_naming.names`` and ``pulsar_naming.hashing``). It decides one thing, which bucket a topic's
 managed-ledger node lives in, and that decision is recorded with its reasons in
 ``docs/pip157-decisions.md``. What it rests on:
 

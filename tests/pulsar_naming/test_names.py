@@ -1,11 +1,11 @@
-"""model.names: parsing (``TopicName.parse``, ``partition_index``, ``check_named_entity``)."""
+"""pulsar_naming.names: parsing (``TopicName.parse``, ``partition_index``, ``check_named_entity``)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from model.names import InvalidName, NamespaceName, TopicName, java_parse_integer, pulsar_refusal
+from pulsar_naming.names import InvalidName, NamespaceName, TopicName, java_parse_integer, pulsar_refusal
 
 
 @pytest.mark.parametrize("text, full", [
