@@ -10,7 +10,7 @@
 
 Harness contract::
 
-    from conformance.cases import load_cases, Case, BoundCase, Step
+    from conformance.suite import load_cases       # rows' cases and generated ones
     for case in load_cases({"344"}, era="pip344"):
         bound = case.bind("public/c-ab12cd")
         for step in bound.steps:             # roles: "setup", then "action", then "observe"
@@ -210,8 +210,9 @@ def cases_of(row: Row) -> list[Case]:
     ]
 
 
-def load_cases(pips: Optional[set[str]] = None, era: Optional[str] = None) -> list[Case]:
-    """Every case of the spec, optionally only some PIPs ({"344"}) and one era ("pip344")."""
+def row_cases(pips: Optional[set[str]] = None, era: Optional[str] = None) -> list[Case]:
+    """The cases of the spec's rows, optionally only some PIPs ({"344"}) and one era ("pip344");
+    conformance/suite.py adds the generated sequences to make the whole spec."""
     cases = []
     for row in load_rows():
         if pips is not None and row.pip not in pips:
@@ -219,8 +220,6 @@ def load_cases(pips: Optional[set[str]] = None, era: Optional[str] = None) -> li
         if era is not None and row.era != era:
             continue
         cases.extend(cases_of(row))
-    from conformance.generated import load_generated  # spec/generated/*.yaml: minimal sequences found by fuzz
-    cases.extend(load_generated(pips, era))
     return cases
 
 

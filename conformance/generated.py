@@ -2,7 +2,7 @@
 
 A file ``spec/generated/<id>.yaml`` holds one sequence that made a target disagree with the model,
 shrunk on the live target (conformance/fuzz/). It replays as an ordinary case on every target from then
-on: ``conformance.cases.load_cases`` includes these cases (its ``load_generated`` hook).
+on: ``conformance.suite.load_cases`` includes these cases.
 
 - Placeholders (``placeholder_names``): the file's ``steps`` are operations
   (``model.ops.op_to_json``) whose names hold two placeholders: ``{ns}`` (the case's namespace,

@@ -102,7 +102,7 @@ _LOADED: dict = {}
 
 def _cases_by_id(pips: Optional[set[str]]) -> dict:
     """Cases by id, loaded once per (worker) process and PIP selection."""
-    from conformance.cases import load_cases
+    from conformance.suite import load_cases
     key = tuple(sorted(pips)) if pips else None
     if key not in _LOADED:
         _LOADED[key] = {case.id: case for case in load_cases(pips)}

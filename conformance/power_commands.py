@@ -138,7 +138,7 @@ def _fuzz(args) -> int:
 
 
 def _diff(args) -> int:
-    from conformance.cases import load_cases
+    from conformance.suite import load_cases
     from conformance.diff import diff, write_report
 
     if len(args.target) < 2:

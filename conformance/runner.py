@@ -53,13 +53,13 @@ BACKSTOP_TIMEOUT_S = 300  # pytest-timeout per item, far above any sum of our ow
 
 
 def load_cases(pips: Optional[set[str]]):
-    """Cases from conformance.cases, which builds them from spec/ rows and the model, or
-    UsageError naming the fix."""
+    """The whole spec's cases (conformance.suite: spec/ rows and kept generated sequences, their
+    expectations from the model), or UsageError naming the fix."""
     try:
-        from conformance.cases import load_cases as loader
+        from conformance.suite import load_cases as loader
     except ImportError as exc:
-        raise UsageError(f"cannot load cases: conformance.cases is not importable ({exc}); "
-                         "conformance.cases must provide load_cases()") from exc
+        raise UsageError(f"cannot load cases: conformance.suite is not importable ({exc}); "
+                         "conformance.suite must provide load_cases()") from exc
     return list(loader(pips=pips))
 
 

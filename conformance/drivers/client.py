@@ -289,10 +289,11 @@ class ClientDriver:
             else:
                 receipts.extend(self._send_burst(producer, op.topic, len(receipts), size))
         asked = time.monotonic()
-        client.get_topic_partitions(op.topic)  # the barrier: frames are handled in order on one I/O thread
+        partitions = client.get_topic_partitions(op.topic)  # the barrier: frames are handled in order on one I/O thread
         round_trip = time.monotonic() - asked
+        partitioned = list(partitions) != [op.topic]
         total = sum(1 for kind in receipts if kind != DROPPED and not kind.startswith("client-"))
-        received = self._drain(op.topic, consumers, total, pulsar, round_trip)
+        received = self._drain(op.topic, consumers, total, pulsar, round_trip, partitioned)
         if op.close_after:
             producer.close()
             for _, consumer in consumers:
@@ -303,10 +304,11 @@ class ClientDriver:
                                  "its producer and consumers with it (messages sent meanwhile reached no consumer)")
         return summarise(op, receipts, received)
 
-    def _drain(self, topic: str, consumers: list, total: int, pulsar, round_trip: float) -> dict[str, list[list[int]]]:
+    def _drain(self, topic: str, consumers: list, total: int, pulsar, round_trip: float,
+               partitioned: bool) -> dict[str, list[list[int]]]:
         """Each consumer's messages until it holds every accepted one, or its subscription holds
-        what the broker says it sent (pubsub.settled), or, without those counters, until a
-        receive waits DRAIN_IDLE_MS in vain."""
+        what the broker says it sent (pubsub.settled, over the partitions of a partitioned topic),
+        or, without those counters, until a receive waits a quiet period in vain."""
         got: list[list[int]] = [[] for _ in consumers]
         open_ = set(range(len(consumers)))
         deadline = time.monotonic() + self.timeout
@@ -335,9 +337,14 @@ class ClientDriver:
             held: dict[str, int] = {}
             for index, (name, _) in enumerate(consumers):
                 held[name] = held.get(name, 0) + len(got[index])
-            done = settled(self.urls.get("http"), topic, held, self.timeout, self.credentials) if counters else None
-            if done is None or done:
-                break  # settled, or quiet for DRAIN_IDLE_MS with no counters to ask
+            done = settled(self.urls.get("http"), topic, held, self.timeout, self.credentials,
+                           partitioned) if counters else None
+            if done:
+                break  # the broker's counters say everything it sent has arrived
+            if done is None:
+                if not counters:
+                    break  # a quiet period passed, and there are no counters to ask
+                counters = False  # the stats do not say: from now on a quiet period ends it
         received: dict[str, list[list[int]]] = {}
         for index, (name, _) in enumerate(consumers):
             received.setdefault(name, []).append(got[index])

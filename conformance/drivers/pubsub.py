@@ -81,7 +81,7 @@ def quiet_period(least_s: float, round_trip_s: float, bound_s: float) -> float:
 
 
 def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeout: float,
-            credentials: Credentials = NO_CREDENTIALS) -> Optional[bool]:
+            credentials: Credentials = NO_CREDENTIALS, partitioned: bool = False) -> Optional[bool]:
     """Whether every subscription holds all the broker sent it and the broker will send
     nothing more; None when there is no admin API or its stats do not say."""
     if not admin_url:
@@ -91,7 +91,8 @@ def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeo
     headers = {"Authorization": f"Bearer {credentials.token.reveal()}"} if credentials.token else None
     verify = https_verify(credentials.trust_certs) if admin_url.startswith("https://") else True
     try:
-        response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/stats", timeout=timeout, headers=headers,
+        stats = "partitioned-stats" if partitioned else "stats"  # a partitioned topic's sum over its partitions
+        response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/{stats}", timeout=timeout, headers=headers,
                              verify=verify)
         body = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):

@@ -4,7 +4,8 @@ from collections import Counter
 import pytest
 
 import model.machine
-from conformance.cases import BoundCase, Case, Step, load_cases
+from conformance.cases import BoundCase, Case, Step
+from conformance.suite import load_cases
 from model.machine import apply, initial_state
 from model.ops import (
     CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, CreateTenant, GetPartitionedMetadata,

@@ -4,7 +4,7 @@ identical answers, reported with the model's answer beside them."""
 from __future__ import annotations
 
 from conformance import diff
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 from model import ops
 from model.lookups import get_partitioned_metadata
 from tests.conformance.model_target import model_session

@@ -14,7 +14,7 @@ from conformance import generated
 from conformance.fuzz import context, vocabulary
 from conformance.fuzz.run import fuzz
 from conformance import verdicts as v
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 from model import ops
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conformance import mutation_check
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 
 VARIANTS = mutation_check.list_variants()
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from conformance import capabilities, verdicts as v
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 from conformance.drivers.metadata import NO_STORE, MetadataDriver, zk_hosts
 from conformance.drivers.rest import RestDriver
 from conformance.errors import Indefinite, Unsupported

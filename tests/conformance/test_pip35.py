@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import verdicts as v
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 from conformance.drivers.batch_relations import observe, same_everywhere
 from conformance.drivers.rest import RestDriver
 from conformance.drivers.wire import WireDriver

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 from conformance.divergences import APACHE_PULSAR, KnownDivergences
 from conformance.record import OBSERVED_DIR, read_observations
 from conformance.results import outcome_json

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from conformance import verdicts as v
-from conformance.cases import load_cases
+from conformance.suite import load_cases
 from conformance.drivers import java
 from conformance.drivers.external import SCHEMA_PATH, DriverProcess, Raised
 from conformance.drivers.java_build import DEFAULT_CLIENT_VERSION, driver_command
