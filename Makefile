@@ -18,9 +18,10 @@ APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-re
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
 .PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance conformance-secure cases \
-	quality bench fuzz clean
+	quality bench fuzz clean docker docker-stop docker-clean
 
 include mk/reports.mk
+include mk/docker.mk
 
 install: $(STAMP) $(PROTO_OUT)
 

@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from conformance import timing
 from conformance.drivers.external import DriverCrashed, DriverError
 from conformance.errors import Indefinite, NoContact, ProtocolViolation, TargetError, Unsupported
 from conformance.generated import natural_route
@@ -169,7 +170,7 @@ class StepExecutor:
                     notes.append(f"attempt {attempt}: {reason}")
                     _note(driver, f"{reason}; performing the step again ({row.means})")
                     _drop_connection(driver)
-                    time.sleep(self.retry.pause(attempt + 1))
+                    self._pause(attempt + 1)
                     continue
                 if notes:
                     reason = f"{reason} (after {attempt} attempts; {'; '.join(notes)})"
@@ -184,11 +185,16 @@ class StepExecutor:
                     notes.append(f"attempt {attempt}: the target answered {actual!r}")
                     _note(driver, "a setup step the broker failed to carry out; performing it again")
                     _drop_connection(driver)
-                    time.sleep(self.retry.pause(attempt + 1))
+                    self._pause(attempt + 1)
                     continue
             reason = f"after {attempt} attempts; {'; '.join(notes)}" if notes else ""
             return StepResult(ANSWERED, actual, reason, driver=driver.name, substitute=substitute, attempts=attempt)
         raise AssertionError("unreachable: the last attempt returns")
+
+    def _pause(self, attempt: int) -> None:
+        pause = self.retry.pause(attempt)
+        time.sleep(pause)
+        timing.spent(timing.RETRY_PAUSE, pause, self.target.name)
 
 
 TRANSIENT_SERVER_ERRORS = frozenset({"ServiceNotReady", "MetadataError", "UnknownError", "TooManyRequests"})

@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Optional, TextIO
 
 import pytest
 
-from conformance import verdicts as v
+from conformance import timing, verdicts as v
 from conformance.drivers import java
 from conformance.errors import UsageError
 from conformance.execute import TargetSession, default_drivers
@@ -165,6 +165,8 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         return v.EXIT_HARNESS
 
     java.configure(client_version=java_client_version, admin_version=java_admin_version)
+    timing.reset()
+    started = time.monotonic()
     sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
     plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
                                allure_dir=out_dir / "allure-results", jobs=jobs, stop_at_failure=stop_at_failure)
@@ -176,7 +178,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
             for session in sessions:
                 session.stop()
             java.close_shared()  # the run's Java driver processes (drivers/java.py, shared pool)
-    return _report(plugin, sessions, status, keyword, say)
+    return _report(plugin, sessions, status, keyword, say, time.monotonic() - started)
 
 
 def stale_divergences(plugin: ConformancePlugin) -> list[str]:
@@ -207,7 +209,8 @@ def target_error_lines(plugin: ConformancePlugin, sessions: list[TargetSession])
     return lines
 
 
-def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say) -> int:
+def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, keyword, say,
+            wall_s: float = 0.0) -> int:
     verdict_names = plugin.verdicts()
     say(f"\nconformance run {plugin.run_id} ({len(plugin.records)} records, jobs {plugin.jobs}, "
         f"harness CPU {time.process_time():.1f} s)")
@@ -229,6 +232,14 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
                   v.UNSUPPORTED: " (" + ", ".join(f"{g}: {n}" for g, n in groups.items()) + ")" if groups else ""}
         say(f"  {target.name} ({state}): " + ", ".join(f"{n} {counts[n]}{detail.get(n, '')}" for n in shown))
     say(f"  results: {plugin.writer.path if plugin.writer else '-'}")
+    case_seconds: dict[str, float] = {}
+    case_counts: dict[str, int] = {}
+    for record in plugin.records:
+        if record.verdict != v.UNSUPPORTED:
+            case_seconds[record.target] = case_seconds.get(record.target, 0.0) + record.duration_s
+            case_counts[record.target] = case_counts.get(record.target, 0) + 1
+    for line in timing.account(wall_s, case_seconds, case_counts):
+        say(line)
     if status in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         say(f"conformance: error: pytest ended with {status.name}; results are incomplete")
         return v.EXIT_HARNESS

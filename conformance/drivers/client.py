@@ -50,6 +50,7 @@ import time
 from typing import Callable, Optional
 
 from conformance.drivers.base import client_connection_timeout_ms, client_operation_timeout_s, DEFAULT_TIMEOUT
+from conformance import timing
 from conformance.errors import Indefinite, NoContact, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials
 from conformance.transcript import Transcript
@@ -343,6 +344,7 @@ class ClientDriver:
                 break  # the broker's counters say everything it sent has arrived
             if done is None:
                 if not counters:
+                    timing.spent(timing.QUIET, quiet_ms / 1000, "official client")
                     break  # a quiet period passed, and there are no counters to ask
                 counters = False  # the stats do not say: from now on a quiet period ends it
         received: dict[str, list[list[int]]] = {}

@@ -12,6 +12,7 @@ import itertools
 import time
 from typing import Callable, Optional
 
+from conformance import timing
 from conformance.drivers.pubsub import message_index, quiet_period, receipt_kind, settled, summarise
 from conformance.errors import Indefinite, ProtocolViolation
 from model import ops
@@ -112,6 +113,8 @@ class WirePip2:
             event = self.link.socket.next_event(min(deadline, time.monotonic() + wait), "more MESSAGE frames",
                                             quiet_ok=True)
             if event is None:
+                if done is None:
+                    timing.spent(timing.QUIET, wait, "wire")
                 if done is None or time.monotonic() >= deadline:
                     return  # quiet (no counters to ask), or the bound
                 continue

@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from conformance import capacity
+from conformance import capacity, timing
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest import RestDriver, error_reason
 from conformance.drivers.wire import WireDriver
@@ -147,7 +147,7 @@ class Target:
             self.static = {key: pulsar_config.normalise(value) for key, value in self.security.overlay({}).items()
                            if not pulsar_config.is_dynamic(key)}
         try:
-            with capacity.machine().startup():
+            with capacity.machine().startup(), timing.timed(timing.START_UP, self.name):
                 self._launch()
                 self.detect()
             self.started = True
@@ -302,7 +302,8 @@ class Target:
         start error from then on (its cases become target-error with it)."""
         self.versions.clear()
         try:
-            with capacity.machine().startup():
+            keys = [f"{key}={value}" for key, value in sorted(dict(settings).items())] or ["defaults"]
+            with capacity.machine().startup(), timing.timed(timing.RESTART, self.name, *keys):
                 self._launch()
                 self.detect()
         except Exception as exc:

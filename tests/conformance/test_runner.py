@@ -57,6 +57,7 @@ def test_all_passed_exits_0_and_writes_every_output(tmp_path):
     assert {p["name"] for r in results for p in r["parameters"]} >= {"target", "driver"}
     assert any(a["name"] == "wire transcript" for r in results for a in r.get("attachments", []))
     assert "fake.version=Fake Server 1.0" in (allure / "environment.properties").read_text()
+    assert "where the time went: " in text and "cases on fake: 2 taking" in text
 
 
 def test_a_failure_exits_1(tmp_path):
