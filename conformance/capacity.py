@@ -10,7 +10,8 @@ like the broker's fault. So the run asks this module before it does anything hea
   own bound, which counts from the launch.
 - ``case(weight)``: at most ``units`` units of cases run at once over all targets, ``UNITS_PER_CORE``
   per core; a case weighs ``case_weight`` units, more for the cases whose client runs threads or a
-  JVM of its own and for PubSub's deliveries, which wait for a broker's dispatcher.
+  JVM of its own and for PubSub's deliveries, which wait for a broker's dispatcher, times its
+  target's own weight (``Target.case_weight``: a JVM broker spends more of the machine per case).
 - ``lanes(wanted)``: how many broker instances one target may run side by side, at most one per
   core (at least two, so groups of another static configuration need not wait for a restart).
 

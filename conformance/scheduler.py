@@ -228,7 +228,8 @@ class Lane:
 
     def _perform(self, case) -> None:
         driver = _driver_name(case)
-        with self.schedule.slots, capacity.machine().case(capacity.case_weight(case, driver)):
+        weight = capacity.case_weight(case, driver) * self.session.target.case_weight
+        with self.schedule.slots, capacity.machine().case(weight):
             if self.schedule.stopping.is_set():
                 run = CaseRun(case, self.schedule.name, driver,
                               v.unsupported("the run was stopped before this case", kind="not-run"), 0.0)

@@ -103,6 +103,9 @@ class Target:
     # At most this many of its cases at once (None: the run's --jobs), for brokers that answer
     # slowly when many cases share the machine with them.
     max_jobs: Optional[int] = None
+    # How much of the machine one of its cases takes, against the run's case units
+    # (conformance/capacity.py): a JVM broker spends more of the machine per case than the reference.
+    case_weight = 1
     # The spec/divergences/ file of this kind of target (conformance/divergences.py); None: decided
     # by the detected version (an Apache Pulsar release has "apache-pulsar", others none).
     divergence_profile: Optional[str] = None

@@ -223,6 +223,7 @@ class PulsarStandaloneTarget(Target):
     confirms_dynamic_config = True
     max_instances = 2  # a JVM of ~0.5 GiB each; more would mostly fight over start-up CPU
     max_jobs = 8  # beyond that its ledger writes and reads slow down more than concurrency gains
+    case_weight = 2  # a JVM with its bookie and metadata store answers each case
 
     def __init__(self, version: Optional[str] = None, name: Optional[str] = None, *,
                  start_timeout: float = START_TIMEOUT, cache: Optional[Path] = None, java: Optional[str] = None,
