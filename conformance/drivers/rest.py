@@ -58,7 +58,7 @@ from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest_batch import RestBatch
 from conformance.drivers.rest_buckets import RestBuckets
 from conformance.drivers.rest_http import done, error_reason, json_body, namespace_path, path_segment, topic_path
-from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.errors import Indefinite, NoContact, ProtocolViolation, Unsupported
 from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from conformance.transcript import Transcript
 from model import ops
@@ -102,8 +102,12 @@ class RestDriver:
         self._transport = transport
         headers = {"Authorization": f"Bearer {credentials.token.reveal()}"} if credentials.token else None
         verify = https_verify(credentials.trust_certs) if self.admin_url.startswith("https://") else True
+        # A new connection for every request: a kept-alive one the server is closing as idle (Jetty,
+        # uvicorn) resets the next request written to it, which would be no answer where the broker
+        # never saw the request; a connection that cannot be made is NoContact instead.
         self._client = httpx.Client(base_url=self.admin_url, timeout=timeout, transport=transport,
-                                    follow_redirects=False, headers=headers, verify=verify)
+                                    follow_redirects=False, headers=headers, verify=verify,
+                                    limits=httpx.Limits(max_keepalive_connections=0))
         self._cluster: Optional[str] = None
         self._stats_interval_s = _UNREAD
         self.transcript = Transcript("rest")
@@ -166,6 +170,10 @@ class RestDriver:
         self.transcript.sent(f"{method} {url}" + (f" {sent}" if sent is not None else ""))
         try:
             response = self._client.request(method, url, **kwargs)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            self.transcript.note(f"no connection: {exc!r}")
+            raise NoContact(f"{method} {url}: no connection to {self.admin_url} ({type(exc).__name__}: {exc}); "
+                            "is it running?") from exc
         except httpx.TimeoutException as exc:
             self.transcript.note(f"timed out after {self.timeout:g} s")
             raise Indefinite(f"{method} {url}: no answer within {self.timeout:g} s ({type(exc).__name__})") from exc

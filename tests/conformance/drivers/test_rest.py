@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from conformance.drivers.rest import RestDriver
-from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.errors import Indefinite, NoContact, ProtocolViolation, Unsupported
 from model import ops
 from model.outcomes import Done, LookupAnswer, OverrideShown, Partitions, RestError, TopicList
 
@@ -161,8 +161,16 @@ def test_timeouts_and_refusals_are_indefinite_not_failures():
         raise httpx.ConnectError("refused", request=request)
 
     driver, _ = _driver(refused)
-    with pytest.raises(Indefinite, match="not reachable"):
+    with pytest.raises(NoContact, match="no connection to"):  # nothing reached the broker: asked again
         driver.perform(ops.ListTopics("a/b"))
+
+    def reset(request):
+        raise httpx.ReadError("Connection reset by peer", request=request)
+
+    driver, _ = _driver(reset)
+    with pytest.raises(Indefinite, match="not reachable") as raised:
+        driver.perform(ops.ListTopics("a/b"))
+    assert not isinstance(raised.value, NoContact), "sent on a connection that was made: it may have been read"
 
 
 def test_binary_ops_are_unsupported_here():
