@@ -5,16 +5,21 @@ program of its own, its *driver*, that speaks ``clients/protocol/v1.schema.json`
 input and output: one JSON request per line in, one JSON answer per line out (clients/README.md).
 ``DriverProcess`` owns one such process for a whole run.
 
-- Start-up (``DriverProcess.start``): the process starts at its first request, and ``hello``
-  comes first: its answer must name ``PROTOCOL_VERSION``. A driver that refuses hello, names
-  another version, or cannot be started is remembered as refused: every later request fails at
-  once with the same reason (``DriverRefused``), so a broken driver costs one start, not one per
-  case.
+- Start-up (``DriverProcess.start``): the process starts at its first request, one start-up at a
+  time on the machine (conformance/capacity.py), and ``hello`` comes first: its answer must name
+  ``PROTOCOL_VERSION``. A driver that refuses hello, names another version, or cannot be run is
+  remembered as refused: every later request fails at once with the same reason
+  (``DriverRefused``), so a broken driver costs one start, not one per case. A start that dies or
+  stays silent before hello's answer, which a starved machine can cause, fails only its own
+  request; ``START_ATTEMPTS`` of them in a row refuse the driver too.
+- One use of the process at a time: a start, a request and a close all hold its lock, so a start
+  another thread began is never joined halfway, nor an exchange shared; a request that cannot
+  have the lock within ``LOCK_WAIT_S`` sent nothing (``DriverBusy``).
 - Every wait is bounded: hello by ``start_timeout``, each request by its own ``timeout`` plus
   ``grace`` (the driver is told the first bound and must answer within it; the grace covers the
   pipe and the driver's own bookkeeping).
-- What can go wrong in a request (``DriverProcess.request``) maps to verdicts (execute.py turns
-  exceptions into verdicts):
+- What can go wrong in a request (``DriverProcess.request``) maps to verdicts (the step executor,
+  conformance/executor.py, turns exceptions into statuses):
 
   - no answer within the bound: the process is killed and ``DriverHung`` (an Indefinite) is
     raised: the case is indefinite;
@@ -30,7 +35,8 @@ input and output: one JSON request per line in, one JSON answer per line out (cl
   After a kill or a crash the next request starts a new process.
 - Nothing is left running (``DriverProcess.close``): the driver runs in a process group of its
   own that ``close`` ends (a bounded ``shutdown``, then SIGKILL to the group); every live
-  process is also closed at interpreter exit, and on Linux it gets PR_SET_PDEATHSIG(SIGKILL).
+  process is also closed at interpreter exit, and on Linux it is killed with the harness
+  (conformance/children.py).
 - stdout is read line by line by a daemon thread into a queue; stderr by another into a bounded
   ring, so a chatty driver never blocks on a full pipe and its last words can be shown in a
   reason.
