@@ -224,7 +224,8 @@ def _report(plugin: ConformancePlugin, sessions: list[TargetSession], status, ke
         known_silent = sum(1 for r in mine if r.verdict == v.INDEFINITE and r.known_divergence)
         info = target.describe()
         state = f"could not start: {target.start_error.splitlines()[0]}" if target.start_error else \
-            f"{info['version']}, era {info['era']}, admin API {info['admin_api']}"
+            f"{info['version']}, era {info['era']}, admin API {info['admin_api']}" + \
+            (f", image {info['image']}" if info.get("image") else "")  # a container target's image
         shown = [n for n in v.VERDICTS if n != v.TARGET_ERROR or counts[n]]
         groups = group_counts(kind_of(r.reason) for r in mine if r.verdict == v.UNSUPPORTED)
         detail = {v.FAILED: f" ({known} known divergences)" if known else "",

@@ -50,6 +50,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import secrets
 import socket
 import threading
 import time
@@ -121,6 +122,7 @@ class LaunchPlan:
     advertised_address: str = LOOPBACK
     network_mode: str = NETWORK_MODE
     labels: Mapping[str, str] = field(default_factory=dict)
+    name: Optional[str] = None  # the container's name (None: the engine picks one)
     ready_checks: tuple[ReadyCheck, ...] = READY_CHECKS
     start_timeout: float = START_TIMEOUT
     broker_config: Mapping[str, str] = field(default_factory=dict)  # what the env sets, by key
@@ -145,7 +147,7 @@ def config_env(static: Mapping[str, str]) -> dict[str, str]:
 def launch_plan(tag: Optional[str] = None, static: Optional[Mapping[str, str]] = None, *,
                 image: Optional[str] = None, image_kind: str = "official", broker_port: int = 6650,
                 web_port: int = 8080, bookie_port: int = 3181, labels: Optional[Mapping[str, str]] = None,
-                start_timeout: float = START_TIMEOUT) -> LaunchPlan:
+                name: Optional[str] = None, start_timeout: float = START_TIMEOUT) -> LaunchPlan:
     """What to run for Apache Pulsar ``tag`` with non-dynamic keys ``static``: the standalone on the
     host's network, listening on and advertising the chosen loopback ports."""
     tag = check_tag(tag or DEFAULT_TAG)
@@ -159,7 +161,7 @@ def launch_plan(tag: Optional[str] = None, static: Optional[Mapping[str, str]] =
         raise ValueError(f"image kind {image_kind!r}: expected official or local")
     return LaunchPlan(tag=tag, image=image or f"{IMAGE_REPOSITORY}:{tag}", image_kind=image_kind, command=command,
                       env=env, broker_port=broker_port, web_port=web_port, bookie_port=bookie_port,
-                      advertised_address=config["advertisedAddress"], labels=dict(labels or {}),
+                      advertised_address=config["advertisedAddress"], labels=dict(labels or {}), name=name,
                       start_timeout=start_timeout, broker_config=config)
 
 
@@ -334,7 +336,7 @@ class DockerBackend:
             if not _exit_hook_set:
                 atexit.register(_remove_mine_at_exit)
                 _exit_hook_set = True
-        container = DockerContainer(plan.image, command=list(plan.command), env=dict(plan.env))
+        container = DockerContainer(plan.image, command=list(plan.command), env=dict(plan.env), name=plan.name)
         # network=None among the create arguments: testcontainers would otherwise attach the network
         # of a container it believes it runs in, which host networking excludes.
         container.with_kwargs(network_mode=plan.network_mode, network=None, labels=dict(plan.labels))
@@ -472,7 +474,9 @@ class ContainerTarget(Target):
         broker_port, web_port, bookie_port = free_ports(3)
         plan = launch_plan(self.tag, self.static, image=self.chosen.ref, image_kind=self.chosen.kind,
                            broker_port=broker_port, web_port=web_port, bookie_port=bookie_port,
-                           labels=harness_labels(self.spec), start_timeout=self.start_timeout)
+                           labels=harness_labels(self.spec), start_timeout=self.start_timeout,
+                           name=f"pulsar-conformance-{os.getpid()}-{self.tag}{self.instance_label}-"
+                                f"{secrets.token_hex(3)}")
         self.plan = plan
         started = time.monotonic()
         with self._container_lock:
