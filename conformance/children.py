@@ -10,7 +10,7 @@ takes them along. Two facts of Linux shape how:
   after fork: Python code there (``preexec_fn``) can wait forever on a lock another thread held at
   the fork (a child stuck before exec was seen). So the signal is set by util-linux's ``setpriv
   --pdeathsig KILL`` in front of the command, which execs it in the same process, and the fork
-  runs no Python.
+  runs no Python. It is a fork, not a vfork (``_USE_VFORK``, below).
 
 Every start is bounded (``SPAWN_TIMEOUT_S``): a start that does not return raises
 ``ChildStartTimeout`` to its caller, the spawner thread that hung is given up and a new one serves
@@ -39,6 +39,12 @@ from conformance.errors import ConformanceError
 
 SPAWN_TIMEOUT_S = 30.0
 SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+
+# CPython starts a child with vfork() where it can, and the child then shares the memory of a
+# harness whose other threads go on running; exec failed there with EFAULT ("Bad address") now and
+# then on a busy machine. A plain fork, with only C code between fork and exec, has no such hazard.
+if hasattr(subprocess, "_USE_VFORK"):
+    subprocess._USE_VFORK = False
 
 
 class ChildStartTimeout(ConformanceError, OSError):

@@ -85,6 +85,9 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
+MAX_REDIRECTS = 3  # a cluster's 307 names the owner; more than a few hops is a loop
+
+
 class RestDriver:
     """Performs admin/lookup operations over HTTP; ``transport`` lets tests plug in a fake app.
 
@@ -147,6 +150,7 @@ class RestDriver:
                            credentials=self.credentials.of(op.role, op.token))
         other.transcript = self.transcript
         other._cluster = self._cluster
+        other.cluster_admin_urls = self.cluster_admin_urls
         self.transcript.note(f"as {op.describe()}")
         try:
             return other.perform(op.operation)
@@ -156,16 +160,18 @@ class RestDriver:
     # -- plain calls used by targets too -----------------------------------------------------
 
     def request(self, method: str, path: str, *, body=None, params: Optional[dict] = None,
-                content: Optional[str] = None) -> httpx.Response:
+                content: Optional[str] = None, base: Optional[str] = None, redirects: int = 0) -> httpx.Response:
         """One HTTP exchange, recorded in the transcript; transport failures raise Indefinite.
-        ``body`` is sent as JSON; ``content`` is JSON text sent as it is written."""
+        ``body`` is sent as JSON; ``content`` is JSON text sent as it is written; ``base`` asks
+        another broker of the target than the admin URL; a 307 to another broker of the target is
+        followed, at most MAX_REDIRECTS times."""
         kwargs = {}
         if body is not None:
             kwargs["json"] = body
         if content is not None:
             kwargs["content"] = content.encode("utf-8")
             kwargs["headers"] = {"Content-Type": "application/json"}
-        url = path + ("?" + urllib.parse.urlencode(params) if params else "")
+        url = (base.rstrip("/") if base else "") + path + ("?" + urllib.parse.urlencode(params) if params else "")
         sent = json.dumps(body) if body is not None else content
         self.transcript.sent(f"{method} {url}" + (f" {sent}" if sent is not None else ""))
         try:
@@ -182,6 +188,14 @@ class RestDriver:
             raise Indefinite(f"{method} {url}: target not reachable at {self.admin_url} ({exc!r}); "
                              "is it running?") from exc
         self.transcript.received(f"{response.status_code} {response.text[:2000]}")
+        owner = self._broker_of(response.headers.get("location", "")) if response.status_code == 307 else None
+        if owner is not None and redirects < MAX_REDIRECTS:
+            # Pulsar's admin client follows a 307 to the broker that owns the topic; so does this one,
+            # to the target's other brokers only (a cluster): on one broker there is none to follow
+            self.transcript.note(f"redirected to {owner}: asking there")
+            location = urllib.parse.urlsplit(response.headers["location"])
+            return self.request(method, location._replace(scheme="", netloc="").geturl(), body=body,
+                                content=content, base=owner, redirects=redirects + 1)
         return response
 
     def broker_version(self) -> str:
@@ -296,16 +310,27 @@ class RestDriver:
         return self._topic_list(self.request("GET", path), "getPartitionedTopicList")
 
     def _do_Lookup(self, op: ops.Lookup):
+        """Where a client's lookup arrives: a 307 to another broker of the target (a cluster's owner)
+        is followed (``request``), as Pulsar's admin and HTTP clients follow it."""
         response = self.request("GET", f"/lookup/v2/topic/{topic_path(op.topic)}")
         if response.status_code == 200:
-            # A single-broker target always answers itself (outcomes.py: URLs are normalised away);
-            # the REST lookup of the owner is authoritative by construction.
+            # The owner answers for itself (outcomes.py: URLs are normalised away); the REST lookup of
+            # the owner is authoritative by construction.
             return LookupAnswer("Connect", True)
         if response.status_code == 307:
             location = response.headers.get("location", "")
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(location).query)
             return LookupAnswer("Redirect", query.get("authoritative", ["false"])[0] == "true")
         return RestError(response.status_code, error_reason(response))
+
+    def _broker_of(self, location: str) -> Optional[str]:
+        """The admin URL of the target's broker ``location`` points at, when it is another one."""
+        parts = urllib.parse.urlsplit(location)
+        if not parts.netloc:
+            return None
+        base = f"{parts.scheme}://{parts.netloc}"
+        brokers = [url.rstrip("/") for url in (self.cluster_admin_urls or [])]
+        return base if base in brokers and base != self.admin_url.rstrip("/") else None
 
     # -- PIP-2 stats: read into the outcome's view ---------------------------------------------
 

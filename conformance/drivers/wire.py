@@ -35,11 +35,14 @@ PARTITIONED_METADATA is present only when the op sets it, so "absent means defau
 - PIP-2 ``BadCommand`` (wire_pip2.py): after the bad frame, a PING; a PONG means the command was
   ignored (Done), ERROR/SEND_ERROR is the answer, and a closed connection is ConnectionClosed —
   but only after a fresh connection's handshake shows the broker still serves.
-- Before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic on the same connection
-  (``WireDriver.claim``), as every Pulsar client does: Apache Pulsar serves a topic only once a
-  lookup made its broker own the topic's bundle, and otherwise answers ServiceNotReady
-  "Namespace bundle ... not served by this instance. Please redo the lookup" (observed on
-  4.0.7). The lookup's answer is recorded in the transcript and not judged; what follows is.
+- Before a PRODUCER or SUBSCRIBE the driver sends a LOOKUP of the topic (``WireDriver.claim``), as
+  every Pulsar client does: Apache Pulsar serves a topic only once a lookup made its broker own
+  the topic's bundle, and otherwise answers ServiceNotReady "Namespace bundle ... not served by
+  this instance. Please redo the lookup" (observed on 4.0.7). On a target of several brokers the
+  lookup may answer Redirect to the owner: the driver follows it as clients do, on a connection
+  to the broker named, and the operation goes there (``follow_lookup``). The lookups' answers are
+  recorded in the transcript and not judged; what follows is. A Lookup operation is judged on
+  where that arrives: on one broker, its own answer.
 - Security: the service URL may be ``pulsar+ssl://`` (TLS, checked against the credentials' CA);
   with a token, CONNECT carries ``auth_method_name`` "token" and the token as ``auth_data``, as
   Pulsar's clients send it. An ``ops.WithCredentials`` operation runs its inner operation on a
@@ -73,6 +76,7 @@ from pulsar_codec.errors import ProtocolError
 PROTOCOL_VERSION = 21
 CLIENT_VERSION = "pulsar-conformance-wire"
 FEATURE_FLAGS = {"supports_get_partitioned_metadata_without_auto_creation": True}
+MAX_REDIRECTS = 3  # a cluster's Redirect names the owner; more than a few hops is a loop
 
 _MODES = {"persistent": pb.CommandGetTopicsOfNamespace.PERSISTENT,
           "non-persistent": pb.CommandGetTopicsOfNamespace.NON_PERSISTENT}
@@ -241,6 +245,7 @@ class WireDriver:
 
     def reset(self) -> None:
         self.close()
+        self.host, self.port = parse_service_url(self.service_url)  # a case that followed a Redirect moved
         self.transcript = Transcript("wire")
 
     def close(self) -> None:
@@ -361,9 +366,7 @@ class WireDriver:
         return Partitions(got.partitions)
 
     def _do_Lookup(self, op: ops.Lookup):
-        request_id = next(self._ids)
-        got = self._request(events.Lookup(topic=op.topic, request_id=request_id), request_id,
-                            (events.LookupResponse,), "LOOKUP")
+        got = self.follow_lookup(op.topic, "LOOKUP")  # where a client's lookup arrives (claim)
         if isinstance(got, events.Error):
             return _server_error(got)
         kind = pb.CommandLookupTopicResponse
@@ -387,10 +390,39 @@ class WireDriver:
 
     def claim(self, topic: str) -> None:
         """A LOOKUP before PRODUCER or SUBSCRIBE, as Pulsar's clients send it (Apache Pulsar serves a
-        topic only after one); its answer is recorded, not judged."""
-        request_id = next(self._ids)
-        self._request(events.Lookup(topic=topic, request_id=request_id, authoritative=False), request_id,
-                      (events.LookupResponse,), "LOOKUP before PRODUCER or SUBSCRIBE")
+        topic only after one): a Redirect is followed to the broker that owns the topic, and the
+        operation then goes there (``follow_lookup``); the answers are recorded, not judged."""
+        self.follow_lookup(topic, "LOOKUP before PRODUCER or SUBSCRIBE")
+
+    def follow_lookup(self, topic: str, what: str):
+        """LOOKUP ``topic`` as a client does: each Redirect (to another broker of the target) is
+        followed on a connection to the broker it names, asking again with the answer's
+        authoritative flag, at most ``MAX_REDIRECTS`` times; the connection stays with the last
+        broker asked. Returns the last answer (a LookupResponse, or an Error)."""
+        authoritative = False
+        for hop in range(MAX_REDIRECTS + 1):
+            request_id = next(self._ids)
+            got = self._request(events.Lookup(topic=topic, request_id=request_id, authoritative=authoritative),
+                                request_id, (events.LookupResponse,), what)
+            redirect = pb.CommandLookupTopicResponse.Redirect
+            if not (isinstance(got, events.LookupResponse) and got.has("response") and got.response == redirect):
+                return got
+            owner = got.brokerServiceUrlTls if self._tls is not None and got.brokerServiceUrlTls else got.brokerServiceUrl
+            if hop == MAX_REDIRECTS or not owner:
+                return got
+            authoritative = bool(got.authoritative)
+            self.transcript.note(f"redirected to {owner}: asking there")
+            self.move_to(owner)
+        return got
+
+    def move_to(self, url: str) -> None:
+        """Go on with the case on a connection to ``url``, another broker of the target (a Redirect's
+        owner); ``reset`` comes back to the service URL for the next case."""
+        self.close()
+        self.host, self.port = parse_service_url(url)
+        answer = self.handshake()
+        if isinstance(answer, ServerError):
+            raise ProtocolViolation(f"the broker a Redirect named ({url}) refused CONNECT: {answer!r}")
 
     def _do_CreateNonPartitionedTopic(self, op: ops.CreateNonPartitionedTopic):
         self.claim(op.topic)

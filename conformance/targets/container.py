@@ -40,7 +40,12 @@ through the ``testcontainers`` package (``DockerBackend``, the only part that ne
   ``<log_dir>/<name>.log``; at interpreter exit every container labelled with this process is
   removed; and the first start of a process removes every container whose harness process is gone
   (a harness killed with SIGKILL), as children.remove_folders_of_gone does for folders.
-- Secure runs (``--secure``/``--tls``) are not offered: the target says so as its start error.
+- Authentication: a configuration with ``authenticationEnabled=true`` (a case's, or a ``--secure``
+  run's) starts with the run's token key and the broker's own client token in the environment
+  (``RunSecurity.launch_config``, the keys pulsar-standalone writes into its private configuration
+  file; visible to ``docker inspect`` on this machine for the container's life), and the readiness
+  checks present the harness's token. TLS runs (``--tls``) are not offered: the broker would need
+  the run's certificate files; the target says so as its start error.
 - Measured per target: the image's preparation (pull, Maven, base and image build seconds), each
   start's seconds from creating the container to ready; describe() reports them.
 """
@@ -147,11 +152,14 @@ def config_env(static: Mapping[str, str]) -> dict[str, str]:
 def launch_plan(tag: Optional[str] = None, static: Optional[Mapping[str, str]] = None, *,
                 image: Optional[str] = None, image_kind: str = "official", broker_port: int = 6650,
                 web_port: int = 8080, bookie_port: int = 3181, labels: Optional[Mapping[str, str]] = None,
-                name: Optional[str] = None, start_timeout: float = START_TIMEOUT) -> LaunchPlan:
-    """What to run for Apache Pulsar ``tag`` with non-dynamic keys ``static``: the standalone on the
-    host's network, listening on and advertising the chosen loopback ports."""
+                name: Optional[str] = None, extra: Optional[Mapping[str, str]] = None,
+                start_timeout: float = START_TIMEOUT) -> LaunchPlan:
+    """What to run for Apache Pulsar ``tag`` with non-dynamic keys ``static`` and the security keys
+    ``extra`` (as pulsar-standalone has them): the standalone on the host's network, listening on
+    and advertising the chosen loopback ports."""
     tag = check_tag(tag or DEFAULT_TAG)
-    config = standalone_conf.broker_conf(static or {}, broker_port=broker_port, web_port=web_port)
+    config = standalone_conf.broker_conf({**(static or {}), **(extra or {})}, broker_port=broker_port,
+                                         web_port=web_port)
     env = {"PULSAR_MEM": PULSAR_MEM, **{f"{ENV_PREFIX}{key}": value for key, value in sorted(config.items())}}
     if image_kind == "local":
         command: tuple[str, ...] = (images.START_SCRIPT, "--bookkeeper-port", str(bookie_port))
@@ -446,8 +454,9 @@ class ContainerTarget(Target):
     def _prepare_image(self) -> None:
         if self.chosen is not None:
             return
-        if self.security.secure:
-            raise TargetError(f"{self.spec} does not run secure runs (--secure/--tls); use pulsar-standalone")
+        if self.security.tls:
+            raise TargetError(f"{self.spec} does not run TLS runs (--tls: the broker would need the run's "
+                              f"certificate files); use pulsar-standalone")
         started = time.monotonic()
         try:
             self.chosen = self.backend.prepare(self.tag, self.prepare_timeout)
@@ -475,6 +484,7 @@ class ContainerTarget(Target):
         plan = launch_plan(self.tag, self.static, image=self.chosen.ref, image_kind=self.chosen.kind,
                            broker_port=broker_port, web_port=web_port, bookie_port=bookie_port,
                            labels=harness_labels(self.spec), start_timeout=self.start_timeout,
+                           extra=self.security.launch_config(self.static, pulsar=True),
                            name=f"pulsar-conformance-{os.getpid()}-{self.tag}{self.instance_label}-"
                                 f"{secrets.token_hex(3)}")
         self.plan = plan
@@ -499,7 +509,9 @@ class ContainerTarget(Target):
         """Poll the plan's readiness checks within its start_timeout; an exited container fails at once."""
         deadline = time.monotonic() + plan.start_timeout
         problem = "no answer yet"
-        with httpx.Client(timeout=min(2.0, self.timeout)) as client:
+        token = self.credentials().token  # a configuration with authentication: the harness's token
+        headers = {"Authorization": f"Bearer {token.reveal()}"} if token else None
+        with httpx.Client(timeout=min(2.0, self.timeout), headers=headers) as client:
             while True:
                 answers: dict[str, tuple[int, str]] = {}
                 for check in plan.ready_checks:

@@ -534,14 +534,26 @@ def test_a_failed_preparation_is_the_targets_start_error_and_nothing_is_launched
     assert backend.plans == [] and target.start_error.startswith("pulsar-container:9.9.9: no image")
 
 
-def test_secure_runs_are_refused_with_a_reason():
+def test_tls_runs_are_refused_with_a_reason():
     from conformance.security import RunSecurity
 
     backend = _Backend()
-    target = ContainerTarget("4.0.7", backend=backend, timeout=1, security=RunSecurity(secure=True))
-    with pytest.raises(TargetError, match="does not run secure runs"):
+    target = ContainerTarget("4.0.7", backend=backend, timeout=1, security=RunSecurity(secure=True, tls=True))
+    with pytest.raises(TargetError, match="does not run TLS runs"):
         target.start()
     assert backend.plans == []
+
+
+def test_a_configuration_with_authentication_gets_the_runs_key_and_the_brokers_client_token():
+    from conformance.security import RunSecurity
+
+    security = RunSecurity()
+    static = {"authenticationEnabled": "true", "authorizationEnabled": "true", "superUserRoles": "superuser"}
+    plan = launch_plan("4.0.7", static, image_kind="local", extra=security.launch_config(static, pulsar=True))
+    env = dict(plan.env)
+    assert env["PULSAR_PREFIX_tokenSecretKey"].startswith("data:;base64,")  # no file to mount
+    assert env["PULSAR_PREFIX_authenticationProviders"].endswith("AuthenticationProviderToken")
+    assert env["PULSAR_PREFIX_brokerClientAuthenticationParameters"].startswith("token:")
 
 
 def test_harness_labels_name_this_process_and_a_gone_harness_is_recognised():
