@@ -199,6 +199,12 @@ def view_for(store: MetadataStore) -> ClusterView:
 # --- one broker's part -------------------------------------------------------------------------
 
 
+# The brokers of this process by (id, session): a cluster of several brokers in one process asks its
+# siblings directly what it would ask another process over HTTP (``ClusterNode.owner_has_loaded``).
+_IN_PROCESS: "weakref.WeakValueDictionary[tuple[str, str], ClusterNode]" = weakref.WeakValueDictionary()
+PEER_TIMEOUT_S = 5.0
+
+
 class ClusterNode:
     """One broker's membership; ``core.cluster``. See the module docstring."""
 
@@ -242,6 +248,7 @@ class ClusterNode:
         self._ephemeral = hasattr(base, "create_ephemeral") or isinstance(base, MemoryMetadataStore)
         path = self._write_registration(info)
         self.info = info
+        _IN_PROCESS[(info.broker_id, info.session)] = self
         self._owners.clear()
         self.view.invalidate()
         try:
@@ -335,6 +342,7 @@ class ClusterNode:
         except MetadataStoreError as exc:  # a store that is already gone: its nodes went with it
             log.warning("broker %s could not unregister cleanly: %s", info.broker_id, exc)
         self.info = None
+        _IN_PROCESS.pop((info.broker_id, info.session), None)
         self._owners.clear()
         self.view.invalidate()
         log.info("broker %s left the cluster", info.broker_id)
@@ -414,6 +422,31 @@ class ClusterNode:
             if owner is not None and _alive(owner, live):
                 counts[owner.broker_id] = counts.get(owner.broker_id, 0) + 1
         return min(live.values(), key=lambda b: (counts.get(b.broker_id, 0), -rendezvous_score(bundle, b.broker_id)))
+
+    def owner_has_loaded(self, topic: TopicName) -> bool | None:
+        """Whether the broker that owns ``topic``'s bundle has it loaded, when that is another broker;
+        None when this broker owns it (it knows). A non-persistent topic exists only on its owner,
+        so another broker asks the owner, as Pulsar's NamespaceService#checkNonPersistentNonPartitionedTopicExists
+        does (apache/pulsar@v4.0.7:pulsar-broker/src/main/java/org/apache/pulsar/broker/namespace/NamespaceService.java):
+        a sibling in this process directly, another process through its admin API's partitioned
+        metadata without auto-creation; an owner that does not answer is ServiceNotReady."""
+        if self.info is None:
+            return None
+        owner = self.owner_of(self.bundle_of(topic))
+        if self.is_self(owner):
+            return None
+        sibling = _IN_PROCESS.get((owner.broker_id, owner.session))
+        if sibling is not None:
+            return sibling.core.topic_existence(topic) is not None
+        import httpx  # only a cluster of several processes asks over HTTP
+
+        url = (f"{owner.web_url.rstrip('/')}/admin/v2/{topic.domain}/{urllib.parse.quote(topic.tenant, safe='')}/"
+               f"{urllib.parse.quote(topic.namespace, safe='')}/{topic.encoded_local_name}/partitions")
+        try:
+            response = httpx.get(url, params={"checkAllowAutoCreation": "false"}, timeout=PEER_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            raise ServiceNotReady(f"The owner of {topic} ({owner.broker_id}) did not answer: {type(exc).__name__}") from exc
+        return response.status_code == 200
 
     def check_owned(self, topic: TopicName) -> None:
         """PRODUCER/SUBSCRIBE on a bundle owned elsewhere: ServiceNotReady, so the client looks up again.

@@ -103,7 +103,8 @@ class TopicOps:
     def _non_partitioned_exists(self, topic: TopicName) -> bool:
         if topic.persistent:
             return self.store.exists(self._ledger_path(topic))
-        return topic in self._active_non_persistent
+        on_owner = self.cluster.owner_has_loaded(topic)  # on a cluster, only the owner knows
+        return topic in self._active_non_persistent if on_owner is None else on_owner
 
     def topic_existence(self, topic: TopicName | str) -> str | None:
         """``"partitioned"``, ``"non-partitioned"`` or None (NamespaceService.checkTopicExists)."""

@@ -10,9 +10,11 @@
 - Configuration is ReferenceTarget's: the brokers share one configuration object, so a dynamic
   key POSTed to the first broker applies to all (B9); a non-dynamic key restarts the process,
   cluster and all.
-- Only PIP-35 rows are meant for this target: on a cluster a LOOKUP answers Redirect for the
-  bundles another broker owns, and a PRODUCER there is refused (B6, B8), which single-broker rows
-  do not expect.
+- Every row runs here as on one broker: on a cluster a LOOKUP answers Redirect for the bundles
+  another broker owns, a PRODUCER there is refused, and an admin request about one topic is a 307
+  to its owner (B6, B8), so the drivers follow lookups and redirects to the owner as Pulsar's
+  clients do (drivers/wire.py ``follow_lookup``, drivers/rest.py ``request``), and the brokers ask
+  each other what only an owner knows (reference_broker/admin/owners.py).
 
 ``attach_cluster`` hands a target's broker lists to the drivers that ask every broker; any target
 without ``service_urls`` is a cluster of one.

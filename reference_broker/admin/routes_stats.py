@@ -12,6 +12,8 @@ What this module owns: the HTTP shape of stats. The numbers come from the live t
   topic exists only while loaded (Pulsar's NamespaceService.getListOfNonPersistentTopics), so an
   unknown one is 404 "Topic <full name> not found" [I: the text of getTopicNotFoundErrorMessage,
   Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync].
+- on a cluster, stats of a topic another broker owns are a 307 to it, and a partitioned topic's
+  partitions are each asked of their owner (admin/owners.py).
 - partitioned-stats (``aggregate``) sums the loaded partitions' counters and rates (``add()``
   "sums msgDropRate", Pulsar's NonPersistentTopicStatsImpl), concatenates publishers, merges
   subscriptions by name, and carries ``metadata.partitions``; with ``perPartition`` (default
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from pulsar_naming.names import TopicName
 from reference_broker.core import BrokerCore, parse_topic
 from reference_broker.errors import TopicNotFound, topic_not_found_reason
 from reference_broker.topics import TopicRegistry
 
+from . import owners
 from .routes_topics import _full_name
 
 _SUMMED = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "bytesInCounter", "msgInCounter",
@@ -49,12 +52,14 @@ def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
         return topics.get_or_load(name)  # loaded in the core (e.g. created by the admin API)
 
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats", summary="Topic stats (PIP-2 fields)")
-    async def get_stats(domain: str, tenant: str, namespace: str, topic: str) -> dict[str, Any]:
-        return live_topic(parse_topic(_full_name(domain, tenant, namespace, topic))).stats()
+    async def get_stats(domain: str, tenant: str, namespace: str, topic: str, request: Request) -> Any:
+        name = parse_topic(_full_name(domain, tenant, namespace, topic))
+        return owners.redirect_to_owner(core, name, request) or live_topic(name).stats()
 
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/internalStats", summary="Internal stats")
-    async def get_internal_stats(domain: str, tenant: str, namespace: str, topic: str) -> dict[str, Any]:
-        return live_topic(parse_topic(_full_name(domain, tenant, namespace, topic))).internal_stats()
+    async def get_internal_stats(domain: str, tenant: str, namespace: str, topic: str, request: Request) -> Any:
+        name = parse_topic(_full_name(domain, tenant, namespace, topic))
+        return owners.redirect_to_owner(core, name, request) or live_topic(name).internal_stats()
 
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitioned-stats",
                 summary="Partitioned topic stats, summed over partitions")
@@ -67,9 +72,9 @@ def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
         per_partition = {}
         for index in range(count):
             partition = name.partition(index)
-            live = topics.get(partition)
-            if live is not None:
-                per_partition[str(partition)] = live.stats()
+            stats = await owners.partition_stats(core, topics, partition)  # from its owner, on a cluster
+            if stats is not None:
+                per_partition[str(partition)] = stats
         body = aggregate(list(per_partition.values()))
         body["metadata"] = {"partitions": count}
         if perPartition:

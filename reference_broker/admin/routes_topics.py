@@ -9,6 +9,9 @@ and TopicLookup; decisions are the core's.
   percent-decoded the path once, which is the one decoding Pulsar does (``Codec.decode``), so the
   value is used as it arrives.
 - a name the core cannot parse is 412 with the parser's reason (``InvalidTopicName``).
+- on a cluster, creating, deleting or reading the stats of one topic is served by its owner: another
+  broker answers 307 to it, and listing non-persistent topics asks every bundle's owner
+  (admin/owners.py).
 - handlers are ``async def``, so they run in the event loop (as in routes_namespaces.py: the
   synchronous core relies on the loop for atomicity).
 """
@@ -17,12 +20,14 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from starlette.exceptions import HTTPException
 
 from pulsar_naming.names import DOMAINS
 from reference_broker.admin.routes_lookup import response_for_lookup
-from reference_broker.core import BrokerCore
+from reference_broker.admin import owners
+from reference_broker.core import BrokerCore, parse_topic
+from reference_broker.core_namespaces import parse_namespace
 
 NO_CONTENT = 204
 DOMAIN_DOC = "persistent or non-persistent (anything else: 404)"
@@ -60,7 +65,14 @@ def build_router(core: BrokerCore) -> APIRouter:
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}",
                 summary="List non-partitioned topics and partitions of a domain")
     async def list_topics(domain: str, tenant: str, namespace: str) -> list[str]:
-        return core.list_topics(f"{tenant}/{namespace}", _domain(domain))
+        if _domain(domain) == "non-persistent":  # what each bundle's owner has loaded (admin/owners.py)
+            return await owners.non_persistent_topics(core, parse_namespace(f"{tenant}/{namespace}"))
+        return core.list_topics(f"{tenant}/{namespace}", domain)
+
+    @router.get("/admin/v2/non-persistent/{tenant}/{namespace}/{bundle}",
+                summary="The non-persistent topics of one bundle this broker has loaded")
+    async def list_in_bundle(tenant: str, namespace: str, bundle: str) -> list[str]:
+        return owners.local_in_bundle(core, parse_namespace(f"{tenant}/{namespace}"), bundle)
 
     # --- partitioned topics (Pulsar's PersistentTopicsBase.internalGetPartitionedMetadataAsync) ----------------------------------------------------
 
@@ -92,14 +104,22 @@ def build_router(core: BrokerCore) -> APIRouter:
 
     @router.put("/admin/v2/{domain}/{tenant}/{namespace}/{topic}", status_code=NO_CONTENT,
                 summary="Create a non-partitioned topic")
-    async def create_topic(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        core.create_non_partitioned_topic(_full_name(domain, tenant, namespace, topic))
+    async def create_topic(domain: str, tenant: str, namespace: str, topic: str, request: Request) -> Response:
+        name = parse_topic(_full_name(domain, tenant, namespace, topic))
+        redirect = owners.redirect_to_owner(core, name, request)  # on a cluster, the owner loads it
+        if redirect is not None:
+            return redirect
+        core.create_non_partitioned_topic(name)
         return Response(status_code=NO_CONTENT)
 
     @router.delete("/admin/v2/{domain}/{tenant}/{namespace}/{topic}", status_code=NO_CONTENT,
                    summary="Delete a non-partitioned topic or one partition")
-    async def delete_topic(domain: str, tenant: str, namespace: str, topic: str) -> Response:
-        core.delete_topic(_full_name(domain, tenant, namespace, topic))
+    async def delete_topic(domain: str, tenant: str, namespace: str, topic: str, request: Request) -> Response:
+        name = parse_topic(_full_name(domain, tenant, namespace, topic))
+        redirect = owners.redirect_to_owner(core, name, request)  # on a cluster, the owner deletes it
+        if redirect is not None:
+            return redirect
+        core.delete_topic(name)
         return Response(status_code=NO_CONTENT)
 
     return router

@@ -508,3 +508,29 @@ def test_after_a_new_session_producers_on_a_bundle_taken_meanwhile_are_closed():
             assert mine not in first.topics.names()
         finally:
             sock.close()
+
+
+# -- admin requests about one topic go to its owner (admin/owners.py) ------------------------------------
+
+
+@pytest.mark.slow
+def test_on_a_cluster_a_topics_admin_requests_go_to_its_owner_and_listings_ask_every_owner():
+    """Pulsar's admin API serves a topic on the broker that owns its bundle (a 307 elsewhere, with
+    authoritative=true), and a non-persistent topic exists only there: the other brokers ask it."""
+    with InProcessCluster(3) as cluster:
+        names = [f"non-persistent://public/default/owned-{i}" for i in range(12)]
+        owners = {name: single_lookup(Pool(), cluster.broker_urls[0], name).broker_url for name in names}
+        elsewhere = next(name for name, owner in owners.items() if owner != cluster.broker_urls[0])
+        owner_web = cluster.web_urls[cluster.broker_urls.index(owners[elsewhere])]
+        path = "/admin/v2/non-persistent/public/default/" + elsewhere.rsplit("/", 1)[1]
+        asked = httpx.put(cluster.web_urls[0] + path, timeout=10)
+        assert asked.status_code == 307 and asked.headers["location"].startswith(owner_web + path)
+        assert "authoritative=true" in asked.headers["location"]
+        assert httpx.put(cluster.web_urls[0] + path, timeout=10, follow_redirects=True).status_code == 204
+        for web in cluster.web_urls:  # the owner loaded it; every broker lists it and finds it
+            listed = httpx.get(web + "/admin/v2/non-persistent/public/default", timeout=10).json()
+            assert elsewhere in listed, web
+            found = httpx.get(web + path + "/partitions", params={"checkAllowAutoCreation": "false"}, timeout=10)
+            assert found.status_code == 200 and found.json() == {"partitions": 0}, web
+        stats = httpx.get(cluster.web_urls[0] + path + "/stats", timeout=10, follow_redirects=True)
+        assert stats.status_code == 200 and "msgInCounter" in stats.json()
