@@ -220,8 +220,9 @@ class ClientDriver:
 
         thread = threading.Thread(target=body, name=f"pulsar-client {what}", daemon=True)
         thread.start()
-        # The client's own operation timeout is 5 s; give it that plus connect and close time.
-        bound = self.timeout + client_operation_timeout_s(self.timeout)
+        # The client's own operation timeout (the run's bound), plus connect and close time; a PubSub
+        # also collects for up to one more bound (``_drain``).
+        bound = self.timeout + client_operation_timeout_s(self.timeout) + (self.timeout if keep else 0)
         thread.join(bound)
         if thread.is_alive():
             raise Indefinite(f"{what}: the official client did not return within "
@@ -325,7 +326,9 @@ class ClientDriver:
                 _, consumer = consumers[index]
                 while len(got[index]) < total:
                     try:
-                        message = consumer.receive(timeout_millis=EVIDENCE_POLL_MS if counters else quiet_ms)
+                        left_ms = max(1, int(1000 * (deadline - time.monotonic())))  # one bound for the whole drain
+                        message = consumer.receive(timeout_millis=min(EVIDENCE_POLL_MS if counters else quiet_ms,
+                                                                      left_ms))
                     except pulsar.Timeout:
                         break
                     got[index].append(message_index(message.data()))
@@ -341,12 +344,19 @@ class ClientDriver:
             done = settled(self.urls.get("http"), topic, held, self.timeout, self.credentials,
                            partitioned) if counters else None
             if done:
+                open_ = set()
                 break  # the broker's counters say everything it sent has arrived
             if done is None:
                 if not counters:
+                    if time.monotonic() >= deadline:
+                        break  # the bound cut the quiet period short: below, no answer
                     timing.spent(timing.QUIET, quiet_ms / 1000, "official client")
-                    break  # a quiet period passed, and there are no counters to ask
+                    open_ = set()
+                    break  # a whole quiet period passed, and there are no counters to ask
                 counters = False  # the stats do not say: from now on a quiet period ends it
+        if open_ and time.monotonic() >= deadline:
+            raise Indefinite(f"PubSub on {topic}: messages were still to come when the bound of {self.timeout:g} s "
+                             "ran out (neither the broker's counters nor a quiet period said the collection was over)")
         received: dict[str, list[list[int]]] = {}
         for index, (name, _) in enumerate(consumers):
             received.setdefault(name, []).append(got[index])
