@@ -122,7 +122,7 @@ def test_every_exception_still_excuses_a_line(paths):
 
 
 @pytest.mark.parametrize("text, word", [
-    ("see index id 4066983619", "index id"),
+    ("see index id 12345", "index id"),
     ("(read_file by id)", "read_file"),
     ("the broker never imports it (STYLE R1)", "STYLE R<n>"),
     ("Side by side in one session", "in one session"),
