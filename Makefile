@@ -17,11 +17,13 @@ TARGETS ?= --target reference --target reference-zk --target pulsar-lite --targe
 APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends
 ZOOKEEPER_JAR := /usr/share/java/zookeeper.jar
 
-.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers test conformance conformance-secure cases \
+.PHONY: install proto system-zookeeper system-maven pulsar-jars java-drivers system-protoc native-drivers test conformance conformance-secure cases \
 	quality bench fuzz clean docker docker-stop docker-clean
 
 include mk/reports.mk
 include mk/docker.mk
+include mk/image.mk
+include mk/ci.mk
 
 install: $(STAMP) $(PROTO_OUT)
 
@@ -58,7 +60,17 @@ pulsar-jars: install system-maven
 java-drivers: install system-maven
 	$(PY) -m conformance.drivers.java_build --client 4.0.13 --client 3.0.5 --admin 4.0.13
 
-test: install system-zookeeper java-drivers pulsar-jars $(REPORTS_TEST_NEEDS)
+# The Go client's and the Rust crate's drivers (clients/go, clients/rust), built into the same cache with
+# the machine's go and cargo; the crate compiles Pulsar's protocol with protoc (Debian's protobuf-compiler).
+system-protoc:
+	@command -v protoc >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) protobuf-compiler; }
+
+native-drivers: install system-protoc
+	@command -v go >/dev/null 2>&1 && command -v cargo >/dev/null 2>&1 || \
+	  { echo "native-drivers: the Go and Rust drivers need go (1.25 or later) and cargo on PATH"; exit 2; }
+	$(PY) -m conformance.drivers.native_build --go 0.21.0 --rust 6.9.1
+
+test: install system-zookeeper java-drivers native-drivers pulsar-jars $(REPORTS_TEST_NEEDS) $(CI_TEST_NEEDS)
 	$(PY) -m pytest tests -q -p no:cacheprovider
 
 # Runs every spec case against the reference broker (in memory and on ZooKeeper), pulsar-lite and
@@ -67,7 +79,7 @@ test: install system-zookeeper java-drivers pulsar-jars $(REPORTS_TEST_NEEDS)
 # 0 when every verdict was expected (known divergences are recorded in spec/divergences/), 1 when a
 # case failed unexpectedly, 3 when one had no answer, 2 for a harness or target error; a report that
 # cannot be written exits 2 too.
-conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java java-drivers \
+conformance: install $(if $(findstring reference-zk,$(TARGETS)),system-zookeeper) system-java java-drivers native-drivers \
 		node_modules $(if $(findstring pulsar-standalone,$(TARGETS)),pulsar-jars)
 	@$(PY) -m conformance run $(TARGETS) --out $(REPORTS); code=$$?; \
 	  $(MAKE) --no-print-directory report || { echo "conformance: the report stage failed"; exit 2; }; \

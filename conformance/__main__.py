@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="org.apache.pulsar:pulsar-client release the java-client driver runs (default 4.0.13)")
     run_cmd.add_argument("--java-admin-version", metavar="V",
                          help="org.apache.pulsar:pulsar-client-admin release the java-admin driver runs (default 4.0.13)")
+    run_cmd.add_argument("--go-client-version", metavar="V",
+                         help="github.com/apache/pulsar-client-go release the go-client and go-admin drivers run "
+                              "(default 0.21.0)")
+    run_cmd.add_argument("--rust-client-version", metavar="V",
+                         help="pulsar crate release the rust-client and rust-admin drivers run (default 6.9.1)")
     secured = run_cmd.add_argument_group(
         "security", "token authentication and TLS (conformance/security.py); a token is never printed")
     token = secured.add_mutually_exclusive_group()
@@ -192,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         return v.EXIT_HARNESS
     return run(targets, pips=_pips(args.pip), keyword=args.keyword, out_dir=args.out,
                run_id=args.run_id, timeout=args.timeout, java_client_version=args.java_client_version,
-               java_admin_version=args.java_admin_version, jobs=args.jobs,
+               java_admin_version=args.java_admin_version, go_client_version=args.go_client_version,
+               rust_client_version=args.rust_client_version, jobs=args.jobs,
                security=security, broker_config=declared, known_divergences=args.known_divergences,
                stop_at_failure=args.exitfirst)
 

@@ -26,7 +26,7 @@ import threading
 from typing import Optional
 
 UNITS_PER_CORE = 6
-HEAVY_DRIVERS = frozenset({"client", "java-client", "java-admin"})
+HEAVY_DRIVERS = frozenset({"client", "java-client", "java-admin", "go-client", "rust-client"})
 HEAVY_WEIGHT = 2
 
 

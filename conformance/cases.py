@@ -24,6 +24,7 @@ from typing import Any, Mapping, Optional
 
 from model.errors import ModelUsageError
 from model.java_client import JAVA_ERROR_KINDS
+from model.client_libraries import LIBRARY_ERROR_KINDS
 from model.machine import apply, initial_state, run
 from pulsar_naming.names import InvalidName, NamespaceName, TopicName
 from model.ops import (
@@ -32,7 +33,9 @@ from model.ops import (
 )
 from model.outcomes import (
     DROPPED, POSITIVE, ZERO, ClientError, ConnectionClosed, Delivered, Done, FeatureFlag, InternalStatsView,
-    LookupAnswer, PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView)
+    LookupAnswer, PartitionList, Partitions, PubSubBounds, PubSubResult, RestError, ServerError, TopicLoaded,
+    TopicStatsView,
+)
 from model.refused_names import REST_REFUSAL
 from model.state import FrozenMap
 from spec.schema import OPERATIONS, Row, load_rows
@@ -51,14 +54,17 @@ API_SELECTORS: dict[str, tuple[str, str]] = {
     "binary": ("api", "binary"),
     "client-binary": ("transport", "binary"),
     "client-http": ("transport", "http"),
-    "java-client-binary": ("transport", "binary"),  # the Java client (conformance/drivers/java.py)
-    "java-client-http": ("transport", "http"),
+    # the admin call of a client library (model/client_libraries.py)
+    "java-admin": ("library", "java"), "go-admin": ("library", "go"), "rust-admin": ("library", "rust"),
 }
-# Operations both drivers perform (selector "api+transport", e.g. PubSub): spec api -> fields.
+# Operations whose selector fills several fields ("api+transport", e.g. PubSub, which two drivers
+# perform; "library+transport", PIP-344's client API through each client library): spec api -> fields.
 API_TRANSPORT_SELECTORS: dict[str, dict[str, str]] = {
     "binary": {"api": "binary"},
     "client-binary": {"api": "client", "transport": "binary"},
     "client-http": {"api": "client", "transport": "http"},
+    **{f"{library}-client-{transport}": {"library": library, "transport": transport}
+       for library in ("java", "go", "rust") for transport in ("binary", "http")},
 }
 
 
@@ -186,10 +192,11 @@ def _operation(template: dict, api: Optional[str], namespace: str, domain: str, 
         data["namespace"] = namespace
     if "domain" in fields_of:
         data.setdefault("domain", domain)
-    if api is not None and shape.selector == "api+transport":
-        if api not in API_TRANSPORT_SELECTORS:
+    if api is not None and shape.selector is not None and "+" in shape.selector:
+        fields = API_TRANSPORT_SELECTORS.get(api, {})
+        if not fields or not set(fields) <= set(shape.selector.split("+")):
             raise ModelUsageError(f"{data['op']} cannot be performed through {api}")
-        data.update(API_TRANSPORT_SELECTORS[api])
+        data.update(fields)
     elif api is not None and shape.selector is not None:
         key, value = API_SELECTORS[api]
         if key != shape.selector:
@@ -250,6 +257,8 @@ def error_kind(outcome) -> Optional[str]:
                 "ServiceNotReady": "service-not-ready"}.get(outcome.error)
     if isinstance(outcome, ClientError) and outcome.exception in JAVA_ERROR_KINDS:
         return JAVA_ERROR_KINDS[outcome.exception]
+    if isinstance(outcome, ClientError) and outcome.exception in LIBRARY_ERROR_KINDS:  # the Go and Rust clients
+        return LIBRARY_ERROR_KINDS[outcome.exception]
     if isinstance(outcome, ClientError):
         # The C++-based client shows a binary TopicNotFound as TopicNotFound and every HTTP error
         # status, 404 included, as ConnectError (model/client.py CLIENT_EXCEPTIONS).
@@ -326,6 +335,10 @@ def _stated_value(key: str, value, bound: BoundCase, topic: Optional[TopicName])
     if key == "cursors":
         views = [s.expected for s in bound.observations if isinstance(s.expected, InternalStatsView)]
         return len(views[-1].cursors) if views else None
+    if key == "collected":
+        # the last AwaitTopicGC found the topic unloaded by the broker's check for inactive topics
+        waits = [s.expected for s in bound.observations if isinstance(s.expected, TopicLoaded)]
+        return (not waits[-1].loaded) if waits else None
     if key in PIP157_STATED:
         return pip157_stated_value(key, value, bound)
     if key in PIP35_STATED:

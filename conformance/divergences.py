@@ -7,7 +7,8 @@ and the summaries count the two apart.
 A target's file is named by its ``divergence_profile`` (``profile_of``): ``apache-pulsar`` for
 any target whose version is an Apache Pulsar release (detected, never assumed), the target's own
 name for implementations that keep a file (``pulsar-lite``), none for the reference broker, which
-must pass everything.
+must pass everything but what a client library is known to do against the spec: the files of
+``LIBRARY_PROFILES`` apply to every target.
 
 A divergence covers a case when the case or its row is listed and the target's release is inside
 the entry's range (``KnownDivergences.covering``). Only a ``failed`` verdict is covered
@@ -22,11 +23,29 @@ be stale), and one that turns indefinite or broken is not excused. Two kinds of 
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Iterable, Optional
 
-from spec.schema import Divergence, load_divergences
+from spec.schema import APIS, DIVERGENCES_DIR, Divergence, load_divergences
 
 APACHE_PULSAR = "apache-pulsar"
+# Client libraries that keep a file of their own divergences (model/client_libraries.py): an entry
+# covers the library's cases (the apis ``<library>-...``) on every target, its ``releases`` being the
+# brokers'; a row id in it stands for the row's cases of the library's apis only.
+LIBRARY_PROFILES = {"go": "pulsar-client-go", "rust": "pulsar-client-rust"}
+
+
+def library_entries(directory: Path = DIVERGENCES_DIR) -> tuple[Divergence, ...]:
+    """Every client library's known divergences, their row ids narrowed to the library's cases."""
+    found = []
+    for library, profile in LIBRARY_PROFILES.items():
+        apis = [api for api in APIS if api.startswith(f"{library}-")]
+        for entry in load_divergences(profile, directory):
+            cases = tuple(case if "[" in case else f"{case}[{api}]" for case in entry.cases
+                          for api in (("",) if "[" in case else apis))
+            found.append(replace(entry, cases=cases))
+    return tuple(found)
 
 
 def profile_of(target) -> Optional[str]:
@@ -45,9 +64,9 @@ class KnownDivergences:
     def for_target(cls, target) -> "KnownDivergences":
         given = getattr(target, "known_divergences", None)  # the user's own file (--known-divergences)
         if given is not None:
-            return cls(given)
+            return cls((*given, *library_entries()))
         profile = profile_of(target)
-        return cls(load_divergences(profile) if profile else ())
+        return cls((*(load_divergences(profile) if profile else ()), *library_entries()))
 
     def covering(self, case_id: str, row_id: str, release) -> Optional[Divergence]:
         """The entry that covers this case on a broker of ``release``, if any."""

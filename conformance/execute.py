@@ -31,6 +31,7 @@ from conformance.capabilities import unsupported_reason
 from conformance.feature_flags import missing_flag
 from conformance.drivers.client import ClientDriver
 from conformance.drivers.java import java_drivers
+from conformance.drivers.native_clients import native_drivers
 from conformance.drivers.metadata import MetadataDriver
 from conformance.drivers.rest import RestDriver
 from conformance.drivers.wire import WireDriver
@@ -49,7 +50,8 @@ def new_namespace() -> str:
 
 
 def default_drivers(target: Target) -> dict:
-    """The drivers a target offers: REST (and java-admin) only with an admin API, the others always."""
+    """The drivers a target offers: REST (and the client libraries' admin drivers) only with an admin
+    API, the others always."""
     admin = target.admin_url if target.has_admin else None
     credentials = target.credentials()  # conformance/security.py: token and CA, redacted everywhere
     return {
@@ -62,6 +64,8 @@ def default_drivers(target: Target) -> dict:
         "metadata": MetadataDriver(target.metadata_store_url, timeout=target.timeout),
         # the Java client and admin client, in the run's driver processes (drivers/java.py)
         **java_drivers(target.service_url, admin, timeout=target.timeout, credentials=credentials),
+        # the Go client and the Rust crate, likewise (drivers/native_clients.py)
+        **native_drivers(target.service_url, admin, timeout=target.timeout, credentials=credentials),
     }
 
 

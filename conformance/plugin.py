@@ -37,6 +37,7 @@ import pytest
 
 from conformance import results, verdicts as v
 from conformance.divergences import KnownDivergences
+from conformance.drivers.protocol_client import client_library
 from conformance.execute import CaseRun, TargetSession
 from conformance.errors import Unsupported
 from conformance.reasons import tagged
@@ -240,7 +241,8 @@ class ConformancePlugin:
             reason=tagged(verdict.kind, verdict.reason) if verdict.verdict == v.UNSUPPORTED else verdict.reason,
             expected=results.outcome_json(verdict.expected), actual=results.outcome_json(verdict.actual),
             failing_step=verdict.failing_step, duration_s=round(run.duration_s, 4),
-            source=list(case.source or ()), namespace=run.namespace, known_divergence=known.id if known else "")
+            source=list(case.source or ()), namespace=run.namespace, known_divergence=known.id if known else "",
+            client=client_library(run.driver))
         self.writer.write(record)
         self.records.append(record)
         self.recorded_nodeids.add(item.nodeid)
@@ -291,6 +293,8 @@ def _allure(case, run: CaseRun, target, known=None, run_id: str = "") -> None:
     allure.dynamic.parameter("target", target.name)
     allure.dynamic.parameter("driver", run.driver)
     allure.dynamic.parameter("api", case.api)
+    if client_library(run.driver):  # reports/allure.py groups the client libraries' report by it
+        allure.dynamic.label("client", client_library(run.driver))
     allure.dynamic.parameter("target_version", target.version or "unknown", excluded=True)
     sources = "\n".join(f"- {s}" for s in (case.source or ()))
     recorded = (f"\n\nKnown divergence {known.id} ({known.kind}): {known.summary}"

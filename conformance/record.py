@@ -10,6 +10,9 @@ one line per case, so the model can be checked against real Pulsar on any machin
   the verdicts that carry an answer (passed, failed) of a case that ran in a namespace. Each line
   keeps what re-binding the case needs: the namespace it ran in, the step index, the answer, and
   the run it came from.
+- A release seen through Apache Pulsar's proxy (the target ``pulsar-proxy:P/B``, whose version reads
+  ``<broker> via proxy <proxy>``) is a release of its own here: its lines name the pair and go to
+  ``spec/observed/pulsar-proxy-<proxy>-on-<broker>.jsonl``, never into the bare broker's file.
 - ``record``: a file holds one line per case id, sorted by case id, so a new recording shows as a
   reviewable diff; a case recorded again replaces its line, cases not in the new run keep
   theirs. Files are written whole and atomically.
@@ -24,7 +27,7 @@ from typing import Iterable, Optional
 
 from conformance.results import ResultRecord, read_results
 from spec.schema import SPEC_DIR
-from spec.versions import parse_release, release_text
+from spec.versions import parse_release, proxy_of, release_text
 
 OBSERVED_DIR = SPEC_DIR / "observed"
 FIELDS = ("case_id", "row_id", "release", "namespace", "verdict", "step", "actual", "known_divergence", "run_id")
@@ -43,6 +46,11 @@ def observation(record: ResultRecord) -> Optional[dict]:
 
 
 def observed_path(release: str, directory: Path = OBSERVED_DIR) -> Path:
+    """``pulsar-4.0.7.jsonl``; for a broker seen through a proxy, ``pulsar-proxy-4.0.8-on-4.0.7.jsonl``."""
+    parsed = parse_release(release)
+    proxy = proxy_of(parsed)
+    if proxy is not None:
+        return Path(directory) / f"pulsar-proxy-{release_text(proxy)}-on-{release_text(parsed.broker)}.jsonl"
     return Path(directory) / f"pulsar-{release}.jsonl"
 
 

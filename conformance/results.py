@@ -17,6 +17,9 @@ Written to ``<out>/results/<run_id>.jsonl``, one object per line, keys in ``FIEL
 - Schema 3 adds the verdict ``target-error`` (verdicts.target_error: the target could not start,
   stopped serving, or could not be restarted); records of schemas 1 and 2 never carry it and are
   read as they are.
+- Schema 4 adds ``client``: the client library and its version that performed the action
+  (``github.com/apache/pulsar-client-go 0.21.0``), "" when the action went through no client
+  library (the wire codec, REST); records of schemas 1 to 3 are read with it empty.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from typing import Any, Iterable, Optional
 
 from conformance.verdicts import VERDICTS
 
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, SCHEMA_VERSION)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class ResultRecord:
     source: list[str]
     namespace: str = ""
     known_divergence: str = ""
+    client: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=False, ensure_ascii=False)
@@ -66,9 +70,11 @@ class ResultRecord:
     def from_json(cls, line: str) -> "ResultRecord":
         data = json.loads(line)
         if data.get("schema_version") == 1:  # no namespace nor known_divergence yet: both read empty
-            data = {**data, "schema_version": SCHEMA_VERSION, "namespace": "", "known_divergence": ""}
+            data = {**data, "schema_version": 3, "namespace": "", "known_divergence": ""}
         if data.get("schema_version") == 2:  # the same fields; only target-error is new in 3
-            data = {**data, "schema_version": SCHEMA_VERSION}
+            data = {**data, "schema_version": 3}
+        if data.get("schema_version") == 3:  # no client yet: read empty
+            data = {**data, "schema_version": SCHEMA_VERSION, "client": ""}
         if data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"result schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}; "
                              "use a reader of the matching version")

@@ -4,7 +4,8 @@
 
 - Action steps go to the driver of the case's api (``API_DRIVERS``): rest -> rest, binary ->
   wire, client-binary / client-http -> client, java-client-binary / java-client-http ->
-  java-client, java-admin -> java-admin. An op that names its own api (``ops.*.api``) goes where
+  java-client, java-admin -> java-admin, and so for the go- and rust- apis (go-client, go-admin,
+  rust-client, rust-admin). An op that names its own api (``ops.*.api``) goes where
   that api says, since the model computed its outcome for that api.
 - Setup and observe steps go by the op's own api if it has one; otherwise to REST when the
   target has an admin API, else to the wire driver when it can do that op (e.g.
@@ -38,6 +39,8 @@ API_DRIVERS = {"rest": "rest", "binary": "wire", "client": "client",
 API_DRIVERS["metadata"] = "metadata"  # white-box reads of the target's store (ReadTopicLayout, PIP-157)
 API_DRIVERS.update({"java-client-binary": "java-client", "java-client-http": "java-client",  # drivers/java.py
                     "java-admin": "java-admin"})
+API_DRIVERS.update({f"{library}-{role}": f"{library}-{role.split('-')[0]}"  # drivers/native_clients.py
+                    for library in ("go", "rust") for role in ("client-binary", "client-http", "admin")})
 
 def action_driver_name(case_api: str) -> str:
     """The driver that performs a case's action steps; it also names the test item."""
@@ -90,7 +93,7 @@ class Router:
     def _get(self, name: str, op):
         driver = self.drivers.get(name)
         if driver is None:
-            admin = name in ("rest", "java-admin")  # both exist only with an admin URL
+            admin = name == "rest" or name.endswith("-admin")  # they exist only with an admin URL
             why = "has no admin REST API" if admin else f"offers no {name} driver"
             raise Unsupported("no-admin-api" if admin else "no-driver",
                               f"{type(op).__name__} needs the {name} driver and the target {why}")

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Optional, TextIO
 import pytest
 
 from conformance import timing, verdicts as v
-from conformance.drivers import java
+from conformance.drivers import java, native_clients
 from conformance.errors import UsageError
 from conformance.execute import TargetSession, default_drivers
 from conformance.plugin import ConformancePlugin
@@ -109,7 +109,8 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         cases: Optional[list] = None, targets: Optional[list[Target]] = None,
         driver_factory: Callable = default_drivers, pytest_extra: Iterable[str] = (),
         stream: Optional[TextIO] = None, java_client_version: Optional[str] = None,
-        java_admin_version: Optional[str] = None, jobs: int = DEFAULT_JOBS,
+        java_admin_version: Optional[str] = None, go_client_version: Optional[str] = None,
+        rust_client_version: Optional[str] = None, jobs: int = DEFAULT_JOBS,
         security: Optional[RunSecurity] = None, broker_config: Optional[dict[str, str]] = None,
         known_divergences: Optional[Path] = None, stop_at_failure: bool = False) -> int:
     """Run the selected cases on every target; returns the exit code (verdicts.exit_code).
@@ -165,6 +166,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         return v.EXIT_HARNESS
 
     java.configure(client_version=java_client_version, admin_version=java_admin_version)
+    native_clients.configure(go_version=go_client_version, rust_version=rust_client_version)
     timing.reset()
     started = time.monotonic()
     sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
@@ -177,7 +179,7 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
         finally:
             for session in sessions:
                 session.stop()
-            java.close_shared()  # the run's Java driver processes (drivers/java.py, shared pool)
+            java.close_shared()  # the run's client driver processes (drivers/protocol_client.py, one pool)
     return _report(plugin, sessions, status, keyword, say, time.monotonic() - started)
 
 

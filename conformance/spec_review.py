@@ -9,6 +9,8 @@ model computes for the action and each observation: reviewers compare the quote 
 ``--boundaries`` prints instead the boundary coverage (spec/boundaries.py): each limited rule and
 collection x path[api] x boundary point -> the rows that cover it, MISSING where none does
 (``--all-ids`` lists every covering row); the lint's L7 fails the run on any MISSING.
+``--enumerations`` prints the enumeration coverage (spec/enumerations.py) the same way: each
+enumeration x path[api] x value -> the rows that reach it; the lint's L9 fails on any MISSING.
 Problems are reported as "<file>:<line>: <case id>: <problem>", like the lint's.
 """
 
@@ -22,6 +24,7 @@ from typing import Iterable, Optional
 from conformance.cases import cases_of, stated_disagreements
 from model.errors import ModelUsageError
 from spec import boundaries
+from spec import enumerations
 from spec import lint as spec_lint
 from spec.schema import SPEC_DIR, Row, SpecError, load_rows
 
@@ -84,16 +87,34 @@ def boundary_report(directory: Path, shown: Optional[int]) -> int:
     return 1 if any(not cell.rows for cell in cells) else 0
 
 
+def enumeration_report(directory: Path, shown: Optional[int]) -> int:
+    """The enumeration coverage; 1 when a value is unreached or the files do not load."""
+    try:
+        cells = enumerations.coverage(
+            enumerations.load_enumerations(Path(directory) / enumerations.ENUMERATIONS_FILE.name), load_rows(directory))
+    except SpecError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(enumerations.report(cells, shown))
+    print(enumerations.summary(cells), file=sys.stderr)
+    return 1 if any(not cell.rows for cell in cells) else 0
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.spec_review", description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", action="store_true", help="only report problems")
     parser.add_argument("--dir", type=Path, default=SPEC_DIR, help="spec folder (default: the spec package)")
     parser.add_argument("--boundaries", action="store_true",
                         help="print rule x path x boundary point -> covering rows instead of the row listing")
-    parser.add_argument("--all-ids", action="store_true", help="with --boundaries: every covering row, not 3")
+    parser.add_argument("--enumerations", action="store_true",
+                        help="print enumeration x path x value -> rows reaching it instead of the row listing")
+    parser.add_argument("--all-ids", action="store_true",
+                        help="with --boundaries or --enumerations: every covering row, not 3")
     args = parser.parse_args(argv)
     if args.boundaries:
         return boundary_report(args.dir, None if args.all_ids else 3)
+    if args.enumerations:
+        return enumeration_report(args.dir, None if args.all_ids else 3)
     problems = review(args.dir)
     if not args.quiet and not problems:
         print(listing(load_rows(args.dir)))

@@ -330,6 +330,8 @@ def list_topics(state: State, op: ListTopics):
     namespace = parse_namespace(op.namespace)
     if op.api == "client":
         raise ModelUsageError("ListTopics(api='client'): the official client has no listing call; use rest or binary")
+    if op.domain == "all" and op.api != "binary":
+        raise ModelUsageError("ListTopics(domain='all'): mode ALL is GET_TOPICS_OF_NAMESPACE's; REST lists one domain")
     if not state.namespace_exists(namespace):
         if op.api == "rest":
             return state, texts.NAMESPACE_DOES_NOT_EXIST
@@ -340,7 +342,10 @@ def list_topics(state: State, op: ListTopics):
         if op.domain == "persistent":
             return state, TopicList(frozenset())
         return state, texts.binary_list_namespace_missing(state.era, namespace)
-    return state, TopicList(frozenset(str(t) for t in state.topics_in(namespace, op.domain)))
+    # The binary listing keeps only the active non-persistent topics (NamespaceService
+    # #getListOfNonPersistentTopics); REST lists every loaded one (NonPersistentTopics#getListFromBundle).
+    listed = state.listed_in(namespace, op.domain) if op.api == "binary" else state.topics_in(namespace, op.domain)
+    return state, TopicList(frozenset(str(t) for t in listed))
 
 
 def list_partitioned_topics(state: State, op: ListPartitionedTopics):

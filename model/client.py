@@ -25,9 +25,9 @@ from typing import Optional
 
 from model.attach import wire_attach
 from model.errors import ModelUsageError
-from model.lookups import binary_partitioned_metadata, rest_partitioned_metadata
+from model.lookups import binary_partitioned_metadata, lookup, rest_partitioned_metadata
 from pulsar_naming.names import TopicName
-from model.ops import GetPartitionsForTopic, ProduceConsume
+from model.ops import GetPartitionsForTopic, Lookup, ProduceConsume
 from model.outcomes import ClientError, Delivered, PartitionList, Partitions, RestError, ServerError
 from model.state import State, parse_topic
 
@@ -101,6 +101,14 @@ def produce_consume(state: State, op: ProduceConsume):
     state, answer = client_partition_metadata(state, topic, op.transport)
     if not isinstance(answer, Partitions):
         return state, client_exception(op.transport, answer)
+    if op.transport == "http":
+        # The client looks each topic up over HTTP before it connects; a refused lookup ends it (on
+        # releases whose lookup checks a non-persistent partition name's existence, model/releases.py
+        # rest-lookup-skips-non-persistent).
+        for target in attach_targets(topic, answer.partitions):
+            _, found = lookup(state, Lookup(str(target), "rest"))
+            if isinstance(found, RestError):
+                return state, client_exception("http", found)
     state, refusal = attach(state, topic, answer.partitions)
     if refusal is not None:
         return state, refusal

@@ -49,6 +49,17 @@ class BrokerConfig:
     authenticationEnabled: bool = False
     authorizationEnabled: bool = False
     superUserRoles: str = ""
+    # Pulsar's keys a few rows set (ServiceConfiguration's defaults), sent to a target only when a
+    # row sets them (SENT_WHEN_SET): the lookup permits of the binary protocol (ServerCnx
+    # #handlePartitionMetadataRequest takes one per request and gives it back before it answers;
+    # rows ask one at a time, so the answers do not depend on it), and the check for inactive topics
+    # (BrokerService#checkGC every brokerDeleteInactiveTopicsFrequencySeconds; a topic unused for
+    # brokerDeleteInactiveTopicsMaxInactiveDurationSeconds, which defaults to the frequency, is
+    # deleted, with the partitioned metadata of its base name when the last key is true).
+    maxConcurrentLookupRequest: int = 50000
+    brokerDeleteInactiveTopicsEnabled: bool = True
+    brokerDeleteInactiveTopicsFrequencySeconds: int = 60
+    brokerDeleteInactivePartitionedTopicMetadataEnabled: bool = False
 
     @classmethod
     def from_strings(cls, values: Optional[Mapping[str, str]] = None) -> "BrokerConfig":
@@ -63,7 +74,11 @@ class BrokerConfig:
             raise ModelUsageError(
                 f"Unknown broker config key {key!r}: the model knows {', '.join(KEYS)}; "
                 "add the key to model/config.py if a row needs it")
-        return replace(self, **{key: _parse(key, value)})
+        parsed = _parse(key, value)
+        if key == "maxConcurrentLookupRequest" and parsed < 1:
+            raise ModelUsageError("maxConcurrentLookupRequest below 1 refuses every binary lookup (TooManyRequests), "
+                                  "which the model does not answer; rows keep at least one permit")
+        return replace(self, **{key: parsed})
 
     def with_dynamic_update(self, key: str, value: str) -> "BrokerConfig":
         """``key`` set on a running broker, which may differ from broker.conf: Pulsar's listeners of the two partition keys
@@ -96,7 +111,12 @@ TENTATIVE_KEYS: frozenset[str] = frozenset({"maxBatchLookupTopics"})
 # Security keys: a target the harness starts gets them with its key material only when a row sets
 # them (conformance/security.py), so every other case's configuration is as it was.
 AUTH_KEYS: frozenset[str] = frozenset({"authenticationEnabled", "authorizationEnabled", "superUserRoles"})
-SENT_WHEN_SET: frozenset[str] = TENTATIVE_KEYS | AUTH_KEYS
+# Pulsar's keys that only some rows set (the lookup permits, the check for inactive topics): sent only
+# then, so every other case's configuration is as it was, and a target without them runs the rest.
+SET_BY_ROWS_KEYS: frozenset[str] = frozenset({
+    "maxConcurrentLookupRequest", "brokerDeleteInactiveTopicsEnabled", "brokerDeleteInactiveTopicsFrequencySeconds",
+    "brokerDeleteInactivePartitionedTopicMetadataEnabled"})
+SENT_WHEN_SET: frozenset[str] = TENTATIVE_KEYS | AUTH_KEYS | SET_BY_ROWS_KEYS
 
 # Keys a running broker accepts through the dynamic-configuration REST call. The first three are
 # verified dynamic ("the tests set them through admin.brokers().updateDynamicConfiguration",
@@ -104,7 +124,12 @@ SENT_WHEN_SET: frozenset[str] = TENTATIVE_KEYS | AUTH_KEYS
 # not dynamic (Pulsar's ServiceConfiguration, "dynamic: no").
 PIP2_KEYS: frozenset[str] = frozenset({"enablePersistentTopics", "enableNonPersistentTopics",
                                        "maxConcurrentNonPersistentMessagePerConnection"})
-DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS) - PIP2_KEYS - AUTH_KEYS
+# The check for inactive topics is scheduled at start-up with its frequency; the harness restarts a
+# broker for all three of its keys rather than trust a release to take them at run time.
+INACTIVE_TOPIC_KEYS: frozenset[str] = frozenset({
+    "brokerDeleteInactiveTopicsEnabled", "brokerDeleteInactiveTopicsFrequencySeconds",
+    "brokerDeleteInactivePartitionedTopicMetadataEnabled"})
+DYNAMIC_KEYS: frozenset[str] = frozenset(KEYS) - PIP2_KEYS - AUTH_KEYS - INACTIVE_TOPIC_KEYS
 
 
 def _parse(key: str, value: str):

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from model import client
 from model.errors import ModelUsageError
-from model.lookups import ADVERTISED_FLAGS, binary_partitioned_metadata, rest_partitioned_metadata
+from model.lookups import advertised_flags, binary_partitioned_metadata, rest_partitioned_metadata
 from model.ops import (SUB_TYPES, JavaGetPartitionedTopicMetadata, JavaGetPartitionsForTopic, JavaProduceConsume,
                        ProduceConsume)
 from model.outcomes import ClientError, PartitionList, Partitions, RestError, ServerError
@@ -112,7 +112,7 @@ def get_partitions_for_topic(state: State, op: JavaGetPartitionsForTopic):
     topic = parse_topic(op.topic)
     flag = True if op.auto_create is None else op.auto_create  # the one-argument form is (topic, true)
     if op.transport == "binary":
-        if not flag and FLAG5 not in ADVERTISED_FLAGS[state.era]:
+        if not flag and FLAG5 not in advertised_flags(state):  # the CONNECTED it saw (a proxy's, model/proxy.py)
             return state, FEATURE_NOT_SUPPORTED  # no feature flag 5: refused before anything is sent
         state, answer = binary_partitioned_metadata(state, topic, flag)
     elif op.transport == "http":

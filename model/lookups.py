@@ -45,7 +45,9 @@ TopicLookupBase.internalLookupTopicAsync), both eras:
 
 from __future__ import annotations
 
-from model import texts
+from typing import Optional
+
+from model import proxy, texts
 from model.autocreation import Refused, fetch_metadata_check_allow_auto_creation, is_allow_auto_topic_creation, topic_existence
 from model.errors import ModelUsageError
 from pulsar_naming.names import TopicName
@@ -68,10 +70,15 @@ ADVERTISED_FLAGS = {
 }
 
 
+def advertised_flags(state: State) -> frozenset[str]:
+    """The FeatureFlags a client's CONNECTED sets: the broker's, or a proxy's own (model/proxy.py)."""
+    return proxy.advertised_flags(state) if proxy.proxied(state) else ADVERTISED_FLAGS[state.era]
+
+
 def handshake(state: State, op: Handshake):
     # Field 5 is PIP-344's, so a release without it lacks the flag; field 10 is what this spec
     # requires of every broker (PIP-35, tentative), whatever else the release has.
-    return state, FeatureFlag(op.feature, op.feature in ADVERTISED_FLAGS[state.era])
+    return state, FeatureFlag(op.feature, op.feature in advertised_flags(state))
 
 
 def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):
@@ -112,14 +119,19 @@ def rest_partitioned_metadata(state: State, topic: TopicName, check_allow_auto_c
     return state, texts.topic_not_found(topic)
 
 
-def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_creation_enabled: bool):
-    """PARTITIONED_METADATA (21) → PARTITIONED_METADATA_RESPONSE (22)."""
+def binary_partitioned_metadata(state: State, topic: TopicName, metadata_auto_creation_enabled: bool,
+                                era: Optional[str] = None):
+    """PARTITIONED_METADATA (21) → PARTITIONED_METADATA_RESPONSE (22), as a broker of ``era`` (default:
+    the state's own) handles it; model/proxy.py asks for the PIP-344 era where a proxy promised it."""
+    if era is None and proxy.proxied(state):  # asked through a proxy, which asks the broker
+        return proxy.partitioned_metadata(state, topic, metadata_auto_creation_enabled, binary_partitioned_metadata)
+    era = era or state.era
     # old brokers ignored field 6: they always ran the auto-creating fetch, which answers 0 without creating
     # anything when creation is not allowed.
-    auto_creating = state.era == "pre-pip344" or (
+    auto_creating = era == "pre-pip344" or (
         metadata_auto_creation_enabled and is_allow_auto_topic_creation(state, topic))
     if not state.namespace_exists(topic.namespace_name):
-        return state, texts.binary_namespace_missing(state.era, topic.namespace_name, auto_creating)
+        return state, texts.binary_namespace_missing(era, topic.namespace_name, auto_creating)
     if auto_creating:
         fetched = fetch_metadata_check_allow_auto_creation(state, topic)
         if isinstance(fetched, Refused):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from model import admin, auth, batch_lookup, buckets, client, java_client, lookups, nonpersistent, ops, releases
+from model import (admin, auth, batch_lookup, buckets, client, client_libraries, lookups, nonpersistent, ops, proxy,
+                   releases)
 from model.config import BrokerConfig
 from model.errors import ModelUsageError
 from model.ops import (
@@ -51,6 +52,8 @@ HANDLERS: dict[type, Callable] = {
     GetTopicStats: nonpersistent.get_topic_stats,
     GetPartitionedStats: nonpersistent.get_partitioned_stats,
     GetInternalStats: nonpersistent.get_internal_stats,
+    ops.DeleteSubscription: nonpersistent.delete_subscription,
+    ops.AwaitTopicGC: nonpersistent.await_topic_gc,
 }
 HANDLERS.update({  # PIP-157 (model/buckets.py)
     ops.GetNumberOfTopicBuckets: buckets.get_number_of_topic_buckets,
@@ -63,12 +66,16 @@ HANDLERS.update({  # PIP-35 (model/batch_lookup.py; TENTATIVE)
     ops.BatchEqualsSingles: batch_lookup.batch_equals_singles,
     ops.SameOwnerEverywhere: batch_lookup.same_owner_everywhere,
 })
-HANDLERS.update({  # the Java client and admin client (model/java_client.py)
-    ops.JavaGetPartitionsForTopic: java_client.get_partitions_for_topic,
-    ops.JavaProduceConsume: java_client.produce_consume,
-    ops.JavaGetPartitionedTopicMetadata: java_client.get_partitioned_topic_metadata,
+HANDLERS.update({  # PIP-344's client API through each client library (model/client_libraries.py, java_client.py)
+    ops.JavaGetPartitionsForTopic: client_libraries.get_partitions_for_topic,
+    ops.JavaProduceConsume: client_libraries.produce_consume,
+    ops.JavaGetPartitionedTopicMetadata: client_libraries.get_partitioned_topic_metadata,
 })
 HANDLERS[ops.WithCredentials] = auth.with_credentials  # token authentication and authorization (ours)
+HANDLERS.update({  # through Apache Pulsar's proxy, which asks the broker again and relays a refusal (model/proxy.py)
+    Lookup: proxy.relaying(HANDLERS[Lookup]),
+    ListTopics: proxy.relaying(HANDLERS[ListTopics]),
+})
 
 
 _UNSET = object()

@@ -68,12 +68,13 @@ from model.client import attach, attach_targets, client_exception, client_partit
 from model.errors import ModelUsageError
 from pulsar_naming.names import TopicName
 from model.ops import (
-    BAD_COMMANDS, INITIAL_POSITIONS, SUB_TYPES, BadCommand, GetInternalStats, GetPartitionedStats,
-    GetTopicStats, Lookup, PubSub,
+    BAD_COMMANDS, INITIAL_POSITIONS, SUB_TYPES, AwaitTopicGC, BadCommand, DeleteSubscription, GetInternalStats,
+    GetPartitionedStats, GetTopicStats, Lookup, PubSub,
 )
 from model.outcomes import (
-    ACCEPTED, DROPPED, FALSE, POSITIVE, STORED, ZERO, ConnectionClosed, InternalStatsView, Partitions,
-    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+    ACCEPTED, DROPPED, FALSE, POSITIVE, STORED, ZERO, ConnectionClosed, Done, InternalStatsView, Partitions,
+    PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, StatsDetailView, TopicLoaded,
+    TopicStatsView,
     payload_ranges, relayed_client_error, run_length,
 )
 from model.state import State, parse_topic
@@ -126,6 +127,10 @@ class LiveStats:
     producers: int = 0      # producers and consumers of earlier PubSubs still attached
     consumers: int = 0
     known: bool = True      # False after a "bounds" PubSub: timing decided the counters
+    # Per subscription: how many consumers it has attached, and the messages each was sent by the
+    # last PubSub (attach order), or None where the sources do not fix which consumer gets what (a
+    # Shared or Key_Shared subscription of several consumers). Read by GetTopicStats with detail.
+    consumer_counts: tuple[tuple[str, int, Optional[tuple[int, ...]]], ...] = ()
 
     @property
     def attached(self) -> bool:
@@ -190,6 +195,7 @@ class _Sub:
     permits: list[int] = field(default_factory=list)  # per consumer, attach order
     delivered: list[int] = field(default_factory=list)
     drops: int = 0
+    sent: list[int] = field(default_factory=list)     # per consumer, attach order: messages sent to it
 
     def take_permit(self) -> bool:
         """Dispatch side: Exclusive/Failover ask the active consumer, Shared the subscription's total;
@@ -199,8 +205,16 @@ class _Sub:
         for i, permits in enumerate(candidates):
             if permits > 0:
                 self.permits[i] -= 1
+                self.sent[i] += 1
                 return True
         return False
+
+    def counts(self) -> Optional[tuple[int, ...]]:
+        """What each consumer was sent, where the sources fix it: one consumer, or the single active
+        consumer of Exclusive and Failover (the stats sort consumers, so which one it was does not matter)."""
+        if len(self.sent) > 1 and self.kind in ("Shared", "Key_Shared"):
+            return None
+        return tuple(self.sent)
 
 
 def _check(op: PubSub) -> None:
@@ -231,6 +245,16 @@ def _check(op: PubSub) -> None:
                               "selector's hash, not modelled")
     if op.api == "client" and op.flow_after:
         raise ModelUsageError("flow_after is a wire-driver step; the client grants permits as it receives")
+    if op.close_producer or op.close_consumers:
+        if op.api != "binary":
+            raise ModelUsageError("close_producer and close_consumers are wire-driver steps (api binary)")
+        if op.close_after:
+            raise ModelUsageError("close_after closes everything already; close_producer and close_consumers "
+                                  "close some of it")
+        if len(set(op.close_consumers)) != len(op.close_consumers) or any(
+                not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(op.consumers)
+                for i in op.close_consumers):
+            raise ModelUsageError(f"close_consumers {op.close_consumers!r}: distinct indices of consumers")
 
 
 def _simulate(state: State, op: PubSub, persistent: bool):
@@ -273,6 +297,7 @@ def _simulate(state: State, op: PubSub, persistent: bool):
         elif kind == "Exclusive":
             raise ModelUsageError(f"a second consumer on Exclusive subscription {name!r} is not modelled")
         sub.permits.append(permits)
+        sub.sent.append(0)
         if persistent:
             deliver_backlog(sub)
     for burst in op.bursts:
@@ -374,17 +399,54 @@ def _record_live(state: State, op: PubSub, targets, subs: dict, counters: dict) 
                           sub.kind)
         subscriptions = tuple((name, sign, out, kind, 0) for name, (sign, out, kind) in sorted(kept.items()))
     accepted_sends = counters["in"]  # one message per SEND here
-    return state.with_live(target, LiveStats(
+    consumer_counts = tuple((name, len(subs[name].sent), subs[name].counts()) if attached else (name, 0, ())
+                            for name in sorted(subs))
+    if not attached and not state.has("np-subscription-ends-with-its-consumers"):
+        consumer_counts = tuple((name, 0, ()) for name, *_ in subscriptions)  # kept, with no consumer
+    live = LiveStats(
         msg_in=before.msg_in + counters["in"], msg_out=before.msg_out + out,
         entries_added=before.entries_added + accepted_sends, publishers=publishers,
-        subscriptions=subscriptions, known=before.known, **_left_attached(op)))
+        subscriptions=subscriptions, known=before.known, consumer_counts=consumer_counts, **_left_attached(op))
+    if attached and (op.close_producer or op.close_consumers):
+        live = _close_some(state, op, live, subs)
+    return state.with_live(target, live)
+
+
+def _close_some(state: State, op: PubSub, live: LiveStats, subs: dict) -> LiveStats:
+    """What ``close_producer`` and ``close_consumers`` leave: the producer gone from the publishers,
+    and each subscription with the consumers it keeps. A subscription whose consumers all closed ends
+    with them from 3.1 (NonPersistentSubscription#removeConsumer: "Unsubscribe when all the consumers
+    disconnected"), and stays with none before (model/releases.py np-subscription-ends-with-its-consumers);
+    its counters stay with the topic either way."""
+    closing = set(op.close_consumers)
+    keeps = {name: [i for i, (n, _, _) in enumerate(op.consumers) if n == name and i not in closing] for name in subs}
+    sent = {name: list(subs[name].sent) for name in subs}
+    counts = {}
+    for name in subs:
+        remaining = keeps[name]
+        ordinal = [i for i, (n, _, _) in enumerate(op.consumers) if n == name]
+        if remaining and len(remaining) < len(ordinal) and any(sent[name]):
+            raise ModelUsageError(f"closing some consumers of subscription {name!r} after messages: which counters "
+                                  "leave with them is not modelled; close them all, or send nothing")
+        left = tuple(sent[name][ordinal.index(i)] for i in remaining)
+        counts[name] = (len(left), left if (len(left) <= 1 or subs[name].kind not in ("Shared", "Key_Shared")) else None)
+    ends = state.has("np-subscription-ends-with-its-consumers")
+    subscriptions = tuple(
+        (name, sign, out, kind, unacked if counts[name][0] else 0) for name, sign, out, kind, unacked in live.subscriptions
+        if counts[name][0] or not ends)
+    consumer_counts = tuple((name, *counts[name]) for name, *_ in subscriptions)
+    return replace(live, publishers=() if op.close_producer else live.publishers,
+                   subscriptions=subscriptions, consumer_counts=consumer_counts,
+                   producers=0 if op.close_producer else live.producers,
+                   consumers=sum(n for _, n, _ in consumer_counts))
 
 
 def _left_attached(op: PubSub) -> dict:
     """What a PubSub leaves attached to each topic it used: its producer and its consumers, every
     one of them counted as PersistentTopic#currentUsageCount counts, unless it closed them."""
     attached = not op.close_after
-    return {"producers": 1 if attached else 0, "consumers": len(op.consumers) if attached else 0}
+    return {"producers": 1 if attached and not op.close_producer else 0,
+            "consumers": len(op.consumers) - len(op.close_consumers) if attached else 0}
 
 
 def _unacked(state: State, op: PubSub, sub: _Sub) -> Optional[int]:
@@ -438,6 +500,8 @@ def _live(state: State, topic: TopicName) -> LiveStats:
 def get_topic_stats(state: State, op: GetTopicStats):
     topic = parse_topic(op.topic)
     live = _live(state, topic)
+    if op.detail:
+        return state, _stats_detail(topic, live)
     if any(sub[4] is None for sub in live.subscriptions):
         raise ModelUsageError(f"{topic}: this release counts unacked messages and the official client's acks "
                               "arrive when they do; read its stats after a PubSub of api binary")
@@ -452,6 +516,94 @@ def get_topic_stats(state: State, op: GetTopicStats):
     fixed = tuple((path, value) for path, value in NON_PERSISTENT_FIXED.items() if present[path.rpartition(".")[0]])
     return state, TopicStatsView((), live.msg_in, live.msg_out, rate_out, tuple(sorted(live.publishers)),
                                  live.subscriptions, fixed)
+
+
+def _stats_detail(topic: TopicName, live: LiveStats) -> StatsDetailView:
+    """The byte counters and what each subscription and consumer shows (testTopicStats,
+    testAccumulativeStats). A byte counter is positive once a message went through it: every payload
+    here has bytes (NonPersistentTopic#publishMessage adds the message's size to bytesInCounter; the
+    dispatcher's consumers add what they were sent to bytesOutCounter). A consumer's msgRateOut and
+    msgThroughputOut are positive when the last PubSub sent it something and it is still attached
+    (Consumer#updateRates over the interval just ended); a subscription's are its consumers' sums
+    (NonPersistentSubscription#getStats), its bytesOutCounter its consumers' and its removed
+    consumers' bytes."""
+    counts = {name: sent for name, _, sent in live.consumer_counts}
+    subscriptions = []
+    for name, _sign, out, _kind, _unacked in live.subscriptions:
+        sent = counts.get(name, ())
+        if sent is None:
+            raise ModelUsageError(f"{topic}: which consumer of Shared or Key_Shared subscription {name!r} got which "
+                                  "message is not fixed; read the detail view with one consumer per such subscription")
+        consumers = tuple(sorted((_positive(n), _positive(n)) for n in sent))
+        rate = POSITIVE if any(n > 0 for n in sent) else ZERO
+        subscriptions.append((name, len(sent), rate, rate, _positive(out), consumers))
+    return StatsDetailView((), _positive(live.msg_in), _positive(live.msg_out), tuple(subscriptions))
+
+
+def _positive(count: int) -> str:
+    return POSITIVE if count > 0 else ZERO
+
+
+def delete_subscription(state: State, op: DeleteSubscription):
+    """PersistentTopicsBase#internalDeleteSubscriptionAsync for a non-persistent, non-partitioned name:
+    the topic the broker has loaded (else 404, AdminResource#getTopicNotFoundErrorMessage), its
+    subscription (else 404, #getSubNotFoundErrorMessage), which NonPersistentSubscription#delete
+    fences and removes, its dispatcher closing and so disconnecting its consumers, its counters
+    kept with the topic (NonPersistentTopic#unsubscribe). Read at v4.0.7."""
+    topic = parse_topic(op.topic)
+    if topic.persistent or topic.is_partition:
+        raise ModelUsageError(f"{topic}: deleting a subscription is modelled for non-partitioned non-persistent topics")
+    if not state.namespace_exists(topic.namespace_name):
+        raise ModelUsageError(f"{topic}: deleting a subscription in a missing namespace is not modelled")
+    if not state.topic_exists(topic):
+        return state, RestError(404, f"Topic {topic} not found")
+    live = state.live.get(topic, LiveStats())
+    if not live.known:
+        raise ModelUsageError(f"{topic}: timing decided this topic's counters (a bounds PubSub)")
+    if op.subscription not in {name for name, *_ in live.subscriptions}:
+        return state, RestError(404, f"Subscription {op.subscription} not found for topic {topic}")
+    gone = sum(n for name, n, _ in live.consumer_counts if name == op.subscription)
+    return state.with_live(topic, replace(
+        live, subscriptions=tuple(s for s in live.subscriptions if s[0] != op.subscription),
+        consumer_counts=tuple(c for c in live.consumer_counts if c[0] != op.subscription),
+        consumers=live.consumers - gone)), Done()
+
+
+# The check for inactive topics: BrokerService#checkGC runs every brokerDeleteInactiveTopicsFrequencySeconds
+# (F) and NonPersistentTopic#checkGC deletes a topic inactive for more than its max inactive duration,
+# which defaults to F (ServiceConfiguration#getBrokerDeleteInactiveTopicsMaxInactiveDurationSeconds);
+# a topic's last activity is the last check that found it active, so it goes at most 2F after it became
+# inactive. The wait a row gives must cover that and a margin.
+GC_MARGIN_S = 2
+
+
+def await_topic_gc(state: State, op: AwaitTopicGC):
+    """Whether the topic is still loaded when the wait ends. NonPersistentTopic#isActive (a V2 name is
+    global to it): a producer, or any subscription, keeps it; from 3.1 a subscription goes with its last
+    consumer, before it stays and keeps the topic (np-subscription-ends-with-its-consumers). With
+    brokerDeleteInactivePartitionedTopicMetadataEnabled, unloading a partition deletes its base name's
+    partitioned metadata (NonPersistentTopic#tryToDeletePartitionedMetadata at v4.0.7)."""
+    topic = parse_topic(op.topic)
+    if topic.persistent:
+        raise ModelUsageError(f"{topic}: the check for inactive topics is modelled for non-persistent topics")
+    if op.seconds < 0:
+        raise ModelUsageError(f"AwaitTopicGC(seconds={op.seconds}): a wait of 0 seconds or more")
+    if not state.topic_exists(topic):
+        return state, TopicLoaded(False)
+    live = state.live.get(topic, LiveStats())
+    config = state.config
+    if live.attached or live.subscriptions or not config.brokerDeleteInactiveTopicsEnabled:
+        return state, TopicLoaded(True)
+    needed = 2 * config.brokerDeleteInactiveTopicsFrequencySeconds + GC_MARGIN_S
+    if op.seconds < needed:
+        raise ModelUsageError(f"{topic} is inactive, but within {op.seconds} s the check (every "
+                              f"{config.brokerDeleteInactiveTopicsFrequencySeconds} s) may not have unloaded it yet: "
+                              f"wait {needed} s or more")
+    state = state.without_topic(topic)
+    base = topic.partitioned_base if topic.is_partition else None
+    if base is not None and config.brokerDeleteInactivePartitionedTopicMetadataEnabled and state.partition_count(base):
+        state = state.without_partitioned_metadata(base)
+    return state, TopicLoaded(False)
 
 
 def get_partitioned_stats(state: State, op: GetPartitionedStats):

@@ -124,10 +124,11 @@ class GetPartitionsForTopic:
 @dataclass(frozen=True)
 class ListTopics:
     """Non-partitioned topics and partitions of a namespace (REST GET /admin/v2/{domain}/{t}/{ns},
-    binary GET_TOPICS_OF_NAMESPACE)."""
+    binary GET_TOPICS_OF_NAMESPACE with the mode of ``domain``: PERSISTENT, NON_PERSISTENT, and
+    ALL for "all", which only the binary request has)."""
     namespace: str
     api: Api = "rest"
-    domain: str = "persistent"
+    domain: str = "persistent"  # "persistent", "non-persistent" or "all"
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,10 @@ class PubSub:
     attached until the case ends (``close_after=False``) so a later stats observation sees them;
     with ``close_after=True`` they are closed (CLOSE_PRODUCER / CLOSE_CONSUMER) at the end, after
     step 6: what arrives while closing (a persistent Shared subscription redelivers a closed
-    consumer's unacknowledged messages to the others) is not part of the outcome.
+    consumer's unacknowledged messages to the others) is not part of the outcome. Without
+    ``close_after``, ``close_producer`` closes the producer alone and ``close_consumers`` the
+    consumers of those indices of ``consumers`` alone, the same way (wire driver only): what the
+    others leave attached is what a later observation sees.
 
     ``view`` picks the outcome: ``"exact"`` (PubSubResult) where the sources fix every receipt and
     delivery, ``"bounds"`` (PubSubBounds) where timing may move drops (concurrent client sends
@@ -203,6 +207,8 @@ class PubSub:
     initial_position: str = "Latest"
     close_after: bool = False
     view: str = "exact"
+    close_producer: bool = False
+    close_consumers: tuple[int, ...] = ()
     api: Api = "binary"
     transport: Transport = "binary"
 
@@ -228,8 +234,28 @@ class BadCommand:
 
 @dataclass(frozen=True)
 class GetTopicStats:
-    """REST GET /admin/v2/{domain}/{t}/{ns}/{topic}/stats, read as a TopicStatsView."""
+    """REST GET /admin/v2/{domain}/{t}/{ns}/{topic}/stats, read as a TopicStatsView, or with
+    ``detail`` as a StatsDetailView: the byte counters, and what each subscription and each consumer
+    shows."""
     topic: str
+    detail: bool = False
+
+
+@dataclass(frozen=True)
+class DeleteSubscription:
+    """REST DELETE /admin/v2/{domain}/{t}/{ns}/{topic}/subscription/{subscription} (force left at
+    its default, false)."""
+    topic: str
+    subscription: str
+
+
+@dataclass(frozen=True)
+class AwaitTopicGC:
+    """Wait up to ``seconds`` for the broker's check for inactive topics (BrokerService#checkGC)
+    to unload ``topic``: REST GET .../stats until it answers 404, read as TopicLoaded. A topic that
+    stays loaded is read again until the end of the wait, a bounded quiet period; 0 reads once."""
+    topic: str
+    seconds: int = 0
 
 
 @dataclass(frozen=True)
@@ -312,10 +338,12 @@ class SameOwnerEverywhere:
 class JavaGetPartitionsForTopic:
     """``PulsarClient.getPartitionsForTopic(topic, metadataAutoCreationEnabled)`` of the Java client,
     built on a ``pulsar://`` (transport "binary") or ``http://`` (transport "http") service URL.
-    ``auto_create`` None is the one-argument form, deprecated by PIP-344."""
+    ``auto_create`` None is the one-argument form, deprecated by PIP-344. ``library``: the client
+    library that makes the call, ``java`` or another of model/client_libraries.py, as the case's api says."""
     topic: str
     auto_create: Optional[bool] = None
     transport: Transport = "binary"
+    library: str = "java"
 
 
 @dataclass(frozen=True)
@@ -327,12 +355,15 @@ class JavaProduceConsume:
     sub_type: str = "Exclusive"
     count: int = 3
     transport: Transport = "binary"
+    library: str = "java"
 
 
 @dataclass(frozen=True)
 class JavaGetPartitionedTopicMetadata:
-    """``PulsarAdmin.topics().getPartitionedTopicMetadata(topic)`` of the Java admin client."""
+    """``PulsarAdmin.topics().getPartitionedTopicMetadata(topic)`` of the Java admin client, or the
+    admin call of another ``library`` (model/client_libraries.py)."""
     topic: str
+    library: str = "java"
 
 
 # -- token authentication and authorization (model/auth.py; ours: not in the PIPs) ----------------
@@ -361,7 +392,7 @@ Operation = (
     | GetAutoTopicCreation | RemoveAutoTopicCreation | CreatePartitionedTopic | CreateNonPartitionedTopic
     | DeletePartitionedTopic | DeleteTopic | GetPartitionedMetadata | GetPartitionsForTopic | ListTopics
     | ListPartitionedTopics | Lookup | Handshake | ProduceConsume | PubSub | BadCommand
-    | GetTopicStats | GetPartitionedStats | GetInternalStats | GetNumberOfTopicBuckets | SetNumberOfTopicBuckets
+    | GetTopicStats | DeleteSubscription | AwaitTopicGC | GetPartitionedStats | GetInternalStats | GetNumberOfTopicBuckets | SetNumberOfTopicBuckets
     | RemoveNumberOfTopicBuckets | ReadTopicLayout | BatchLookup | BatchEqualsSingles | SameOwnerEverywhere
     | JavaGetPartitionsForTopic | JavaProduceConsume | JavaGetPartitionedTopicMetadata | WithCredentials
 )
@@ -404,4 +435,6 @@ def op_from_json(data: dict):
             data["consumers"] = tuple(tuple(c) for c in data["consumers"])
         if "bursts" in data:
             data["bursts"] = tuple(data["bursts"])
+        if "close_consumers" in data:
+            data["close_consumers"] = tuple(data["close_consumers"])
     return cls(**data)

@@ -236,6 +236,37 @@ class TopicStatsView:
 
 
 @dataclass(frozen=True)
+class StatsDetailView:
+    """GET .../stats read for what one subscription and one consumer show (``GetTopicStats`` with
+    ``detail``; testTopicStats and testAccumulativeStats, Pulsar's NonPersistentTopicTest).
+
+    ``missing``: names from DETAIL_STATS_FIELDS the JSON lacks; ``bytes_in_counter`` and
+    ``bytes_out_counter``: the signs of the topic's byte counters; ``subscriptions``: per
+    subscription, sorted by name, (name, its number of consumers, the signs of its msgRateOut,
+    msgThroughputOut and bytesOutCounter, and per consumer the signs of its msgRateOut and
+    msgThroughputOut, sorted). Rates as TopicStatsView reads them: positive if any read across the
+    broker's stats updates shows them positive.
+    """
+    missing: tuple[str, ...]
+    bytes_in_counter: str
+    bytes_out_counter: str
+    subscriptions: tuple[tuple[str, int, str, str, str, tuple[tuple[str, str], ...]], ...]
+
+    def to_json(self) -> dict:
+        return {"kind": "StatsDetailView", "missing": list(self.missing), "bytes_in_counter": self.bytes_in_counter,
+                "bytes_out_counter": self.bytes_out_counter,
+                "subscriptions": [[name, n, rate, throughput, out, [list(c) for c in consumers]]
+                                  for name, n, rate, throughput, out, consumers in self.subscriptions]}
+
+
+@dataclass(frozen=True)
+class TopicLoaded:
+    """AwaitTopicGC: whether the broker still has the topic loaded (its stats answer) when the wait
+    ends, or unloaded it (404)."""
+    loaded: bool
+
+
+@dataclass(frozen=True)
 class PartitionedStatsView:
     """GET .../partitioned-stats?perPartition=true: metadata.partitions and the summed counters."""
     missing: tuple[str, ...]
@@ -327,6 +358,12 @@ FIXED_STATS_FIELDS: tuple[str, ...] = (
     "subscriptions.*.unackedMessages",
     "subscriptions.*.consumers[].msgRateRedeliver", "subscriptions.*.consumers[].blockedConsumerOnUnackedMsgs",
 )
+# What a StatsDetailView reads, paths as above.
+DETAIL_STATS_FIELDS: tuple[str, ...] = (
+    "bytesInCounter", "bytesOutCounter", "subscriptions.*.msgRateOut", "subscriptions.*.msgThroughputOut",
+    "subscriptions.*.bytesOutCounter", "subscriptions.*.consumers",
+    "subscriptions.*.consumers[].msgRateOut", "subscriptions.*.consumers[].msgThroughputOut",
+)
 PARTITIONED_STATS_FIELDS: tuple[str, ...] = (
     "msgRateIn", "msgRateOut", "msgInCounter", "msgOutCounter", "msgDropRate", "publishers",
     "subscriptions", "metadata", "partitions",
@@ -346,6 +383,8 @@ OUTCOME_TYPES: dict[str, type] = {
 OUTCOME_TYPES.update({cls.__name__: cls for cls in (TopicBuckets, LedgerPaths)})  # PIP-157
 OUTCOME_TYPES.update({cls.__name__: cls for cls in (BatchLookupResult, Agreement)})  # PIP-35
 OUTCOME_TYPES[OverrideShown.__name__] = OverrideShown  # the namespace override's GET
+OUTCOME_TYPES[StatsDetailView.__name__] = StatsDetailView  # PIP-2: one subscription's and one consumer's stats
+OUTCOME_TYPES[TopicLoaded.__name__] = TopicLoaded  # PIP-2: the check for inactive topics
 
 
 def outcome_to_json(outcome) -> dict:
@@ -370,6 +409,10 @@ def outcome_from_json(data: dict):
         return TopicStatsView(tuple(data["missing"]), data["msg_in_counter"], data["msg_out_counter"],
                               data["msg_rate_out"], tuple(data["publishers"]),
                               tuple(tuple(s) for s in data["subscriptions"]), tuple(data["fixed"].items()))
+    if cls is StatsDetailView:
+        return StatsDetailView(tuple(data["missing"]), data["bytes_in_counter"], data["bytes_out_counter"],
+                               tuple((name, n, rate, throughput, out, tuple(tuple(c) for c in consumers))
+                                     for name, n, rate, throughput, out, consumers in data["subscriptions"]))
     if cls in (PartitionedStatsView, InternalStatsView):
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
     return cls(**data)

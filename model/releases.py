@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 from model.errors import ModelUsageError
-from spec.versions import NEWEST, Range, RangeError, Release, parse_release, release_text
+from spec.versions import NEWEST, Proxied, Range, RangeError, Release, parse_release, proxy_of, release_text
 from spec.versions import parse_range as _parse_range
 
 __all__ = ["NEWEST", "Range", "Release", "parse_release", "release_text", "parse_range", "BEHAVIOURS", "ERAS",
-           "REPRESENTATIVE", "era_of", "era_range", "has"]
+           "REPRESENTATIVE", "era_of", "era_range", "has", "Proxied", "proxy_of", "PROXY_BEHAVIOURS", "proxy_has"]
 
 
 def parse_range(text: str) -> Range:
@@ -173,6 +173,43 @@ BEHAVIOURS: dict[str, Behaviour] = {
         "PersistentTopic#delete at v4.2.4 against v3.0.7 and v4.0.7, NonPersistentTopic#delete at all three"),
 }
 
+# Apache Pulsar's proxy (org.apache.pulsar:pulsar-proxy) in front of a broker (the target
+# pulsar-proxy:P/B, model/proxy.py): a release seen through it is spec/versions.py's Proxied, the
+# broker's release with the proxy's beside it; these behaviours are keyed by the proxy's release.
+# Read in the proxy's sources jars of 3.0.0, 3.3.5, 4.0.6 and 4.0.8 (Maven Central serves the
+# pulsar-proxy artifact of no 3.0.x release after 3.0.0, nor of 4.0.7); a range names the PR and its
+# release labels where the line's first release with the change was not read.
+PROXY_BEHAVIOURS: dict[str, Behaviour] = {
+    "proxy-advertises-flag5": _behaviour(
+        ">=3.0.6 <3.1 | >=3.3.1",
+        "the proxy answers a client's CONNECT (no proxy_to_broker_url: the lookup connection) with a CONNECTED "
+        "of its own, FeatureFlags field 5 set whatever broker is behind it; before PIP-344's Commands, no field 5",
+        "ProxyConnection#completeConnect at v3.0.0, v3.3.5, v4.0.6 and v4.0.8: "
+        "'Commands.newConnected(protocolVersionToAdvertise, false)', the Commands of the proxy's own "
+        "pulsar-common, which set field 5 from PIP-344 on (apache/pulsar PR #22206: BEHAVIOURS['pip-344']); "
+        "observed: a 4.0.8 proxy sets it in front of 4.0.7 and of 3.0.2, a 3.0.0 proxy in front of 4.0.7 does not"),
+    "proxy-forwards-metadata-auto-creation": _behaviour(
+        ">=3.0.6 <3.1 | >=3.3.1",
+        "the proxy's PARTITIONED_METADATA to the broker carries the client's field 6 "
+        "(metadata_auto_creation_enabled), except on a client connection's first request, where it reads the "
+        "field after the command was cleared (spec/divergences/apache-pulsar.yaml "
+        "proxy-loses-field-6-on-a-connections-first-request); before, the proxy built its own request "
+        "without the client's value",
+        "LookupProxyHandler#handlePartitionMetadataResponse at v3.3.5, v4.0.6 and v4.0.8: "
+        "'partitionMetadata.isMetadataAutoCreationEnabled());' passed to Commands.newPartitionMetadataRequest, "
+        "whose parameter came with PIP-344 (apache/pulsar PR #22206); at v3.0.0 "
+        "'Commands.newPartitionMetadataRequest(topicName.toString(), requestId);'"),
+    "proxy-keeps-partition-metadata-error": _behaviour(
+        ">=3.0.12 <3.1 | >=3.3.7 <4 | >=4.0.6",
+        "a PARTITIONED_METADATA the broker refuses is relayed with the broker's error as the proxy's client "
+        "reads it (ClientCnx#getPulsarClientException, then ClientCnx#revertClientExToErrorCode); before, "
+        "ServiceNotReady unless the refusal was about authentication or authorization",
+        "apache/pulsar PR #24181, labelled release/3.0.12 and release/3.3.7; "
+        "LookupProxyHandler#handlePartitionMetadataResponse at v4.0.6 and v4.0.8: "
+        "'Commands.newLookupErrorResponse(clientCnx.revertClientExToErrorCode(pce),', at v3.0.0 and v3.3.5 "
+        "'Commands.newLookupErrorResponse(getServerError(t),' (the 4.0.x releases before 4.0.6 were not read)"),
+}
+
 ERAS = ("pip344", "pre-pip344", "any")
 ERA_BEHAVIOUR = "pip-344"
 # The release a case of each era is bound to when no target's release is known (the spec review,
@@ -192,6 +229,18 @@ def era_range(era: str) -> Range:
 def era_of(release: Optional[Release]) -> str:
     """The era of a broker of ``release``: ``pip344`` within BEHAVIOURS["pip-344"], else ``pre-pip344``."""
     return "pip344" if release in BEHAVIOURS[ERA_BEHAVIOUR].range else "pre-pip344"
+
+
+def proxy_has(release: Optional[Release], behaviour: str) -> bool:
+    """Whether the proxy in front of a proxied broker ``release`` has a behaviour of PROXY_BEHAVIOURS;
+    False for a broker seen directly (no proxy has anything)."""
+    try:
+        entry = PROXY_BEHAVIOURS[behaviour]
+    except KeyError:
+        raise ModelUsageError(f"unknown proxy behaviour {behaviour!r}; model/releases.py PROXY_BEHAVIOURS lists "
+                              f"{', '.join(sorted(PROXY_BEHAVIOURS))}") from None
+    proxy = proxy_of(release)
+    return proxy is not None and proxy in entry.range
 
 
 def has(release: Optional[Release], behaviour: str) -> bool:

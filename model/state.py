@@ -120,7 +120,19 @@ class State:
         return topic in self.topics
 
     def topics_in(self, namespace: NamespaceName, domain: str) -> frozenset[TopicName]:
-        return frozenset(t for t in self.topics if t.namespace_name == namespace and t.domain == domain)
+        """``domain`` "all": both domains, as GET_TOPICS_OF_NAMESPACE's mode ALL joins the two listings
+        (NamespaceService#getFullListOfTopics)."""
+        return frozenset(t for t in self.topics
+                         if t.namespace_name == namespace and domain in (t.domain, "all"))
+
+    def listed_in(self, namespace: NamespaceName, domain: str) -> frozenset[TopicName]:
+        """What the binary listing of the namespace shows: ``topics_in``, less the non-persistent topics
+        that are not active (NamespaceService#getListOfNonPersistentTopics keeps a loaded topic only
+        while NonPersistentTopic#isActive: a producer or a subscription)."""
+        def active(topic: TopicName) -> bool:
+            live = self.live.get(topic)
+            return live is not None and bool(live.attached or live.subscriptions)
+        return frozenset(t for t in self.topics_in(namespace, domain) if t.persistent or active(t))
 
     def partitioned_in(self, namespace: NamespaceName, domain: str) -> frozenset[TopicName]:
         return frozenset(t for t in self.partitioned if t.namespace_name == namespace and t.domain == domain)
@@ -161,6 +173,11 @@ class State:
     def without_topic(self, topic: TopicName) -> "State":
         """Delete one non-partitioned topic or partition; a new one of that name starts its stats at zero."""
         return replace(self, topics=self.topics - {topic}, live=self.live.remove(topic))
+
+    def without_partitioned_metadata(self, topic: TopicName) -> "State":
+        """Delete the partitioned metadata of ``topic`` alone, as the check for inactive topics does
+        when it unloads a partition (its other partitions go when they are unused themselves)."""
+        return replace(self, partitioned=self.partitioned.remove(topic))
 
     def without_partitioned_topic(self, topic: TopicName) -> "State":
         """Delete the metadata and every partition of ``topic``."""

@@ -500,6 +500,19 @@ class ServerCnx:
                 closed += 1
         return closed
 
+    def close_subscription_consumers(self, topic_name: str, subscription_name: str) -> int:
+        """Close this connection's consumers of one subscription, telling the client with CLOSE_CONSUMER
+        (request_id -1), as a subscription deleted through the admin API does (its dispatcher's close
+        disconnects them, Pulsar's Dispatcher#close). Returns how many were closed."""
+        closed = 0
+        for consumer_id, (subscription, consumer) in list(self.consumers.items()):
+            if subscription.topic.name == topic_name and subscription.name == subscription_name:
+                del self.consumers[consumer_id]
+                subscription.remove_consumer(consumer)
+                self.send(ev.CloseConsumer(consumer_id=consumer_id, request_id=U64_MINUS_ONE))
+                closed += 1
+        return closed
+
     def connection_lost(self) -> None:
         for producer_id, (topic, live) in list(self.producers.items()):
             live.remove_producer((self.id, producer_id))

@@ -144,6 +144,9 @@ _KEYS = (
     # topics are collected here (``TopicRegistry.collect_inactive``): they exist only while loaded.
     ConfigKey("brokerDeleteInactiveTopicsEnabled", "bool", True, dynamic=True),
     ConfigKey("brokerDeleteInactiveTopicsFrequencySeconds", "int", 60, minimum=1),
+    # With it, unloading an inactive partition deletes its base name's partitioned metadata
+    # (NonPersistentTopic#tryToDeletePartitionedMetadata at v4.0.7; server.py).
+    ConfigKey("brokerDeleteInactivePartitionedTopicMetadataEnabled", "bool", False),
     # Pulsar's BrokerService/AutoTopicCreationOverrideImpl: system topics may always be auto-created when this is on
     ConfigKey("systemTopicEnabled", "bool", True),
     # PIP-35 cluster (docs/pip35-decisions.md): Pulsar's key and default (4) for the bundles of a new

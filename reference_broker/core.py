@@ -98,6 +98,10 @@ class BrokerCore(NamespaceOps, TopicOps):
         self.topic_deleted_listeners: list[Callable[[TopicName], None]] = []
         # The producers and consumers attached to a loaded topic: the topics layer answers it.
         self.topic_users: Callable[[TopicName], tuple[int, int]] = lambda topic: (0, 0)
+        # Whether a loaded non-persistent topic is in use (a producer or a subscription): the topics
+        # layer answers it; the binary non-persistent listing shows only those (NamespaceService
+        # #getListOfNonPersistentTopics keeps a topic while NonPersistentTopic#isActive).
+        self.non_persistent_in_use: Callable[[TopicName], bool] = lambda topic: True
         host = config.advertised_host
         self.broker_service_url = broker_service_url or f"pulsar://{host}:{config.brokerServicePort}"
         self.web_service_url = web_service_url or f"http://{host}:{config.webServicePort}"

@@ -347,11 +347,14 @@ class TopicOps:
             raise InvalidTopicName(f"Invalid topic domain {domain!r}: expected persistent or non-persistent")
         return domain
 
-    def list_topics(self, namespace: NamespaceName | str, domain: str, *, check_namespace: bool = True) -> list[str]:
+    def list_topics(self, namespace: NamespaceName | str, domain: str, *, check_namespace: bool = True,
+                    active_only: bool = False) -> list[str]:
         """Non-partitioned topics and partitions of one domain, as full names, sorted.
 
         ``check_namespace=False`` reads the folder without asking whether the namespace exists
-        (the binary listing in mode PERSISTENT, ``topics_of_namespace``)."""
+        (the binary listing in mode PERSISTENT, ``topics_of_namespace``). ``active_only``: the
+        non-persistent topics in use only, as the binary listing gives them (NamespaceService
+        #getListOfNonPersistentTopics); REST lists every loaded one (NonPersistentTopics#getListFromBundle)."""
         ns, domain = parse_namespace(namespace), self._domain(domain)
         if check_namespace:
             self.get_policies(ns)
@@ -360,7 +363,8 @@ class TopicOps:
             local_names.sort()  # one prefix for all, so the local names give the order of the full names
             prefix = f"{domain}://{ns}/"
             return [prefix + name for name in local_names]
-        return sorted(str(t) for t in self._active_non_persistent if t.namespace_name == ns)
+        return sorted(str(t) for t in self._active_non_persistent
+                      if t.namespace_name == ns and (not active_only or self.non_persistent_in_use(t)))
 
     def topics_of_namespace(self, namespace: NamespaceName | str, domains: tuple[str, ...]) -> list[str]:
         """Binary GET_TOPICS_OF_NAMESPACE (rows pip344-list-binary-missing-*).
@@ -376,7 +380,7 @@ class TopicOps:
         if "non-persistent" in domains and self._policies_or_none(ns) is None:
             raise NamespaceNotFound("Namespace not found", server_error="MetadataError",
                                     binary_message="org.apache.pulsar.broker.web.RestException: Namespace not found")
-        return [t for domain in domains for t in self.list_topics(ns, domain, check_namespace=False)]
+        return [t for domain in domains for t in self.list_topics(ns, domain, check_namespace=False, active_only=True)]
 
     def list_partitioned_topics(self, namespace: NamespaceName | str, domain: str) -> list[str]:
         ns, domain = parse_namespace(namespace), self._domain(domain)
@@ -448,6 +452,15 @@ class TopicOps:
     def mark_non_persistent_inactive(self, topic: TopicName | str) -> None:
         """The server calls this when its topic registry unloads a non-persistent topic (server.py)."""
         self._active_non_persistent.discard(parse_topic(topic))
+
+    def delete_metadata_of_unloaded_partition(self, topic: TopicName | str) -> None:
+        """With brokerDeleteInactivePartitionedTopicMetadataEnabled, the check for inactive topics that
+        unloads a partition deletes its base name's partitioned metadata, and that alone (Pulsar's
+        NonPersistentTopic#tryToDeletePartitionedMetadata at v4.0.7: the other partitions go when
+        they are unused themselves)."""
+        topic = parse_topic(topic)
+        if topic.is_partition and self._partitions_of(topic.partitioned_base) > 0:
+            self.store.delete_recursive(layout.partitioned_topic_path(topic.partitioned_base))
 
     # --- lookup (Pulsar's TopicLookupBase.lookupTopicAsync, Pulsar's TopicLookupBase.internalLookupTopicAsync) --------------------------------------------------------------
 

@@ -61,6 +61,7 @@ class BrokerServer:
         # Unloading: a topic deleted through the admin API is unloaded here too.
         core.topic_deleted_listeners.append(lambda topic: self.topics.unload(str(topic)))
         core.topic_users = self._users_of
+        core.non_persistent_in_use = self._non_persistent_in_use
         core.cluster.after_new_session.append(self.unload_topics_owned_elsewhere)
         self.connections: set[BrokerProtocol] = set()
         self.cluster_name = core.config.get("clusterName")
@@ -175,6 +176,15 @@ class BrokerServer:
             log.warning("unloaded %s: its bundle is owned by %s now", name, owner.broker_id)
         return unloaded
 
+    def _close_subscription(self, topic: str, subscription: str) -> int:
+        """Disconnect every consumer of one subscription, on every connection (routes_stats.py)."""
+        return sum(protocol.cnx.close_subscription_consumers(topic, subscription)
+                   for protocol in list(self.connections) if protocol.cnx is not None)
+
+    def _non_persistent_in_use(self, topic: TopicName) -> bool:
+        loaded = self.topics.get(topic)
+        return loaded is not None and not loaded.is_idle()
+
     def _schedule_inactive_check(self) -> None:
         every = self.core.config.get("brokerDeleteInactiveTopicsFrequencySeconds")
         self._inactive_check = asyncio.get_running_loop().call_later(every, self._check_inactive_topics, every)
@@ -186,6 +196,8 @@ class BrokerServer:
                 for name in self.topics.collect_inactive(max_idle=every):
                     self.core.mark_non_persistent_inactive(name)
                     log.info("unloaded inactive non-persistent topic %s", name)
+                    if self.core.config.get("brokerDeleteInactivePartitionedTopicMetadataEnabled"):
+                        self.core.delete_metadata_of_unloaded_partition(name)
         except Exception:  # noqa: BLE001 - a failed check must not stop later ones
             log.exception("inactive topic check failed")
         self._schedule_inactive_check()
@@ -197,6 +209,7 @@ class BrokerServer:
         from .admin.app import build_app
 
         app = build_app(self.core, broker_service_url=self.broker_url, web_service_url=self.web_url,
+                        close_subscription=self._close_subscription,
                         topics=self.topics, security=self.security)
         tls = {} if tls_config is None else dict(
             ssl_certfile=tls_config.get("tlsCertificateFilePath"), ssl_keyfile=tls_config.get("tlsKeyFilePath"))

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None, spark=None) -> int:
     if not args.no_allure and (args.allure_results or allure_dir.is_dir()):
         try:
             index = allure_report.render(allure_dir, out, result_files=[Path(f) for f in result.files],
-                                         cli=args.allure_cli)
+                                         cli=args.allure_cli, clients=result.tables.get("clients", []))
             allure_href = Path(os.path.relpath(index.resolve(), out.resolve())).as_posix()
             print(f"reports: Allure report {index}")
         except allure_report.AllureError as exc:

@@ -34,7 +34,9 @@
                     only), changed (any other move, e.g. to indefinite or unsupported: those are
                     kept apart), added, removed;
       ``durations_case`` / ``durations_target``  p50 and p99 of duration_s over executed cases
-                    (unsupported cases never ran and are left out).
+                    (unsupported cases never ran and are left out);
+      ``clients``   client library x broker release: the latest verdict of each case a client
+                    library performed on a target of that release (reports/clients.py).
 """
 
 from __future__ import annotations
@@ -55,11 +57,12 @@ from urllib.parse import urlparse
 from reports import schema as S
 from reports import ingest
 from reports.dataset_layout import part_path, partial_path, unescape  # shipped by value with the tasks
+from reports.clients import CLIENT_COLUMNS, client_matrix
 from reports.errors import ReportError
 
 DEFAULT_MASTER = "local[2]"
 Z95 = 1.959963984540054
-TABLES = ("runs", "matrix", "history", "flaky", "diff", "durations_case", "durations_target")
+TABLES = ("runs", "matrix", "history", "flaky", "diff", "durations_case", "durations_target", "clients")
 VERDICT_COLUMNS = S.VERDICTS  # one count column per verdict, in this order
 # In the matrix: how many of the failed cases are known divergences (spec/divergences/); failed counts
 # every failure, so the pass rate is unchanged by what is known.
@@ -224,7 +227,7 @@ def spark_cpu_seconds(spark) -> Optional[float]:
 QUANTILES = (0.5, 0.99)
 QUANTILE_COLUMNS = ("p50_s", "p99_s")
 RECENT_COLUMNS = ("run_id", "case_id", "driver", "pip", "grade", "verdict", "known_divergence")
-VERSION_KEYS = ("target_version", "case_id", "driver")
+VERSION_KEYS = ("target_version", "case_id", "driver", "client")
 UNSUPPORTED = S.UNSUPPORTED
 
 
@@ -340,15 +343,17 @@ def summarize_target(dataset: str, target: str, bundles: list[str]) -> dict:
          ("first_file", "first"), ("first_line", "first")])
     by_last = versions.take(pc.sort_indices(versions, sort_keys=[
         *keys, ("last_seen", "ascending"), ("last_file", "ascending"), ("last_line", "ascending")]))
-    last = by_last.group_by(list(VERSION_KEYS), use_threads=False).aggregate([("last_verdict", "last", keep_nulls)])
+    last = by_last.group_by(list(VERSION_KEYS), use_threads=False).aggregate(
+        [("last_verdict", "last", keep_nulls), ("last_known", "last", keep_nulls)])
     merged = merged.append_column("last_verdict", last["last_verdict_last"])
+    merged = merged.append_column("last_known", last["last_known_last"])
     merged = merged.take(pc.sort_indices(merged, sort_keys=[
         ("first_seen_min", "ascending"), ("first_file_first", "ascending"), ("first_line_first", "ascending")]))
     per_version = pa.table({
         **{name: merged[name] for name in VERSION_KEYS}, "pip": merged["pip_first"], "grade": merged["grade_first"],
         "runs": merged["runs_sum"], **{v: merged[f"{v}_sum"] for v in VERDICT_COLUMNS},
         "first_seen": merged["first_seen_min"], "last_seen": merged["last_seen_max"],
-        "last_verdict": merged["last_verdict"]}).to_pylist()
+        "last_verdict": merged["last_verdict"], "last_known": merged["last_known"]}).to_pylist()
 
     # Executed cases only (unsupported ones never ran): samples count them all (the versions' runs less their
     # unsupported), the percentiles rank the durations that are not null.
@@ -457,6 +462,7 @@ TABLE_COLUMNS = {  # every table's columns and their types, as the tables have a
     "diff": ["target:s", "case_id:s", "driver:s", "change:s", "before:s", "after:s", "before_run:s", "after_run:s"],
     "durations_case": ["target:s", "case_id:s", "samples:i", "p50_s:d", "p99_s:d"],
     "durations_target": ["target:s", "samples:i", "p50_s:d", "p99_s:d"],
+    "clients": CLIENT_COLUMNS,
 }
 
 
@@ -565,6 +571,7 @@ def compute_tables(summaries: list[dict]) -> dict:
 
     tables["durations_case"] = _ordered(rows_of("durations_case"), "target", "case_id", descending="p99_s")
     tables["durations_target"] = _ordered(rows_of("durations_target"), "target")
+    tables["clients"] = client_matrix(rows_of("per_version"))
     return {name: _arrow(name, rows) for name, rows in tables.items()}
 
 
@@ -654,6 +661,7 @@ _ORDER = {
     "diff": ("target", "change", "case_id", "driver"),
     "durations_case": ("target", "case_id"),
     "durations_target": ("target",),
+    "clients": ("client", "target_version", "target"),
 }
 
 

@@ -19,6 +19,9 @@ plugin's ``singleFile`` option, which inlines every script, style and result int
 - categories keep failed, unsupported, indefinite, broken and target-error apart
   (schema.ALLURE_STATUS); they are in the Allure 3 config and, for Allure 2 readers, in
   ``categories.json`` beside the results.
+- the client libraries (``client`` label, conformance/plugin.py): a report of their cases grouped
+  by client library and version, then target (``clients/``), and each target's column of the
+  client matrix (reports/clients.py) among its environment's variables.
 - history is carried across runs in ``<out>/allure-history.jsonl`` (Allure 3's ``historyPath``); a
   run already recorded there is not appended twice (``<out>/allure-history.runs`` lists them).
 - the report must not call out: Google Analytics tags that the templates carry are stripped from
@@ -37,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Optional
 
-from reports import needs
+from reports import clients as client_matrix, needs
 from reports.schema import ALLURE_STATUS, BROKEN, FAILED, INDEFINITE, PASSED, TARGET_ERROR, UNSUPPORTED
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +158,7 @@ def stage(allure_results: Path, staging: Path, since_ms: Optional[int], run_id: 
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    kept, sources, targets = set(), set(), {}
+    kept, sources, targets, with_client = set(), set(), {}, 0
     for path in sorted(allure_results.glob("*-result.json")):
         try:
             result = json.loads(path.read_text(encoding="utf-8"))
@@ -167,6 +170,7 @@ def stage(allure_results: Path, staging: Path, since_ms: Optional[int], run_id: 
         labels = [l for l in result.get("labels") or [] if l.get("name") not in ("target", "verdict")]
         result["labels"] = labels + [{"name": "target", "value": target}, {"name": "verdict", "value": verdict}]
         targets[target] = targets.get(target, 0) + 1
+        with_client += any(label.get("name") == "client" for label in labels)
         kept.add(result.get("uuid"))
         sources.update(_attachment_sources(result))
         (staging / path.name).write_text(json.dumps(result), encoding="utf-8")
@@ -182,7 +186,7 @@ def stage(allure_results: Path, staging: Path, since_ms: Optional[int], run_id: 
         if (allure_results / source).exists():
             shutil.copy2(allure_results / source, staging / source)
     (staging / "categories.json").write_text(json.dumps(categories_json(), indent=1), encoding="utf-8")
-    return {"results": len(kept), "targets": targets}
+    return {"results": len(kept), "targets": targets, "with_client": with_client}
 
 
 def categories_json() -> list[dict]:
@@ -201,8 +205,11 @@ def categories_json() -> list[dict]:
 
 
 def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[str],
-                 variables: dict[str, dict[str, str]], report_name: str, append_history: bool) -> Path:
-    """The Allure 3 config, with the environments, the categories and the history path (JavaScript: environment matchers are functions)."""
+                 variables: dict[str, dict[str, str]], report_name: str, append_history: bool,
+                 client_report: bool = False) -> Path:
+    """The Allure 3 config, with the environments, the categories and the history path (JavaScript: environment
+    matchers are functions). With ``client_report``, a report of the client libraries' cases as well, grouped by
+    client library and version, then target: the client matrix's rows, each target's verdicts under them."""
     targets = sorted(targets)
     environments = ",\n".join(
         f"    {json.dumps(environment_id(t))}: {{ name: {json.dumps(environment_name(t))}, "
@@ -220,8 +227,13 @@ def write_config(path: Path, *, output: Path, history: Path, targets: Iterable[s
         f"    {json.dumps(plugin_id(t))}: {{ import: \"@allurereport/plugin-awesome\", options: {{ singleFile: true, "
         f"reportName: {json.dumps(f'{report_name}: {t}')}, groupBy: [\"epic\", \"feature\", \"story\"], "
         f"filter: byTarget({json.dumps(t)}) }} }}," for t in targets) if len(targets) > 1 else ""
+    if client_report:
+        per_target += (f"\n    clients: {{ import: \"@allurereport/plugin-awesome\", options: {{ singleFile: true, "
+                       f"reportName: {json.dumps(f'{report_name}: client libraries x brokers')}, "
+                       f"groupBy: [\"client\", \"target\", \"feature\"], filter: withClient }} }},")
     text = f"""// Written by reports/allure.py for one rendering; do not edit.
 const byTarget = (name) => ({{ labels }}) => labels.some((l) => l.name === "target" && l.value === name);
+const withClient = ({{ labels }}) => labels.some((l) => l.name === "client");
 export default {{
   name: {json.dumps(report_name)},
   output: {json.dumps(str(output))},
@@ -284,18 +296,25 @@ def plugin_id(target: str) -> str:
     return "target-" + allure_id(target)
 
 
-def target_variables(properties: dict[str, str], targets: Iterable[str]) -> dict[str, dict[str, str]]:
+def target_variables(properties: dict[str, str], targets: Iterable[str],
+                     clients: Iterable[dict] = ()) -> dict[str, dict[str, str]]:
+    """Each target's environment variables: its ``environment.properties`` values, and its column of the
+    client matrix (reports/clients.py), one ``client <library> <version>`` variable per client library."""
     out: dict[str, dict[str, str]] = {}
     for target in targets:
         prefix = f"{target}."
         out[target] = {k[len(prefix):]: v for k, v in properties.items() if k.startswith(prefix)}
         if properties.get("run_id"):
             out[target]["run_id"] = properties["run_id"]
+    for cell in clients:
+        if cell["target"] in out:
+            out[cell["target"]][f"client {cell['client']}"] = client_matrix.cell_text(cell)
     return out
 
 
 def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] = (), cli: Optional[Path] = None,
-           timeout: float = GENERATE_TIMEOUT_S, report_name: str = "Pulsar conformance") -> Path:
+           timeout: float = GENERATE_TIMEOUT_S, report_name: str = "Pulsar conformance",
+           clients: Iterable[dict] = ()) -> Path:
     """Stages, configures and runs ``allure generate``; returns the single-file ``index.html``."""
     # Absolute: `allure generate` runs with the staging folder as its cwd, where a relative --out
     # (`make report` passes reports/out) would point somewhere else.
@@ -321,8 +340,8 @@ def render(allure_results: Path, out_dir: Path, *, result_files: Iterable[Path] 
     if report_dir.exists():
         shutil.rmtree(report_dir)
     config = write_config(work / "allurerc.mjs", output=report_dir, history=history, targets=staged["targets"],
-                          variables=target_variables(properties, staged["targets"]),
-                          report_name=report_name, append_history=append)
+                          variables=target_variables(properties, staged["targets"], clients),
+                          report_name=report_name, append_history=append, client_report=bool(staged["with_client"]))
     (work / "results" / "executor.json").write_text(json.dumps({
         "name": "pulsar-conformance", "type": "make", "buildName": run_id or "conformance run",
         "reportName": report_name}), encoding="utf-8")

@@ -22,7 +22,7 @@ from typing import Iterable, Optional
 from reports.dataset_layout import PARTIAL_KINDS, PARTIALS, partial_path
 
 MANIFEST = "_ingested.json"  # "_": Spark's partition discovery and DuckDB's *.parquet globs skip it
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3  # 3: the partials keep each record's client library
 
 
 @dataclass

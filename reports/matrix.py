@@ -8,6 +8,8 @@ Input is the job's tables as Python rows (aggregate.JobResult.tables); nothing h
 - the pages (``summary_html``, ``summary_markdown``): the HTML page is one self-contained file
   (styles inline, picture embedded), readable offline; the Markdown is short enough for a CI log:
   long lists are cut, with the count of what was cut.
+- the client matrix (``client_matrix_html``, reports/clients.py): client library and version x
+  broker release, after the compliance matrix on both pages.
 - troubled targets first (``troubled_targets``): targets whose latest run has ``target-error``
   cases (the target could not start or stopped serving: conformance/verdicts.py) come first on
   both pages, before the matrix, so a run that judged nothing on a target never reads as a quiet
@@ -22,6 +24,7 @@ import html
 from pathlib import Path
 from typing import Optional
 
+from reports import clients
 from reports.schema import TARGET_ERROR, VERDICTS
 
 GREY = "#d9d9d9"
@@ -172,6 +175,26 @@ def matrix_table_html(matrix: list[dict]) -> str:
     return "".join(lines)
 
 
+def client_matrix_html(rows: list[dict]) -> list[str]:
+    """The client compatibility matrix (reports/clients.py): client library and version x broker release."""
+    if not rows:
+        return []
+    columns, grid = clients.grid(rows)
+    head = "<th>client library</th>" + "".join(f"<th class='target'>{_e(c)}</th>" for c in columns)
+    lines = [f"<table id='clients'><tr>{head}</tr>"]
+    for client, cells in grid:
+        tds = "".join(f"<td class='cell' style='background:{_rate_colour(cell.get('pass_rate')) if cell else GREY}'>"
+                      f"<div class='rate'>{_pct(cell.get('pass_rate')) if cell else ''}</div>"
+                      f"<div class='counts'>{_e(clients.cell_text(cell))}</div></td>" for cell in cells)
+        lines.append(f"<tr><th>{_e(client)}</th>{tds}</tr>")
+    lines.append("</table>")
+    return ["<h2>Client libraries x broker releases</h2>",
+            "<p class='meta'>PIP-344's client cases through each client library, the latest verdict of each case "
+            "(every run counts, so each client release run keeps its row); unsupported is what the library's API "
+            "lacks or the target cannot do; known: failures spec/divergences/ records for the client library or "
+            "the broker.</p>", "".join(lines)]
+
+
 def troubled_targets(tables: dict) -> list[dict]:
     """The latest runs with target-error cases, most first (shown before the matrix)."""
     latest = [r for r in tables.get("runs", []) if r.get("recency") == 1 and r.get(TARGET_ERROR)]
@@ -206,6 +229,7 @@ def summary_html(result, png: Optional[Path] = None, allure_href: Optional[str] 
         "spec/divergences/ records as known divergences of that target (they are failures, shown apart); "
         "unsupported, indefinite, broken and target-error are counted apart and never in the rate.</p>",
         matrix_table_html(tables.get("matrix", [])), picture,
+        *client_matrix_html(tables.get("clients", [])),
         "<h2>Latest runs</h2>",
         _table(latest, ["target", "run_id", "target_version", "started", "records", *VERDICTS]),
         "<h2>Changes since the previous run</h2>",
@@ -260,6 +284,9 @@ def summary_markdown(result) -> str:
         ci = "" if r.get("wilson_low") is None else f"{_pct(r['wilson_low'])}–{_pct(r['wilson_high'])}"
         out.append(_md_row([r["target"], r["pip"], r["grade"], *[r[v] for v in VERDICTS], r.get("expected_failure") or 0,
                             _pct(r.get("pass_rate")), ci]))
+    matrix_lines = clients.markdown(tables.get("clients", []))
+    if matrix_lines:
+        out += ["", "### Client libraries x broker releases", "", *matrix_lines]
     diff = tables.get("diff", [])
     out += ["", "### Changes since the previous run", ""]
     if not diff:

@@ -7,8 +7,9 @@ each target's two latest runs.
 
 Three Arrow IPC files per bundle (dataset_layout.partial_path): ``runs`` (per target x run x run
 date: first and last timestamp, counts per verdict, latest target version), ``versions`` (per target
-x target version x case x driver: counts per verdict, first and last seen, the pip and grade of the
-earliest record and the verdict of the latest, with the file and line that break timestamp ties)
+x target version x case x driver x client library: counts per verdict, first and last seen, the pip and
+grade of the earliest record and the verdict and known divergence of the latest, with the file and line
+that break timestamp ties)
 and ``durations`` (case and duration_s of every executed record with a duration, one record batch
 per target: the exact percentiles need them all, kept as a dictionary column and a double).
 """
@@ -22,8 +23,8 @@ from reports.dataset_layout import PARTIAL_KINDS, PARTIALS, partial_path
 from reports.parse import line_numbers
 from reports.schema import VERDICTS
 
-PARTIAL_COLUMNS = ("target", "run_id", "run_date", "timestamp", "target_version", "case_id", "driver", "pip",
-                   "grade", "verdict", "duration_s", "result_file", "line")
+PARTIAL_COLUMNS = ("target", "run_id", "run_date", "timestamp", "target_version", "case_id", "driver", "client", "pip",
+                   "grade", "verdict", "known_divergence", "duration_s", "result_file", "line")
 
 
 def partial_tables(records) -> dict:
@@ -46,7 +47,7 @@ def partial_tables(records) -> dict:
     flags = {name: pc.equal(verdict, name) for name in VERDICTS}
     counts = [*[(name, "sum") for name in VERDICTS], ("position", "min"), ("position", "max"), ([], "count_all")]
     work = pa.table({name: records[name] for name in ("target", "run_id", "run_date", "target_version", "case_id",
-                                                      "driver")} | {"position": position} | flags)
+                                                      "driver", "client")} | {"position": position} | flags)
 
     def at(column: str, positions):
         return records[column].take(pc.subtract(positions, 1))
@@ -61,16 +62,18 @@ def partial_tables(records) -> dict:
                      "started": at("timestamp", runs["position_min"]),
                      "finished": at("timestamp", runs["position_max"]),
                      **tally(runs), "target_version": runs["target_version_max"]})
-    versions = work.group_by(["target", "target_version", "case_id", "driver"], use_threads=False).aggregate(counts)
+    versions = work.group_by(["target", "target_version", "case_id", "driver", "client"],
+                             use_threads=False).aggregate(counts)
     first, last = versions["position_min"], versions["position_max"]
     versions = pa.table({
         "target": versions["target"], "target_version": versions["target_version"], "case_id": versions["case_id"],
-        "driver": versions["driver"], "pip": at("pip", first), "grade": at("grade", first),
+        "driver": versions["driver"], "client": versions["client"], "pip": at("pip", first), "grade": at("grade", first),
         **tally(versions), "first_seen": at("timestamp", first), "last_seen": at("timestamp", last),
-        "last_verdict": at("verdict", last), "first_file": at("result_file", first), "first_line": at("line", first),
+        "last_verdict": at("verdict", last), "last_known": at("known_divergence", last),
+        "first_file": at("result_file", first), "first_line": at("line", first),
         "last_file": at("result_file", last), "last_line": at("line", last)}).rename_columns(
-        ["target", "target_version", "case_id", "driver", "pip", "grade", "runs", *VERDICTS, "first_seen",
-         "last_seen", "last_verdict", "first_file", "first_line", "last_file", "last_line"])
+        ["target", "target_version", "case_id", "driver", "client", "pip", "grade", "runs", *VERDICTS, "first_seen",
+         "last_seen", "last_verdict", "last_known", "first_file", "first_line", "last_file", "last_line"])
     # Executed cases (unsupported ones never ran) with a duration; the samples (null durations too) are
     # the versions' runs less their unsupported. One record batch per target (the schema's metadata names
     # them), the case ids a dictionary shared by the batches: a target's summary maps its batch, no filter.

@@ -64,6 +64,7 @@ SPARK_TYPES: dict[str, str] = {
     "source": "array<string>",
     "namespace": "string",
     "known_divergence": "string",
+    "client": "string",
 }
 if tuple(SPARK_TYPES) != FIELDS:
     raise ImportError(f"reports/schema.py is out of date with conformance/results.py: fields {FIELDS} "
@@ -71,8 +72,8 @@ if tuple(SPARK_TYPES) != FIELDS:
 
 REQUIRED = ("run_id", "case_id", "target", "timestamp")
 # Schema 1 records lack namespace and known_divergence (conformance/results.py: ``known_divergence``); they are read
-# with both null, and schema 2 records as they are (schema 3 only adds a verdict), so earlier runs
-# stay in the reports. READABLE_VERSIONS is results.py's.
+# with both null, schema 2 records as they are (schema 3 only adds a verdict), and records before schema 4
+# with a null client, so earlier runs stay in the reports. READABLE_VERSIONS is results.py's.
 BAD_REASONS = {
     "json": "not a JSON object (truncated or corrupt line)",
     "schema_version": f"schema_version is not one of {', '.join(map(str, READABLE_VERSIONS))}",

@@ -220,6 +220,9 @@ VALUES: dict[str, Callable[[Row, str], Optional[int]]] = {
     # the SENDs in flight when the last SEND of the largest one-write burst arrives (Pulsar's ServerCnx#handleSend)
     "in-flight": _bursts,
     "consumers": lambda row, api: len(_op(row).get("consumers") or ()),
+    # a row's binary lookups are asked one at a time (the action, then each observation), so the
+    # broker reads each with one in flight: its own (ServerCnx#handlePartitionMetadataRequest)
+    "lookups-in-flight": lambda row, api: 1,
     "names": lambda row, api: len(_batch_names(row)),
     "entries": lambda row, api: batch_entries(row),
     "listed": _listed,

@@ -17,6 +17,12 @@ Checks, each reported as "<file>:<line>: <row id>: <problem>":
   L7 every boundary point spec/boundaries.yaml asks for (a limit at, one past and at its smallest
      value on each path that applies it; a collection empty, with one element and with many) is
      covered by a row, found by reading the rows (spec/boundaries.py); its rules cite sources.yaml.
+  L8 every assertion of Pulsar's own tests spec/upstream_tests.yaml lists names a test anchor of
+     sources.yaml in its class's file, and rows that exist, or says why it is out of scope; none in
+     scope goes without a row; docs/upstream-tests.md is what the file makes (spec/upstream_tests.py).
+  L9 every value of every enumeration spec/enumerations.yaml names (the modes of GET_TOPICS_OF_NAMESPACE,
+     subscription types, topic domains, what a topic has attached, name forms) reaches a row on each
+     path that takes it, found by reading the rows (spec/enumerations.py).
 
 These read the spec's data and nothing after it in the import order. Whether the model answers every
 row and agrees with what its source states, and the reviewer's listing of each row's quote beside the
@@ -34,6 +40,8 @@ from typing import Optional
 
 from spec import citations
 from spec import boundaries
+from spec import enumerations
+from spec import upstream_tests
 from spec.schema import DESCRIPTION_MAX, SPEC_DIR, Row, SpecError, load_registry, load_rows
 
 
@@ -74,7 +82,7 @@ def _anchors(sources: dict[str, dict], root: Path, manifest: dict[str, dict],
 
 
 def lint(directory: Path = SPEC_DIR) -> list[str]:
-    """All problems L1-L5 find in the spec folder (empty list = clean)."""
+    """All problems L1-L9 find in the spec folder (empty list = clean)."""
     try:
         rows = load_rows(directory)
         sources = load_registry(directory / "sources.yaml", "sources")
@@ -115,6 +123,8 @@ def lint(directory: Path = SPEC_DIR) -> list[str]:
             report(row, "info is not a verbatim quote of any of its sources (files of this project, or upstream "
                         f"files as spec/{citations.MANIFEST} records them)")  # L5
     problems.extend(boundary_problems(directory, sources))  # L7
+    problems.extend(upstream_tests.problems(directory, {r.id for r in rows}, sources))  # L8
+    problems.extend(enumerations.problems(directory, rows, sources))  # L9
     return problems
 
 

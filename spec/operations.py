@@ -41,7 +41,12 @@ class Operation:
 
 _REST_BINARY = ("rest", "binary")
 _CLIENT = ("client-binary", "client-http")
-_JAVA_CLIENT = ("java-client-binary", "java-client-http")
+# PIP-344's client API through each client library: the api says which library and which transport
+# (model/client_libraries.py); a library without the http transport has the api all the same, and its
+# driver declines the call.
+_LIBRARY_CLIENT = ("java-client-binary", "java-client-http", "go-client-binary", "go-client-http",
+                   "rust-client-binary", "rust-client-http")
+_LIBRARY_ADMIN = ("java-admin", "go-admin", "rust-admin")
 
 OPERATIONS: dict[str, Operation] = {
     # PIP-344 and the admin API around it (model/lookups.py, model/admin.py, model/client.py)
@@ -64,16 +69,20 @@ OPERATIONS: dict[str, Operation] = {
     "ProduceConsume": Operation("344", frozenset({"topic", "count"}), _CLIENT, "transport"),
     "Lookup": Operation("344", frozenset({"topic"}), _REST_BINARY, "api", repeatable=True, credentials=True,
                         refused_topic=True),
-    "ListTopics": Operation("344", frozenset(), _REST_BINARY, "api", repeatable=True, credentials=True),
+    # ``domain``: the row's own by default; "all" is GET_TOPICS_OF_NAMESPACE's mode ALL, binary only
+    "ListTopics": Operation("344", frozenset({"domain"}), _REST_BINARY, "api", repeatable=True, credentials=True),
     "ListPartitionedTopics": Operation("344", repeatable=True),
     "Handshake": Operation("344", frozenset({"feature"}), ("binary",), repeatable=True, credentials=True),
     # PIP-2 (model/nonpersistent.py). PubSub runs on the wire (binary) or through the official client.
     "PubSub": Operation("2", frozenset({"topic", "consumers", "bursts", "sends_before", "flow_after",
-                                        "initial_position", "close_after", "view"}),
+                                        "initial_position", "close_after", "view", "close_producer",
+                                        "close_consumers"}),
                         ("binary", "client-binary", "client-http"), "api+transport"),
     "BadCommand": Operation("2", frozenset({"topic", "command"}), ("binary",), "api"),
-    "GetTopicStats": Operation("2", frozenset({"topic"}), repeatable=True),
+    "GetTopicStats": Operation("2", frozenset({"topic", "detail"}), repeatable=True),
     "GetPartitionedStats": Operation("2", frozenset({"topic"}), repeatable=True),
+    "DeleteSubscription": Operation("2", frozenset({"topic", "subscription"})),
+    "AwaitTopicGC": Operation("2", frozenset({"topic", "seconds"}), repeatable=True),
     "GetInternalStats": Operation("2", frozenset({"topic"}), repeatable=True),
     # PIP-157 (model/buckets.py). ReadTopicLayout reads the target's metadata store (the metadata
     # driver): an observation only, which no row api performs.
@@ -85,11 +94,14 @@ OPERATIONS: dict[str, Operation] = {
     "BatchLookup": Operation("35", frozenset({"topics"}), _REST_BINARY, "api", repeatable=True),
     "BatchEqualsSingles": Operation("35", frozenset({"topics"}), _REST_BINARY, "api", repeatable=True),
     "SameOwnerEverywhere": Operation("35", frozenset({"topics"}), _REST_BINARY, "api", repeatable=True),
-    # The official Java client and admin client (model/java_client.py)
-    "JavaGetPartitionsForTopic": Operation("344", frozenset({"topic", "auto_create"}), _JAVA_CLIENT, "transport",
-                                           repeatable=True),
-    "JavaProduceConsume": Operation("344", frozenset({"topic", "sub_type", "count"}), _JAVA_CLIENT, "transport"),
-    "JavaGetPartitionedTopicMetadata": Operation("344", frozenset({"topic"}), ("java-admin",), repeatable=True),
+    # PIP-344's client API: the Java client and admin client, and the other client libraries
+    # (model/java_client.py, model/client_libraries.py)
+    "JavaGetPartitionsForTopic": Operation("344", frozenset({"topic", "auto_create"}), _LIBRARY_CLIENT,
+                                           "library+transport", repeatable=True),
+    "JavaProduceConsume": Operation("344", frozenset({"topic", "sub_type", "count"}), _LIBRARY_CLIENT,
+                                    "library+transport"),
+    "JavaGetPartitionedTopicMetadata": Operation("344", frozenset({"topic"}), _LIBRARY_ADMIN, "library",
+                                                 repeatable=True),
 }
 
 # An action made with other credentials than the harness's (model/auth.py): not an entry of its own,

@@ -33,7 +33,9 @@ GRADES = ("MUST", "SHOULD")
 # its expectations computed for the broker's own release (model/releases.py).
 ERAS = ("pip344", "pre-pip344", "any")
 APIS = ("rest", "binary", "client-binary", "client-http",
-        "java-client-binary", "java-client-http", "java-admin")  # the Java client and admin client
+        "java-client-binary", "java-client-http", "java-admin",  # the Java client and admin client
+        "go-client-binary", "go-client-http", "go-admin",  # the Go client (model/client_libraries.py)
+        "rust-client-binary", "rust-client-http", "rust-admin")  # the Rust crate
 DOMAINS = ("persistent", "non-persistent")
 PRESENCE = ("present", "missing")
 ID_PATTERN = re.compile(r"^pip\d+(-[a-z0-9]+)+\Z")
@@ -88,6 +90,7 @@ STATED_KEYS = {
     "nothing_stored": "GetTopicStats",
     "subscription_types": "GetTopicStats",
     "cursors": "GetInternalStats",
+    "collected": "AwaitTopicGC",
 }
 STATED_KEYS.update({  # PIP-35 (spec/README.md, "stated")
     "entries": None,
@@ -486,7 +489,8 @@ def _policies(check: _Checker, node: _Node, what: str) -> tuple[tuple[str, Any],
 
 _FIELD_TYPES = {"auto_create": bool, "allow_auto_topic_creation": bool, "count": int, "partitions": int,
                 "default_num_partitions": int, "topic_type": str, "feature": str, "sends_before": int,
-                "flow_after": int, "close_after": bool, "body": str}
+                "flow_after": int, "close_after": bool, "body": str, "detail": bool,
+                "close_producer": bool, "close_consumers": list, "subscription": str, "seconds": int}
 SUB_TYPES = ("Exclusive", "Shared", "Failover", "Key_Shared")
 _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", "bounds"),
                   "sub_type": SUB_TYPES,
@@ -495,8 +499,8 @@ _FIELD_CHOICES = {"initial_position": ("Latest", "Earliest"), "view": ("exact", 
 
 
 def _field_value(check: _Checker, node: _Node, key: str, shape: Operation) -> None:
-    if key == "domain":
-        check.string(node, key, DOMAINS)
+    if key == "domain":  # a listing may ask both domains at once (GET_TOPICS_OF_NAMESPACE's mode ALL)
+        check.string(node, key, DOMAINS + (("all",) if shape is REGISTRY["ListTopics"] else ()))
     elif key == "policies":
         _policies(check, node, key)
     elif key == "buckets":  # PIP-157: any JSON value may be POSTed; the endpoint refuses them all
@@ -549,7 +553,7 @@ def _load_stated(check: _Checker, node: _Node, observe) -> tuple[tuple[str, Any]
             check.fail(node.child(key), f"stated receipts must map receipt kinds ({', '.join(RECEIPT_KINDS)}) to counts")
         if key in ("metadata_created", "topics_created", "advertised", "some_dropped", "in_order",
                    "publisher_drops", "subscription_drops", "rate_out_positive", "counters_survive",
-                   "nothing_stored") \
+                   "nothing_stored", "collected") \
                 and not isinstance(val, bool):
             check.fail(node.child(key), f"stated {key} must be true or false")
         if key in ("entries",) and (not isinstance(val, list) or any(not isinstance(n, str) for n in val)):

@@ -21,7 +21,7 @@ from tests.conformance.helpers import FakeTarget
 
 # A value for each field an operation's dataclass requires, to make one without a row.
 SAMPLES = {"topic": "t", "partitions": 2, "command": "flow-zero-permits", "key": "allowAutoTopicCreation",
-           "value": "true", "tenant": "a-tenant", "namespace": "public/a-namespace"}
+           "value": "true", "tenant": "a-tenant", "namespace": "public/a-namespace", "subscription": "s"}
 
 
 def _dataclasses_of_model_ops() -> dict[str, type]:

@@ -31,6 +31,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "clients" / "java"
@@ -69,20 +70,26 @@ def _maven(*args: str) -> list[str]:
     return [mvn, "-q", "-B", "-s", str(SOURCES / "settings.xml"), f"-Dmaven.repo.local={CACHE / 'm2'}", *args]
 
 
-def _run(argv: list[str], what: str) -> None:
+def run_build(argv: list[str], what: str, *, cwd: Path = SOURCES, env: Optional[dict] = None,
+              timeout: float = BUILD_TIMEOUT) -> None:
+    """Run one build command within ``timeout``; BuildError naming ``what`` and the end of its
+    output when it fails (the Java drivers' Maven, native_build.py's go and cargo)."""
     try:
-        done = subprocess.run(argv, cwd=SOURCES, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise BuildError(f"{what}: {argv[0]} is not installed") from None
     except subprocess.TimeoutExpired:
-        raise BuildError(f"{what}: Maven did not finish within {BUILD_TIMEOUT:g} s ({' '.join(argv)})") from None
+        raise BuildError(f"{what}: did not finish within {timeout:g} s ({' '.join(argv)})") from None
     if done.returncode != 0:
         tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-8:])
         raise BuildError(f"{what} failed (exit {done.returncode}): {tail}")
 
 
 @contextmanager
-def _locked():
+def build_lock(name: str = "java-drivers.lock"):
+    """Held while building into the cache, so two runs sharing it never build the same thing at once."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / "java-drivers.lock", "w") as lock:
+    with open(CACHE / name, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -96,9 +103,9 @@ def built_jars() -> Path:
     out = CACHE / "java-drivers" / source_hash()
     if (out / ".built").exists():
         return out
-    with _locked():
+    with build_lock():
         if not (out / ".built").exists():
-            _run(_maven(f"-Ddriver.out={out}", "install"), "building clients/java")
+            run_build(_maven(f"-Ddriver.out={out}", "install"), "building clients/java")
             (out / ".built").write_text("ok\n")
     return out
 
@@ -111,11 +118,11 @@ def classpath(driver: str, version: str) -> str:
     path = CACHE / "java-drivers" / "classpath" / f"{module}-{version}.txt"
     if not path.exists():
         built_jars()  # the driver-core artifact must be in the local repository
-        with _locked():
+        with build_lock():
             if not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 partial = path.with_suffix(".partial")
-                _run(_maven("-f", str(SOURCES / module / "pom.xml"), "dependency:build-classpath", f"-D{prop}={version}",
+                run_build(_maven("-f", str(SOURCES / module / "pom.xml"), "dependency:build-classpath", f"-D{prop}={version}",
                             "-DexcludeArtifactIds=driver-core", f"-Dmdep.outputFile={partial}"),
                      f"resolving {driver} {version} (is it served by the Maven mirror?)")
                 partial.replace(path)

@@ -54,6 +54,7 @@ from typing import Optional
 
 import httpx
 
+from conformance import timing
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest_batch import RestBatch
 from conformance.drivers.rest_buckets import RestBuckets
@@ -63,9 +64,9 @@ from conformance.security import NO_CREDENTIALS, Credentials, https_verify
 from conformance.transcript import Transcript
 from model import ops
 from model.outcomes import (
-    FALSE, FIXED_STATS_FIELDS, MISSING, PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS, TRUE, ZERO,
-    InternalStatsView, LookupAnswer, OverrideShown, PartitionedStatsView, Partitions, RestError, TopicList,
-    TopicStatsView,
+    DETAIL_STATS_FIELDS, FALSE, FIXED_STATS_FIELDS, MISSING, PARTITIONED_STATS_FIELDS, POSITIVE, TOPIC_STATS_FIELDS,
+    TRUE, ZERO, InternalStatsView, LookupAnswer, OverrideShown, PartitionedStatsView, Partitions, RestError,
+    StatsDetailView, TopicList, TopicLoaded, TopicStatsView,
 )
 
 # PUT /admin/v2/tenants/{t} needs a TenantInfo body; a standalone broker's cluster is "standalone"
@@ -77,7 +78,7 @@ _OPS = (
     ops.SetAutoTopicCreation, ops.GetAutoTopicCreation, ops.RemoveAutoTopicCreation, ops.CreatePartitionedTopic,
     ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.DeleteTopic, ops.GetPartitionedMetadata,
     ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup, ops.GetTopicStats, ops.GetPartitionedStats,
-    ops.GetInternalStats,
+    ops.GetInternalStats, ops.DeleteSubscription, ops.AwaitTopicGC,
 ) + RestBatch.OPS + RestBuckets.OPS
 
 
@@ -347,10 +348,12 @@ class RestDriver:
         """The topic's stats as the model views them, its rates read across the broker's stats
         updates (``stats_window``)."""
         path = f"/admin/v2/{topic_path(op.topic)}/stats"
+        read, merge = ((stats_detail_view, merge_detail_views) if getattr(op, "detail", False)
+                       else (topic_stats_view, merge_rate_views))
         body = self._stats_json(path, "getStats")
         if isinstance(body, RestError):
             return body
-        views = [topic_stats_view(body)]
+        views = [read(body)]
         window = stats_window(self._stats_interval())
         deadline = time.monotonic() + window
         while time.monotonic() < deadline:
@@ -358,8 +361,29 @@ class RestDriver:
             body = self._stats_json(path, "getStats")
             if isinstance(body, RestError):
                 return body
-            views.append(topic_stats_view(body))
-        return merge_rate_views(views)
+            views.append(read(body))
+        return merge(views)
+
+    def _do_DeleteSubscription(self, op: ops.DeleteSubscription):
+        path = f"/admin/v2/{topic_path(op.topic)}/subscription/{path_segment(op.subscription)}"
+        return self._done(self.request("DELETE", path))
+
+    def _do_AwaitTopicGC(self, op: ops.AwaitTopicGC):
+        """Reads the topic's stats until they answer 404 (the broker's check for inactive topics
+        unloaded it) or ``op.seconds`` have passed; any other error is the answer."""
+        path = f"/admin/v2/{topic_path(op.topic)}/stats"
+        deadline = time.monotonic() + op.seconds
+        while True:
+            response = self.request("GET", path)
+            if response.status_code == 404:
+                return TopicLoaded(False)
+            if not 200 <= response.status_code < 300:
+                return RestError(response.status_code, error_reason(response))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return TopicLoaded(True)
+            time.sleep(min(GC_POLL_S, left))
+            timing.spent(timing.QUIET, min(GC_POLL_S, left), "rest")
 
     def _stats_interval(self) -> Optional[float]:
         """``statsUpdateFrequencyInSecs`` from the runtime configuration, once per driver; None
@@ -403,6 +427,7 @@ class RestDriver:
 # and only until the next one. A rate row is read across two whole intervals: a rate counts as
 # positive when any read in that window shows it positive; counters are taken from the last read.
 STATS_POLL_S = 0.2
+GC_POLL_S = 0.2  # AwaitTopicGC: how often the stats are read while the broker may unload the topic
 STATS_INTERVAL_MAX_S = 5.0
 _UNREAD = object()
 
@@ -426,6 +451,50 @@ def topic_stats_view(body: dict) -> TopicStatsView:
              _unacked(sub.get("consumers")))
             for name, sub in sorted(subscriptions.items()) if isinstance(sub, dict)),
         fixed=fixed_values(body))
+
+
+def stats_detail_view(body: dict) -> StatsDetailView:
+    """GET .../stats as the "detail" view: byte counters, and each subscription's and consumer's
+    rates (signs), counted consumers and bytes out."""
+    subscriptions = body.get("subscriptions") if isinstance(body.get("subscriptions"), dict) else {}
+    read = []
+    for name, sub in sorted(subscriptions.items()):
+        if not isinstance(sub, dict):
+            continue
+        consumers = [c for c in (sub.get("consumers") if isinstance(sub.get("consumers"), list) else [])
+                     if isinstance(c, dict)]
+        read.append((name, len(consumers), sign(sub.get("msgRateOut")), sign(sub.get("msgThroughputOut")),
+                     sign(sub.get("bytesOutCounter")),
+                     tuple(sorted((sign(c.get("msgRateOut")), sign(c.get("msgThroughputOut"))) for c in consumers))))
+    missing = tuple(path for path in DETAIL_STATS_FIELDS
+                    if any(not isinstance(obj, dict) or not _typed(obj, path.rpartition(".")[2])
+                           for obj in _instances(body, path)))
+    return StatsDetailView(missing, sign(body.get("bytesInCounter")), sign(body.get("bytesOutCounter")), tuple(read))
+
+
+def merge_detail_views(views: list[StatsDetailView]) -> StatsDetailView:
+    """As merge_rate_views: a rate positive at any read of the window is positive; the counters, the
+    names and the counts of consumers as the last read shows them. Reads whose subscriptions or
+    consumers differ in number from the last are left out."""
+    last = views[-1]
+
+    def shape(view):
+        return [(s[0], s[1], len(s[5])) for s in view.subscriptions]
+
+    comparable = [view for view in views if shape(view) == shape(last)]
+
+    def most(signs):
+        return POSITIVE if POSITIVE in signs else signs[-1]
+
+    subscriptions = []
+    for i, (name, count, _rate, _throughput, out, consumers) in enumerate(last.subscriptions):
+        rate = most([view.subscriptions[i][2] for view in comparable])
+        throughput = most([view.subscriptions[i][3] for view in comparable])
+        merged = tuple(sorted(
+            (most([view.subscriptions[i][5][k][0] for view in comparable]),
+             most([view.subscriptions[i][5][k][1] for view in comparable])) for k in range(len(consumers))))
+        subscriptions.append((name, count, rate, throughput, out, merged))
+    return StatsDetailView(last.missing, last.bytes_in_counter, last.bytes_out_counter, tuple(subscriptions))
 
 
 def fixed_values(body: dict) -> tuple[tuple[str, str], ...]:

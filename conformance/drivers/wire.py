@@ -79,7 +79,8 @@ FEATURE_FLAGS = {"supports_get_partitioned_metadata_without_auto_creation": True
 MAX_REDIRECTS = 3  # a cluster's Redirect names the owner; more than a few hops is a loop
 
 _MODES = {"persistent": pb.CommandGetTopicsOfNamespace.PERSISTENT,
-          "non-persistent": pb.CommandGetTopicsOfNamespace.NON_PERSISTENT}
+          "non-persistent": pb.CommandGetTopicsOfNamespace.NON_PERSISTENT,
+          "all": pb.CommandGetTopicsOfNamespace.ALL}
 
 
 def parse_service_url(url: str) -> tuple[str, int]:
@@ -228,6 +229,10 @@ class WireDriver:
         self.transcript = Transcript("wire")
         self.connected: Optional[events.Connected] = None
         self._socket: Optional[_Socket] = None
+        # Connections to other brokers of the target this case left by following a Redirect: kept
+        # open until the case ends, so the producers and consumers on them stay attached, as a
+        # client keeps its connection to each broker (``move_to``).
+        self._left: list[_Socket] = []
         self._ids = itertools.count(1)
         self.pip2 = WirePip2(self)
         self.batch = WireBatch(self)
@@ -249,6 +254,12 @@ class WireDriver:
         self.transcript = Transcript("wire")
 
     def close(self) -> None:
+        self._close_current()
+        for left in self._left:
+            left.close()
+        self._left.clear()
+
+    def _close_current(self) -> None:
         if self._socket is not None:
             self._socket.close()
             self._socket = None
@@ -256,7 +267,7 @@ class WireDriver:
 
     def drop_connection(self) -> None:
         """Close the connection and keep the transcript: a step performed again starts on a new one."""
-        self.close()
+        self._close_current()
 
     def perform(self, op):
         if not self.can_perform(op):
@@ -289,11 +300,11 @@ class WireDriver:
         """Connect and send CONNECT; returns CONNECTED, or ServerError if refused."""
         if self.connected is not None:
             return self.connected
-        self.close()
+        self._close_current()
         self._socket = _Socket(self.host, self.port, self.timeout, self.transcript, self._tls)
         answer = _connect(self._socket, self.timeout, "CONNECTED", self.credentials)
         if isinstance(answer, ServerError):
-            self.close()
+            self._close_current()
             return answer
         self.connected = answer
         return answer
@@ -355,9 +366,17 @@ class WireDriver:
             # Omitted when None: absent field 6 means the proto default true (ops.py docstring).
             fields["metadata_auto_creation_enabled"] = op.auto_create
         got = self._request(events.PartitionedMetadata(**fields), request_id,
-                            (events.PartitionedMetadataResponse,), "PARTITIONED_METADATA")
+                            (events.PartitionedMetadataResponse, events.LookupResponse), "PARTITIONED_METADATA")
         if isinstance(got, events.Error):
             return _server_error(got)
+        if isinstance(got, events.LookupResponse):
+            # Apache Pulsar's proxy answers a refused PARTITIONED_METADATA with a failed LOOKUP_RESPONSE
+            # (LookupProxyHandler#handlePartitionMetadataResponse: Commands.newLookupErrorResponse), which
+            # Pulsar's clients take by its request id; anything but a refusal in that frame is no answer.
+            if got.has("response") and got.response == pb.CommandLookupTopicResponse.Failed:
+                self.transcript.note("the PARTITIONED_METADATA refusal came as a LOOKUP_RESPONSE frame")
+                return _server_error(got)
+            raise ProtocolViolation(f"PARTITIONED_METADATA answered with a LOOKUP_RESPONSE that is no refusal: {got!r}")
         failed = got.has("response") and got.response == pb.CommandPartitionedTopicMetadataResponse.Failed
         if failed or got.has("error"):
             return _server_error(got)
@@ -417,8 +436,12 @@ class WireDriver:
 
     def move_to(self, url: str) -> None:
         """Go on with the case on a connection to ``url``, another broker of the target (a Redirect's
-        owner); ``reset`` comes back to the service URL for the next case."""
-        self.close()
+        owner); ``reset`` comes back to the service URL for the next case. The connection left keeps
+        what the case attached through it."""
+        if self._socket is not None:
+            self._left.append(self._socket)
+            self._socket = None
+        self.connected = None
         self.host, self.port = parse_service_url(url)
         answer = self.handshake()
         if isinstance(answer, ServerError):

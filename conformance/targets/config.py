@@ -43,6 +43,10 @@ PULSAR_DEFAULTS: dict[str, Key] = {
     # ServiceConfiguration: maxMessageSize 5 MiB; keep-alive 30 s
     "maxMessageSize": Key("5242880", False),
     "keepAliveIntervalSeconds": Key("30", False),
+    # the check for inactive topics (model/config.py INACTIVE_TOPIC_KEYS): set at start-up here
+    "brokerDeleteInactiveTopicsEnabled": Key("true", False),
+    "brokerDeleteInactiveTopicsFrequencySeconds": Key("60", False),
+    "brokerDeleteInactivePartitionedTopicMetadataEnabled": Key("false", False),
     # token authentication and authorization (conformance/security.py): ServiceConfiguration, static
     "authenticationEnabled": Key("false", False),
     "authorizationEnabled": Key("false", False),

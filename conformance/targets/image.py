@@ -310,14 +310,16 @@ class Engine:
         finally:
             client.close()
 
-    def build(self, context: Path, tag: str, labels: dict[str, str], timeout: float) -> str:
+    def build(self, context: Path, tag: str, labels: dict[str, str], timeout: float,
+              buildargs: Optional[dict[str, str]] = None) -> str:
         """Build ``context`` as ``tag``; TargetError with the build's last output when it fails."""
         client = self.client_factory(timeout)
         lines: list[str] = []
 
         def build() -> None:
             for chunk in client.api.build(path=str(context), tag=tag, rm=True, forcerm=True, pull=False,
-                                          decode=True, labels=labels, timeout=int(timeout)):
+                                          decode=True, labels=labels, timeout=int(timeout),
+                                          buildargs=buildargs):
                 if "stream" in chunk:
                     lines.extend(line for line in chunk["stream"].splitlines() if line.strip())
                 if "error" in chunk:

@@ -67,6 +67,21 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
+def start_on_free_ports(start: Callable[[], None], attempts: int = 2) -> None:
+    """Call ``start`` (which picks free ports itself) again on new ports when a port it chose was
+    taken between the pick and the bind; any other TargetError is raised at once."""
+    last: Optional[TargetError] = None
+    for _attempt in range(attempts):
+        try:
+            start()
+            return
+        except TargetError as exc:
+            last = exc
+            if "Address already in use" not in str(exc) and "BindException" not in str(exc):
+                break
+    raise last  # type: ignore[misc]
+
+
 def tcp_ready(host: str, port: int) -> bool:
     try:
         with socket.create_connection((host, port), timeout=0.25):

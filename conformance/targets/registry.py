@@ -6,7 +6,9 @@ on a real ZooKeeper whose znodes the harness reads, PIP-157); ``pulsar-standalon
 Apache Pulsar's own standalone from the release's Maven jars in a JVM (default:
 standalone.DEFAULT_VERSION); ``pulsar-container[:TAG]`` runs Apache Pulsar's image
 ``apachepulsar/pulsar:TAG`` in Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is
-an already running broker. Anything else is a UsageError that lists what is known.
+an already running broker; ``pulsar-proxy:PROXY/BROKER`` runs Apache Pulsar's proxy of release PROXY (its Maven
+jars) in front of a pulsar-standalone of release BROKER, the harness on the proxy's ports
+(targets/proxy.py). Anything else is a UsageError that lists what is known.
 
 ``--pulsar-versions 3.0.2,4.0.7`` is shorthand for one ``pulsar-standalone:<v>`` per version
 (``pulsar_version_targets``).
@@ -23,6 +25,7 @@ from conformance.targets.reference_cluster import ReferenceClusterTarget
 from conformance.targets.reference_zk import ReferenceZkTarget
 from conformance.targets.standalone import DEFAULT_VERSION, PulsarStandaloneTarget
 from conformance.targets.maven import check_version
+from conformance.targets.proxy import PulsarProxyTarget, parse_pair
 from conformance.targets.url import UrlTarget
 
 TARGETS: dict[str, type[Target]] = {
@@ -35,7 +38,7 @@ TARGETS[ReferenceZkTarget.kind] = ReferenceZkTarget  # PIP-157: on a real ZooKee
 
 def known_names() -> list[str]:
     return [*TARGETS, f"{PulsarStandaloneTarget.kind}[:VERSION]", f"{ContainerTarget.kind}[:TAG]",
-            "url:pulsar://HOST:PORT[,http://HOST:PORT]"]
+            "url:pulsar://HOST:PORT[,http://HOST:PORT]", f"{PulsarProxyTarget.kind}:PROXY_VERSION/BROKER_VERSION"]
 
 
 def make_target(spec: str, **kwargs) -> Target:
@@ -48,6 +51,8 @@ def make_target(spec: str, **kwargs) -> Target:
             raise UsageError(f"target {spec!r} has an empty version; use {PulsarStandaloneTarget.kind}:"
                              f"{DEFAULT_VERSION} or {PulsarStandaloneTarget.kind} for the default")
         return PulsarStandaloneTarget(check_version(tag) if tag else None, **kwargs)
+    if kind == PulsarProxyTarget.kind:
+        return PulsarProxyTarget(*parse_pair(tag), **kwargs)  # a UsageError for anything but P/B
     if kind == ContainerTarget.kind:
         if colon and not tag:
             raise UsageError(f"target {spec!r} has an empty tag; use {ContainerTarget.kind}:4.0.13 or "

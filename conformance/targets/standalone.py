@@ -55,7 +55,7 @@ from conformance.errors import TargetError
 from conformance.targets import maven
 from conformance.targets import standalone_conf
 from conformance.targets.base import Target
-from conformance.targets.process import ManagedProcess, free_ports
+from conformance.targets.process import ManagedProcess, free_ports, start_on_free_ports
 
 DEFAULT_VERSION = "4.0.7"  # the 4.0 LTS line's newest release whose broker Maven Central serves here whole
 MAIN_CLASS = "org.apache.pulsar.PulsarStandaloneStarter"
@@ -263,16 +263,7 @@ class PulsarStandaloneTarget(Target):
         if self.classpath is None:
             self.classpath = maven.resolve(self.pulsar_version, cache=self.cache, maven=self.maven_executable)
         sweep_abandoned()
-        last: Optional[TargetError] = None
-        for _attempt in range(2):  # a chosen port may be taken meanwhile: once more on new ones
-            try:
-                self._start_once()
-                return
-            except TargetError as exc:
-                last = exc
-                if "Address already in use" not in str(exc) and "BindException" not in str(exc):
-                    break
-        raise last  # type: ignore[misc]
+        start_on_free_ports(self._start_once)
 
     def _start_once(self) -> None:
         broker_port, web_port, bookie_port, broker_tls, web_tls = free_ports(5)

@@ -24,8 +24,10 @@ from reference_broker.core import BrokerCore
 
 
 def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str, topics=None,
-              security=None) -> FastAPI:
-    """The admin REST app over ``core``; serve it with uvicorn in the broker's event loop."""
+              security=None, close_subscription=None) -> FastAPI:
+    """The admin REST app over ``core``; serve it with uvicorn in the broker's event loop.
+    ``close_subscription(topic, subscription)`` disconnects a subscription's consumers on every
+    connection (the server's), for a subscription deleted through the API."""
     core.set_service_urls(broker_url=broker_service_url, web_url=web_service_url)
     app = FastAPI(
         title="pulsar-conformance reference broker admin API",
@@ -39,7 +41,7 @@ def build_app(core: BrokerCore, *, broker_service_url: str, web_service_url: str
     app.include_router(routes_lookup.build_router(core))  # PIP-35 cluster routes, after the fixed brokers paths
     app.include_router(routes_topics.build_router(core))
     if topics is not None:  # the stats routes need the live topics
-        app.include_router(routes_stats.build_router(core, topics))
+        app.include_router(routes_stats.build_router(core, topics, close_subscription))
     openapi.install(app)  # every status and parameter constraint documented (admin/openapi.py)
     if security is not None and security.authentication:  # outermost: no route runs for a refused request
         from reference_broker.admin.security import SecurityMiddleware

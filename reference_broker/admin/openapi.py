@@ -42,6 +42,7 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "cluster": {"type": "string", "pattern": NAME_PATTERN},
     "configName": {"type": "string", "enum": sorted(DYNAMIC_KEYS)},
     "topic": {"type": "string", "minLength": 1},
+    "subscription": {"type": "string", "minLength": 1},
 }
 
 

@@ -4,6 +4,8 @@ Paths verbatim from Pulsar's NamespaceService.getListOfNonPersistentTopics (``No
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/stats
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitioned-stats?perPartition=true
   GET /admin/v2/{domain}/{tenant}/{namespace}/{topic}/internalStats
+  DELETE /admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription} (a subscription of
+  a loaded topic; PersistentTopicsBase#internalDeleteSubscriptionAsync, force false)
 
 What this module owns: the HTTP shape of stats. The numbers come from the live topics
 (``NonPersistentTopic.stats`` and its subscriptions'); existence comes from the core.
@@ -26,15 +28,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from pulsar_naming.names import TopicName
 from reference_broker.core import BrokerCore, parse_topic
-from reference_broker.errors import TopicNotFound, topic_not_found_reason
+from reference_broker.errors import TopicBusy, TopicNotFound, topic_not_found_reason
 from reference_broker.topics import TopicRegistry
 
 from . import owners
-from .routes_topics import _full_name
+from .routes_topics import NO_CONTENT, _full_name
 
 _SUMMED = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut", "bytesInCounter", "msgInCounter",
            "bytesOutCounter", "msgOutCounter", "storageSize", "backlogSize", "msgDropRate")
@@ -42,7 +44,7 @@ _SUBSCRIPTION_SUMMED = ("msgRateOut", "msgThroughputOut", "msgOutCounter", "byte
                         "msgRateRedeliver", "msgBacklog")
 
 
-def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
+def build_router(core: BrokerCore, topics: TopicRegistry, close_subscription=None) -> APIRouter:
     router = APIRouter()
 
     def live_topic(name: TopicName):
@@ -60,6 +62,30 @@ def build_router(core: BrokerCore, topics: TopicRegistry) -> APIRouter:
     async def get_internal_stats(domain: str, tenant: str, namespace: str, topic: str, request: Request) -> Any:
         name = parse_topic(_full_name(domain, tenant, namespace, topic))
         return owners.redirect_to_owner(core, name, request) or live_topic(name).internal_stats()
+
+    @router.delete("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/subscription/{subscription}",
+                   status_code=NO_CONTENT, summary="Delete a subscription (force false)")
+    async def delete_subscription(domain: str, tenant: str, namespace: str, topic: str, subscription: str,
+                                  request: Request) -> Response:
+        name = parse_topic(_full_name(domain, tenant, namespace, topic))
+        redirect = owners.redirect_to_owner(core, name, request)
+        if redirect is not None:
+            return redirect
+        live = live_topic(name)
+        found = live.subscriptions.get(subscription)
+        if found is None:  # Pulsar's AdminResource#getSubNotFoundErrorMessage
+            raise TopicNotFound(f"Subscription {subscription} not found for topic {name}")
+        if name.persistent:
+            if found.consumers:  # PersistentSubscription#delete without force
+                raise TopicBusy("Subscription has active connected consumers")
+            live.remove_subscription(subscription)
+        else:
+            # NonPersistentSubscription#delete: fenced and removed whoever is connected; its dispatcher's
+            # close disconnects the consumers (Dispatcher#close), and the topic keeps its counters.
+            if close_subscription is not None:
+                close_subscription(str(name), subscription)
+            live.remove_subscription(subscription)
+        return Response(status_code=NO_CONTENT)
 
     @router.get("/admin/v2/{domain}/{tenant}/{namespace}/{topic}/partitioned-stats",
                 summary="Partitioned topic stats, summed over partitions")

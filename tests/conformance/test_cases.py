@@ -21,8 +21,8 @@ def test_one_case_per_row_and_api_with_unique_ids():
     assert len(BY_ID) == len(CASES)
     for case in CASES:
         assert case.id == f"{case.row_id}[{case.api}]"
-        assert re.fullmatch(r"pip\d+(-[a-z0-9]+)+\[(rest|binary|client-binary|client-http|java-client-binary|"
-                            r"java-client-http|java-admin)\]", case.id)
+        assert re.fullmatch(r"pip\d+(-[a-z0-9]+)+\[(rest|binary|client-binary|client-http|"
+                            r"(java|go|rust)-client-(binary|http)|(java|go|rust)-admin)\]", case.id)
         # the token-auth rows (spec/pip344_auth.yaml) are ours, around PIP-344's lookups
         assert case.table.startswith((f"pip-{case.pip}/", "token-auth/")) and case.pip in ("344", "2", "35", "157")
         assert isinstance(case, Case)
@@ -35,7 +35,9 @@ def test_filters():
     assert len(pre) + len(load_cases(era="pip344")) + len(load_cases(era="any")) == len(CASES)
     assert {c.pip for c in load_cases({"2"})} == {"2"}
     assert Counter(c.api for c in CASES).keys() == {"rest", "binary", "client-binary", "client-http",
-                                                    "java-client-binary", "java-client-http", "java-admin"}
+                                                    "java-client-binary", "java-client-http", "java-admin",
+                                                    "go-client-binary", "go-client-http", "go-admin",
+                                                    "rust-client-binary", "rust-client-http", "rust-admin"}
 
 
 def test_broker_config_is_defaults_overlaid_with_the_row():

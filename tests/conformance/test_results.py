@@ -53,10 +53,12 @@ def test_schema_version_and_fields_are_enforced():
 
 def test_older_schemas_are_read_and_target_error_is_a_verdict():
     data = json.loads(_record(verdict="target-error", reason="target could not start: gone").to_json())
-    assert data["schema_version"] == results.SCHEMA_VERSION == 3
+    assert data["schema_version"] == results.SCHEMA_VERSION == 4
     assert results.ResultRecord.from_json(json.dumps(data)).verdict == "target-error"
-    older = results.ResultRecord.from_json(json.dumps({**data, "verdict": "passed", "schema_version": 2}))
-    assert older.schema_version == 3 and older.verdict == "passed"
+    without_client = {key: value for key, value in data.items() if key != "client"}
+    older = results.ResultRecord.from_json(json.dumps({**without_client, "verdict": "passed", "schema_version": 2}))
+    assert older.schema_version == 4 and older.verdict == "passed" and older.client == ""
+    assert results.ResultRecord.from_json(json.dumps({**without_client, "schema_version": 3})).client == ""
 
 
 def test_writer_appends_to_out_results_run_id_jsonl(tmp_path):

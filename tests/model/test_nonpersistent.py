@@ -7,16 +7,17 @@ from hypothesis import strategies as st
 from model.errors import ModelUsageError
 from model.machine import apply, initial_state, run
 from model.ops import (
-    BadCommand, CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, DeletePartitionedTopic,
-    GetInternalStats,
+    AwaitTopicGC, BadCommand, CreateNamespace, CreateNonPartitionedTopic, CreatePartitionedTopic, DeletePartitionedTopic,
+    DeleteSubscription, GetInternalStats,
     GetPartitionedStats, GetTopicStats, ListTopics, Lookup, PubSub,
 )
 from model.nonpersistent import NON_PERSISTENT_FIXED
 from model.outcomes import (
     ACCEPTED, DROPPED, FIXED_STATS_FIELDS, POSITIVE, STORED, ZERO, ClientError, ConnectionClosed, InternalStatsView,
-    LookupAnswer, PartitionedStatsView, PubSubBounds, PubSubResult, ServerError, TopicList, TopicStatsView,
-    payload_ranges, run_length,
+    Done, LookupAnswer, PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, StatsDetailView,
+    TopicList, TopicLoaded, TopicStatsView, payload_ranges, run_length,
 )
+from model.state import parse_topic
 
 NS = "public/np"
 NP = f"non-persistent://{NS}/t"
@@ -278,7 +279,10 @@ def test_persistent_disabled_uses_the_same_text():
 def test_bad_commands_close_the_connection(command, loads):
     s, got = apply(state(), BadCommand(NP, command))
     assert got == ConnectionClosed()
-    assert (apply(s, ListTopics(NS, "binary", "non-persistent"))[1] == TopicList(frozenset({NP}))) is loads
+    # REST lists every loaded non-persistent topic; the binary listing only active ones, and the
+    # connection that loaded this one is gone
+    assert (apply(s, ListTopics(NS, "rest", "non-persistent"))[1] == TopicList(frozenset({NP}))) is loads
+    assert apply(s, ListTopics(NS, "binary", "non-persistent"))[1] == TopicList(frozenset())
 
 
 def test_bad_command_vocabulary_is_checked():
@@ -296,3 +300,103 @@ def test_payload_ranges_keep_duplicates_visible():
     assert payload_ranges([0, 1, 1, 2]) == ("m0..m1", "m1..m2")
     assert payload_ranges([]) == ()
     assert run_length(["a", "a", "b", "a"]) == (("a", 2), ("b", 1), ("a", 1))
+
+
+# -- one subscription's and one consumer's stats, partial closes, deleted subscriptions, the check for
+# inactive topics (NonPersistentTopicTest#testTopicStats, #testAccumulativeStats, NonPersistentTopicE2ETest)
+
+
+def test_the_detail_view_reads_byte_counters_and_each_consumers_rates():
+    s, _ = apply(state(), PubSub(NP, (("sh", "Shared", 10), ("fo", "Failover", 10), ("fo", "Failover", 10)), (2,)))
+    assert apply(s, GetTopicStats(NP, detail=True))[1] == StatsDetailView(
+        (), POSITIVE, POSITIVE, (("fo", 2, POSITIVE, POSITIVE, POSITIVE, ((POSITIVE, POSITIVE), (ZERO, ZERO))),
+                                 ("sh", 1, POSITIVE, POSITIVE, POSITIVE, ((POSITIVE, POSITIVE),))))
+
+
+def test_the_detail_view_before_any_message_and_after_everyone_left():
+    s, _ = apply(state(), PubSub(NP, (("s", "Shared", 10),), ()))
+    assert apply(s, GetTopicStats(NP, detail=True))[1] == StatsDetailView(
+        (), ZERO, ZERO, (("s", 1, ZERO, ZERO, ZERO, ((ZERO, ZERO),)),))
+    s, _ = apply(state(), PubSub(NP, (("s", "Shared", 10),), (1,), close_after=True))
+    assert apply(s, GetTopicStats(NP, detail=True))[1] == StatsDetailView((), POSITIVE, POSITIVE, ())
+
+
+def test_the_detail_view_refuses_shared_consumers_whose_share_is_not_fixed():
+    s, _ = apply(state(), PubSub(NP, (("sh", "Shared", 10), ("sh", "Shared", 10)), (4,)))
+    with pytest.raises(ModelUsageError, match="not fixed"):
+        apply(s, GetTopicStats(NP, detail=True))
+
+
+@pytest.mark.parametrize("release, kept", [(None, ("fo", "sh")), ((3, 0, 7), ("ex", "fo", "sh"))])
+def test_a_subscription_stays_while_a_consumer_is_left_and_goes_with_the_last_from_3_1(release, kept):
+    consumers = (("ex", "Exclusive", 10), ("fo", "Failover", 10), ("fo", "Failover", 10), ("sh", "Shared", 10),
+                 ("sh", "Shared", 10))
+    s, _ = run(initial_state(era="any", release=release), [CreateNamespace(NS),
+                                                          PubSub(NP, consumers, (), close_consumers=(0, 1, 3))])
+    assert tuple(sub[0] for sub in apply(s, GetTopicStats(NP))[1].subscriptions) == kept
+    detail = apply(s, GetTopicStats(NP, detail=True))[1]
+    assert {name: n for name, n, *_ in detail.subscriptions} == {"fo": 1, "sh": 1, **({"ex": 0} if release else {})}
+
+
+@pytest.mark.parametrize("op, why", [
+    (PubSub(NP, (("s", "Shared", 10), ("s", "Shared", 10)), (2,), close_consumers=(0,)), "after messages"),
+    (PubSub(NP, (("s", "Shared", 10),), (), close_consumers=(1,)), "distinct indices"),
+    (PubSub(NP, (("s", "Shared", 10),), (), close_consumers=(0,), close_after=True), "closes everything"),
+    (PubSub(NP, (("s", "Shared", 10),), (), close_producer=True, api="client"), "wire-driver"),
+])
+def test_partial_closes_the_model_does_not_know_are_refused(op, why):
+    with pytest.raises(ModelUsageError, match=why):
+        apply(state(), op)
+
+
+def test_deleting_a_subscription_keeps_its_counters_and_a_gone_one_is_404():
+    s, _ = apply(state(), PubSub(NP, (("s", "Exclusive", 10),), (2,)))
+    s, got = apply(s, DeleteSubscription(NP, "s"))
+    assert got == Done()
+    view = apply(s, GetTopicStats(NP))[1]
+    assert (view.msg_out_counter, view.subscriptions) == (2, ())
+    assert apply(s, DeleteSubscription(NP, "s"))[1] == RestError(404, f"Subscription s not found for topic {NP}")
+    assert apply(state(), DeleteSubscription(NP, "s"))[1] == RestError(404, f"Topic {NP} not found")
+
+
+@pytest.mark.parametrize("release, answer", [(None, "404"), ((3, 0, 7), "done")])
+def test_deleting_the_subscription_of_a_consumer_that_left_depends_on_the_release(release, answer):
+    s, _ = run(initial_state(era="any", release=release),
+               [CreateNamespace(NS), PubSub(NP, (("s", "Exclusive", 10),), (1,), close_consumers=(0,))])
+    got = apply(s, DeleteSubscription(NP, "s"))[1]
+    assert (got == Done()) == (answer == "done")
+
+
+def test_the_check_unloads_an_inactive_topic_and_keeps_an_active_one():
+    gc = {"brokerDeleteInactiveTopicsFrequencySeconds": 1}
+    s, _ = apply(state(**gc), PubSub(NP, (), (1,), close_after=True))
+    s, got = apply(s, AwaitTopicGC(NP, 10))
+    assert got == TopicLoaded(False) and not s.topic_exists(parse_topic(NP))
+    assert apply(s, AwaitTopicGC(NP, 0))[1] == TopicLoaded(False)
+    kept, _ = apply(state(**gc), PubSub(NP, (("s", "Exclusive", 10),), (), close_producer=True))
+    assert apply(kept, AwaitTopicGC(NP, 5))[1] == TopicLoaded(True)
+    off, _ = apply(state(brokerDeleteInactiveTopicsEnabled=False), PubSub(NP, (), (1,), close_after=True))
+    assert apply(off, AwaitTopicGC(NP, 200))[1] == TopicLoaded(True)
+    fresh, _ = apply(state(**gc), PubSub(NP, (), (1,), close_after=True))
+    with pytest.raises(ModelUsageError, match="may not have unloaded it yet"):
+        apply(fresh, AwaitTopicGC(NP, 3))
+
+
+@pytest.mark.parametrize("release, loaded", [(None, False), ((3, 0, 7), True)])
+def test_a_topic_whose_consumer_left_is_unloaded_from_3_1_only(release, loaded):
+    s, _ = run(initial_state({"brokerDeleteInactiveTopicsFrequencySeconds": "1"}, era="any", release=release),
+               [CreateNamespace(NS), PubSub(NP, (("s", "Exclusive", 10),), (1,), close_after=True)])
+    assert apply(s, AwaitTopicGC(NP, 10))[1] == TopicLoaded(loaded)
+
+
+@pytest.mark.parametrize("delete, partitioned", [("true", ()), ("false", (NP,))])
+def test_unloading_a_partition_deletes_the_metadata_when_configured(delete, partitioned):
+    s, _ = run(state(brokerDeleteInactiveTopicsFrequencySeconds=1, brokerDeleteInactivePartitionedTopicMetadataEnabled=delete),
+               [CreatePartitionedTopic(NP, 2), PubSub(f"{NP}-partition-0", (), (1,), close_after=True),
+                AwaitTopicGC(f"{NP}-partition-0", 10)])
+    assert tuple(str(t) for t in s.partitioned) == partitioned
+
+
+def test_the_model_refuses_a_lookup_permit_limit_below_one():
+    with pytest.raises(ModelUsageError, match="at least one permit"):
+        initial_state({"maxConcurrentLookupRequest": "0"})

@@ -382,3 +382,45 @@ def test_openapi_description(admin):
                  "/admin/v2/namespaces/{tenant}/{namespace}/autoTopicCreation",
                  "/admin/v2/brokers/configuration/{configName}/{configValue}"]:
         assert path in spec["paths"]
+
+
+# -- a subscription deleted through the admin API (PersistentTopicsBase#internalDeleteSubscriptionAsync),
+# the partitioned metadata of an unloaded partition (NonPersistentTopic#tryToDeletePartitionedMetadata)
+
+
+def test_deleting_a_non_persistent_subscription_disconnects_its_consumers_and_keeps_its_counters():
+    from pulsar_naming.names import TopicName
+    from reference_broker.topics.persistent import Consumer
+    from reference_broker.topics.registry import TopicRegistry
+
+    core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
+    registry, closed = TopicRegistry(), []
+    app = build_app(core, broker_service_url=BROKER_URL, web_service_url=WEB_URL, topics=registry,
+                    close_subscription=lambda topic, sub: closed.append((topic, sub)))
+    name = "non-persistent://public/default/t"
+    core.create_non_partitioned_topic(name)
+    live = registry.get_or_load(TopicName.parse(name))
+    sub = live.subscription("s", 0)
+    sub.consumers.append(Consumer(1, "c", deliver=lambda *a: None))
+    sub.out.record(1, 5, 0.0)
+
+    async def delete(path):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://broker") as client:
+            return await client.delete(path)
+
+    answer = asyncio.run(delete(f"{NP}/t/subscription/s"))
+    assert answer.status_code == 204 and closed == [(name, "s")] and "s" not in live.subscriptions
+    assert live.stats()["msgOutCounter"] == 1  # the topic keeps what the subscription delivered
+    gone = asyncio.run(delete(f"{NP}/t/subscription/s"))
+    assert (gone.status_code, gone.json()) == (404, {"reason": f"Subscription s not found for topic {name}"})
+    absent = asyncio.run(delete(f"{NP}/u/subscription/s"))
+    assert absent.status_code == 404
+
+
+def test_unloading_a_partition_deletes_its_base_names_metadata_only_when_asked():
+    core = BrokerCore(BrokerConfig(), MemoryMetadataStore())
+    core.create_partitioned_topic("non-persistent://public/default/t", 2)
+    core.delete_metadata_of_unloaded_partition("non-persistent://public/default/u")  # not a partition: nothing
+    assert core.get_partitioned_metadata("non-persistent://public/default/t", auto_create=False) == 2
+    core.delete_metadata_of_unloaded_partition("non-persistent://public/default/t-partition-0")
+    assert core.list_partitioned_topics("public/default", "non-persistent") == []

@@ -25,7 +25,9 @@ def test_line_rules():
     assert S.line_problem(good[:40]) == S.BAD_REASONS["json"]
     assert S.line_problem("[1, 2]") == S.BAD_REASONS["json"]
     data = json.loads(good)
-    assert S.line_problem(json.dumps({**data, "schema_version": 4})) == S.BAD_REASONS["schema_version"]
+    assert S.line_problem(json.dumps({**data, "schema_version": 5})) == S.BAD_REASONS["schema_version"]
+    assert S.line_problem(json.dumps({key: value for key, value in {**data, "schema_version": 3}.items()
+                                      if key != "client"})) is None  # schema 4 only adds client
     assert S.line_problem(json.dumps({**data, "schema_version": 2})) is None  # schema 3 only adds a verdict
     assert S.line_problem(json.dumps({**data, "verdict": "target-error"})) is None
     # a record written before namespace and known_divergence existed is still read

@@ -9,13 +9,16 @@ import pytest
 
 from conformance.drivers import wire_pip2
 from conformance.drivers.pubsub import U64_MINUS_ONE, message_index, receipt_kind, summarise
-from conformance.drivers.rest import RestDriver, fixed_values, missing_fields, sign, topic_stats_view
+from conformance.drivers.rest import (
+    RestDriver, fixed_values, merge_detail_views, missing_fields, sign, stats_detail_view, topic_stats_view,
+)
 from conformance.drivers.wire import WireDriver
 from conformance.errors import Indefinite
 from model import ops
 from model.outcomes import (
     ACCEPTED, DROPPED, FALSE, FIXED_STATS_FIELDS, MISSING, POSITIVE, STORED, TOPIC_STATS_FIELDS, TRUE, ZERO,
     ConnectionClosed, Done, InternalStatsView, PartitionedStatsView, PubSubBounds, PubSubResult, RestError, ServerError, TopicStatsView,
+    StatsDetailView, TopicLoaded,
 )
 from pulsar_codec import Connection, Role, events
 from pulsar_codec import pulsar_api_pb2 as pb
@@ -321,6 +324,38 @@ def test_partitioned_and_internal_stats_views_and_errors():
         404, "Topic x not found")
 
 
+def test_the_detail_view_reads_byte_counters_subscriptions_and_consumers():
+    consumers = [{"msgRateOut": 0.0, "msgThroughputOut": 0.0}, {"msgRateOut": 2.0, "msgThroughputOut": 9.0}]
+    body = {**STATS, "subscriptions": {"s": {**STATS["subscriptions"]["s"], "bytesOutCounter": 4, "consumers": consumers}}}
+    assert _rest(body).perform(ops.GetTopicStats(NP, detail=True)) == StatsDetailView(
+        (), POSITIVE, POSITIVE, (("s", 2, POSITIVE, POSITIVE, POSITIVE, ((POSITIVE, POSITIVE), (ZERO, ZERO))),))
+    bare = stats_detail_view({"subscriptions": {"s": {"consumers": [{}]}}})
+    assert "bytesInCounter" in bare.missing and "subscriptions.*.consumers[].msgRateOut" in bare.missing
+    # a rate positive at any read of the window counts; a read with other consumers is left out
+    zero = StatsDetailView((), ZERO, ZERO, (("s", 1, ZERO, ZERO, ZERO, ((ZERO, ZERO),)),))
+    positive = StatsDetailView((), ZERO, ZERO, (("s", 1, POSITIVE, POSITIVE, ZERO, ((POSITIVE, ZERO),)),))
+    other = StatsDetailView((), ZERO, ZERO, (("s", 2, POSITIVE, POSITIVE, ZERO, ((POSITIVE, ZERO), (ZERO, ZERO))),))
+    assert merge_detail_views([positive, other, zero]) == StatsDetailView(
+        (), ZERO, ZERO, (("s", 1, POSITIVE, POSITIVE, ZERO, ((POSITIVE, ZERO),)),))
+
+
+def test_delete_subscription_and_await_topic_gc():
+    seen = []
+
+    def app(request):
+        seen.append((request.method, request.url.raw_path.decode()))
+        return httpx.Response(204)
+    driver = RestDriver("http://broker:8080", timeout=2, transport=httpx.MockTransport(app))
+    assert driver.perform(ops.DeleteSubscription(NP, "a/b")) == Done()
+    assert seen == [("DELETE", "/admin/v2/non-persistent/public/c1/t/subscription/a%2Fb")]
+    answers = iter([200, 200, 404])
+    gone = RestDriver("http://broker:8080", timeout=2,
+                      transport=httpx.MockTransport(lambda r: httpx.Response(next(answers), json={"reason": "x"})))
+    assert gone.perform(ops.AwaitTopicGC(NP, 5)) == TopicLoaded(False)
+    assert _rest(STATS).perform(ops.AwaitTopicGC(NP, 0)) == TopicLoaded(True)
+    assert _rest({"reason": "no"}, 500).perform(ops.AwaitTopicGC(NP, 5)) == RestError(500, "no")
+
+
 # -- rates read across stats updates (rest.py) -------------------------------------------------------
 
 
@@ -365,3 +400,10 @@ def test_stats_are_read_until_the_rate_shows_and_a_slow_updater_is_indefinite():
     runtime["statsUpdateFrequencyInSecs"] = "60"
     with pytest.raises(Indefinite, match="statsUpdateFrequencyInSecs=1"):
         RestDriver("http://broker", transport=httpx.MockTransport(app)).perform(ops.GetTopicStats(NP))
+
+
+def test_the_wire_driver_sends_every_mode_of_get_topics_of_namespace():
+    # GET_TOPICS_OF_NAMESPACE's modes are the listing's domains, "all" for ALL (rows pip2-list-003/004)
+    from conformance.drivers import wire
+    assert sorted(wire._MODES.values()) == sorted(pb.CommandGetTopicsOfNamespace.Mode.values())
+    assert wire._MODES["all"] == pb.CommandGetTopicsOfNamespace.ALL

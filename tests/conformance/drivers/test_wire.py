@@ -4,6 +4,7 @@ import pytest
 
 from conformance.drivers.wire import CLIENT_VERSION, PROTOCOL_VERSION, WireDriver
 from conformance.errors import Indefinite, ProtocolViolation, Unsupported
+from conformance.transcript import format_transcript
 from model import ops
 from model.outcomes import Done, LookupAnswer, Partitions, ServerError, TopicList
 from pulsar_codec import events
@@ -163,6 +164,25 @@ def test_wrong_answer_type_is_a_protocol_violation():
     try:
         with pytest.raises(ProtocolViolation, match="PARTITIONED_METADATA"):
             driver.perform(ops.GetPartitionedMetadata(T, "binary", None))
+    finally:
+        driver.close()
+        server.close()
+
+
+def test_a_refusal_in_a_lookup_response_frame_is_the_refusal_as_pulsars_proxy_sends_it():
+    def handler(event):
+        response = pb.CommandLookupTopicResponse.Failed if event.topic.endswith("/missing") else \
+            pb.CommandLookupTopicResponse.Connect
+        return [events.LookupResponse(request_id=event.request_id, response=response, error=pb.TopicNotFound,
+                                      message="gone")]
+
+    server, driver = _answering(handler)
+    try:
+        assert driver.perform(ops.GetPartitionedMetadata(T[:-1] + "missing", "binary", False)) == \
+            ServerError("TopicNotFound", "gone")
+        assert "LOOKUP_RESPONSE" in format_transcript(driver.transcript)
+        with pytest.raises(ProtocolViolation, match="no refusal"):
+            driver.perform(ops.GetPartitionedMetadata(T, "binary", False))
     finally:
         driver.close()
         server.close()

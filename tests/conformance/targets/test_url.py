@@ -141,7 +141,8 @@ def test_url_target_end_to_end_against_the_reference_broker(tmp_path):
         assert all(r.target_version == "0.1.0-reference" for r in records)
         assert any(r.verdict == "passed" and r.driver == "rest" for r in records)
         assert any(r.verdict == "passed" and r.driver == "wire" for r in records)
-        assert not [r for r in records if r.verdict in ("failed", "broken", "indefinite")]
+        # a client library's known divergences fail on every broker, the reference one included
+        assert not [r for r in records if r.verdict in ("failed", "broken", "indefinite") and not r.known_divergence]
         assert launched.process.alive()  # the harness did not stop somebody else's broker
         # ...and put its config back: every key a case set is at the broker's own value again.
         from conformance.drivers.rest import RestDriver

@@ -1,0 +1,1 @@
+"""The harness as a container image: ``make image`` (build.py, Dockerfile; docs/ci.md)."""
