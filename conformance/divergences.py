@@ -69,16 +69,17 @@ class KnownDivergences:
         return cls((*(load_divergences(profile) if profile else ()), *library_entries()))
 
     def covering(self, case_id: str, row_id: str, release) -> Optional[Divergence]:
-        """The entry that covers this case on a broker of ``release``, if any."""
-        return next((entry for entry in self.entries if entry.covers(case_id, row_id, release)), None)
+        """The first entry that covers this case on a broker of ``release``, if any."""
+        return next(iter(self.covering_all(case_id, row_id, release)), None)
+
+    def covering_all(self, case_id: str, row_id: str, release) -> tuple[Divergence, ...]:
+        """Every entry that covers this case on a broker of ``release``: a row listed whole in one
+        entry and the same row's case listed in another (a client library's) both cover it."""
+        return tuple(entry for entry in self.entries if entry.covers(case_id, row_id, release))
 
     def applies(self, verdict: str, case_id: str, row_id: str, release) -> Optional[Divergence]:
-        """The entry a record of this verdict names: a covering entry of that verdict
-        (``failed``, or ``indefinite`` for a request the target is recorded never to answer), an
-        intermittent one for ``passed``, none otherwise."""
-        entry = self.covering(case_id, row_id, release)
-        if entry is None:
-            return None
-        if verdict == entry.verdict or (verdict == "passed" and entry.intermittent):
-            return entry
-        return None
+        """The entry a record of this verdict names: the first covering entry of that verdict
+        (``failed``, or ``indefinite`` for a request the target is recorded never to answer), or an
+        intermittent one for ``passed``; none otherwise."""
+        return next((entry for entry in self.covering_all(case_id, row_id, release)
+                     if verdict == entry.verdict or (verdict == "passed" and entry.intermittent)), None)

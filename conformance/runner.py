@@ -193,8 +193,9 @@ def stale_divergences(plugin: ConformancePlugin) -> list[str]:
         for record in plugin.records:
             if record.target != target.name or record.verdict != v.PASSED:
                 continue
-            entry = known.covering(record.case_id, record.row_id, target.release)
-            if entry is not None and not entry.intermittent:
+            entries = known.covering_all(record.case_id, record.row_id, target.release)
+            if entries and not any(entry.intermittent for entry in entries):
+                entry = entries[0]
                 lines.append(f"{record.case_id} passed on {target.name}, which {entry.file} (entry {entry.id}) "
                              f"lists as a known divergence; remove it if the release now conforms")
     return lines

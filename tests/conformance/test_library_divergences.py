@@ -1,6 +1,7 @@
 """Known divergences of a client library (conformance/divergences.py, LIBRARY_PROFILES): they cover the
 library's own cases on every target, the reference broker included, and never another library's."""
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 from conformance.divergences import KnownDivergences, library_entries
@@ -32,3 +33,18 @@ def test_a_row_id_stands_for_the_librarys_cases_only(tmp_path):
 def test_every_target_gets_the_libraries_files_beside_its_own():
     reference = SimpleNamespace(divergence_profile=None, release=None, known_divergences=None)
     assert set(KnownDivergences.for_target(reference).entries) == set(library_entries())
+
+
+def test_a_row_listed_whole_does_not_hide_a_librarys_entry_of_another_verdict(tmp_path):
+    """A broker's entry lists a row whole (its failures); a library's entry lists that row's case of the
+    library with the verdict indefinite: an indefinite record of that case names the library's entry."""
+    (tmp_path / "pulsar-client-rust.yaml").write_text(FILE.replace(
+        'kind: pip-deviation', 'kind: defect\n    verdict: indefinite'))
+    [library] = library_entries(tmp_path)
+    broker = replace(library, id="broker-wide", cases=("pip344-row-002",), verdict="failed")
+    known = KnownDivergences((broker, library))
+    case = "pip344-row-002[rust-client-binary]"
+    assert known.covering_all(case, "pip344-row-002", None) == (broker, library)
+    assert known.applies("indefinite", case, "pip344-row-002", None) == library
+    assert known.applies("failed", case, "pip344-row-002", None) == broker
+    assert known.applies("broken", case, "pip344-row-002", None) is None
