@@ -178,27 +178,19 @@ class WirePip2:
             # arrive after the collection and are not part of it (ops.PubSub steps 6 and 7).
             received.setdefault(name, []).append(list(collector.received[consumer_id]))
         if op.close_after:
-            self._close_all(producer_id, consumers, collector)
+            self._close_some(producer_id, consumers, collector)
         elif getattr(op, "close_producer", False) or getattr(op, "close_consumers", ()):
             self._close_some(producer_id if op.close_producer else None,
                              [consumers[i] for i in op.close_consumers], collector)
         return summarise(op, receipts, received)
 
     def _close_some(self, producer_id, consumers, collector: _Collector) -> None:
-        """close_producer and close_consumers (ops.PubSub): those alone, the rest stays attached."""
+        """Close the producer (unless None) and these consumers: all of them for close_after, those
+        named by close_producer and close_consumers otherwise (ops.PubSub), the rest staying attached."""
         if producer_id is not None:
             request_id = self.link.next_id()
             self._answer(events.CloseProducer(producer_id=producer_id, request_id=request_id), request_id,
                          (events.Success,), "CLOSE_PRODUCER", collector)
-        for consumer_id, _ in consumers:
-            request_id = self.link.next_id()
-            self._answer(events.CloseConsumer(consumer_id=consumer_id, request_id=request_id), request_id,
-                         (events.Success,), "CLOSE_CONSUMER", collector)
-
-    def _close_all(self, producer_id: int, consumers, collector: _Collector) -> None:
-        request_id = self.link.next_id()
-        self._answer(events.CloseProducer(producer_id=producer_id, request_id=request_id), request_id,
-                     (events.Success,), "CLOSE_PRODUCER", collector)
         for consumer_id, _ in consumers:
             request_id = self.link.next_id()
             self._answer(events.CloseConsumer(consumer_id=consumer_id, request_id=request_id), request_id,
