@@ -67,6 +67,22 @@ def free_ports(count: int) -> list[int]:
             sock.close()
 
 
+class Throttle:
+    """True at most once per ``interval`` seconds: a JVM's readiness callback runs for every burst of
+    log lines, and asking it over HTTP more often than a few times a second only slows it down."""
+
+    def __init__(self, interval: float = 0.25):
+        self.interval = interval
+        self._last = float("-inf")
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return False
+        self._last = now
+        return True
+
+
 def start_on_free_ports(start: Callable[[], None], attempts: int = 2) -> None:
     """Call ``start`` (which picks free ports itself) again on new ports when a port it chose was
     taken between the pick and the bind; any other TargetError is raised at once."""

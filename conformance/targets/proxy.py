@@ -50,7 +50,7 @@ import httpx
 from conformance.errors import TargetError, Unsupported, UsageError
 from conformance.targets import maven, standalone, standalone_conf
 from conformance.targets.base import Target
-from conformance.targets.process import ManagedProcess, free_ports, tcp_ready, start_on_free_ports
+from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports, tcp_ready
 from spec.versions import parse_release, release_text
 
 MAIN_CLASS = "org.apache.pulsar.proxy.server.ProxyServiceStarter"
@@ -156,7 +156,7 @@ class PulsarProxyTarget(Target):
         self.data_dir: Optional[Path] = None
         self.start_seconds: list[float] = []  # the proxy's, from its launch to ready
         self.peak_rss: list[float] = []
-        self._last_ready_check = 0.0
+        self._ready_checks = Throttle()
 
     @property
     def spec(self) -> str:
@@ -223,10 +223,8 @@ class PulsarProxyTarget(Target):
         self.generation += 1
 
     def _ready(self, client: httpx.Client, plan: ProxyPlan):
-        now = time.monotonic()
-        if now - self._last_ready_check < 0.25:
+        if not self._ready_checks.due():
             return None
-        self._last_ready_check = now
         return True if proxy_ready(client, plan) else None
 
     def stop(self) -> None:

@@ -55,7 +55,7 @@ from conformance.errors import TargetError
 from conformance.targets import maven
 from conformance.targets import standalone_conf
 from conformance.targets.base import Target
-from conformance.targets.process import ManagedProcess, free_ports, start_on_free_ports
+from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports
 
 DEFAULT_VERSION = "4.0.7"  # the 4.0 LTS line's newest release whose broker Maven Central serves here whole
 MAIN_CLASS = "org.apache.pulsar.PulsarStandaloneStarter"
@@ -240,7 +240,7 @@ class PulsarStandaloneTarget(Target):
         self.start_seconds: list[float] = []
         self.peak_rss: list[float] = []
         self.warnings: list[str] = []
-        self._last_ready_check = 0.0
+        self._ready_checks = Throttle()
 
     @property
     def spec(self) -> str:
@@ -302,12 +302,8 @@ class PulsarStandaloneTarget(Target):
         self.generation += 1
 
     def _ready(self, client: httpx.Client, plan: LaunchPlan):
-        # Called for every burst of log lines; asking more often than a few times a second only
-        # slows the JVM down.
-        now = time.monotonic()
-        if now - self._last_ready_check < 0.25:
+        if not self._ready_checks.due():
             return None
-        self._last_ready_check = now
         answers: dict[str, tuple[int, str]] = {}
         for check in standalone_conf.READY_CHECKS:
             try:

@@ -20,31 +20,13 @@ import pytest
 
 from conformance import verdicts as v
 from conformance.results import read_results
-from conformance.targets.container import docker_engine_problem
 from conformance.targets.process import ManagedProcess
 from conformance.targets.reference import ready_urls
+from tests.docker_engine import engine  # noqa: F401 - the module's fixture
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT = 2700  # a first build on a machine: the Debian base, the wheels, the image
 RUN_TIMEOUT = 900
-
-
-def _engine_answers() -> bool:
-    return docker_engine_problem(5.0) is None
-
-
-@pytest.fixture(scope="module")
-def engine():
-    """The Docker engine that answers, or one `make docker` starts and `make docker-stop` stops."""
-    started = False
-    if not _engine_answers():
-        done = subprocess.run(["make", "-C", str(REPO), "docker"], capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        assert _engine_answers()
-        started = True
-    yield
-    if started:
-        subprocess.run(["make", "-C", str(REPO), "docker-stop"], capture_output=True, text=True, timeout=120)
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from conformance.targets.container import (DEFAULT_TAG, LABEL_HOST, LABEL_PID, L
 from conformance.targets.process import ManagedProcess
 from conformance.targets.reference import ready_urls
 from conformance.targets.registry import known_names, make_target
+from tests.docker_engine import engine  # noqa: F401 - the module's fixture
 
 NO_ENGINE = "unix:///nonexistent/conformance-test/docker.sock"
 STANDALONE = ("/pulsar/bin/apply-config-from-env.py /pulsar/conf/standalone.conf && "
@@ -577,27 +578,6 @@ def test_harness_labels_name_this_process_and_a_gone_harness_is_recognised():
 
 REPO = Path(__file__).resolve().parents[3]
 REAL = "pulsar-container:4.0.7"
-
-
-def _engine_answers() -> bool:
-    return docker_engine_problem(5.0) is None
-
-
-@pytest.fixture(scope="module")
-def engine():
-    """A Docker engine: the one that answers, or one `make docker` starts (and `make docker-stop`
-    stops at the end, only then)."""
-    started = False
-    if not _engine_answers():
-        if shutil.which("make") is None:
-            pytest.skip("no Docker engine answers and make is not installed to start one")
-        done = subprocess.run(["make", "-C", str(REPO), "docker"], capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-        assert _engine_answers()
-        started = True
-    yield
-    if started:
-        subprocess.run(["make", "-C", str(REPO), "docker-stop"], capture_output=True, text=True, timeout=120)
 
 
 def _containers_of(pid: int) -> list[str]:
