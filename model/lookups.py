@@ -84,6 +84,8 @@ def handshake(state: State, op: Handshake):
 def get_partitioned_metadata(state: State, op: GetPartitionedMetadata):
     refused = refused_answer(op.topic, op.api, state.release)  # both APIs parse the name first
     if refused is not None:
+        if op.api == "binary" and proxy.proxied(state):  # the proxy parses it first (model/proxy.py)
+            return state, proxy.refused_name(state, op.topic, refused)
         return state, refused
     topic = parse_topic(op.topic)
     if op.api == "rest":

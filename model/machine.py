@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Optional
 
-from model import (admin, auth, batch_lookup, buckets, client, client_libraries, lookups, nonpersistent, ops, proxy,
-                   releases)
+from model import (admin, auth, batch_lookup, buckets, client, client_libraries, cluster, lookups, nonpersistent, ops,
+                   proxy, releases)
 from model.config import BrokerConfig
 from model.errors import ModelUsageError
 from model.ops import (
@@ -70,6 +70,11 @@ HANDLERS.update({  # PIP-344's client API through each client library (model/cli
     ops.JavaGetPartitionsForTopic: client_libraries.get_partitions_for_topic,
     ops.JavaProduceConsume: client_libraries.produce_consume,
     ops.JavaGetPartitionedTopicMetadata: client_libraries.get_partitioned_topic_metadata,
+})
+HANDLERS.update({  # a cluster of several brokers (model/cluster.py)
+    ops.SameMetadataEverywhere: cluster.same_metadata_everywhere,
+    ops.LookupAtNonOwner: cluster.lookup_at_non_owner,
+    ops.PubSubAcrossBrokers: cluster.pub_sub_across_brokers,
 })
 HANDLERS[ops.WithCredentials] = auth.with_credentials  # token authentication and authorization (ours)
 HANDLERS.update({  # through Apache Pulsar's proxy, which asks the broker again and relays a refusal (model/proxy.py)

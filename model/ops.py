@@ -331,6 +331,39 @@ class SameOwnerEverywhere:
     api: Api = "binary"
 
 
+# -- a cluster of several brokers (model/cluster.py) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SameMetadataEverywhere:
+    """GetPartitionedMetadata (its ``api``, ``auto_create``) asked of EVERY broker of the target in
+    turn: their common answer, or Agreement(False) naming what each broker answered."""
+    topic: str
+    api: Api = "binary"
+    auto_create: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class LookupAtNonOwner:
+    """LOOKUP ``topic`` as a client does (its bundle then has an owner), then ask every OTHER broker
+    of the target: each must name the owner, and the owner must answer Connect naming itself. The
+    outcome is the other brokers' common answer (kind and authoritative flag), or Agreement(False)
+    saying where a broker named another or answered otherwise."""
+    topic: str
+    api: Api = "binary"
+
+
+@dataclass(frozen=True)
+class PubSubAcrossBrokers:
+    """PIP-2 on a cluster: a consumer subscribes (Exclusive, at Latest, 1000 permits) on a connection
+    that looked ``topic`` up at the target's SECOND broker, a producer attaches on one that looked it up
+    at the first; each follows its lookup to the owner, as a client does. The producer sends ``count``
+    messages in one burst; the outcome is what PubSub with that consumer and burst gives (PubSubResult)."""
+    topic: str
+    count: int = 3
+    api: Api = "binary"
+
+
 # -- PIP-344 through the official Java client and admin client (model/java_client.py) --------------
 
 
@@ -394,6 +427,7 @@ Operation = (
     | ListPartitionedTopics | Lookup | Handshake | ProduceConsume | PubSub | BadCommand
     | GetTopicStats | DeleteSubscription | AwaitTopicGC | GetPartitionedStats | GetInternalStats | GetNumberOfTopicBuckets | SetNumberOfTopicBuckets
     | RemoveNumberOfTopicBuckets | ReadTopicLayout | BatchLookup | BatchEqualsSingles | SameOwnerEverywhere
+    | SameMetadataEverywhere | LookupAtNonOwner | PubSubAcrossBrokers
     | JavaGetPartitionsForTopic | JavaProduceConsume | JavaGetPartitionedTopicMetadata | WithCredentials
 )
 

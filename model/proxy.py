@@ -32,6 +32,14 @@ read from the proxy's source (model/releases.py PROXY_BEHAVIOURS for what change
 - LOOKUP and GET_TOPICS_OF_NAMESPACE are asked again of the broker, and a refusal is relayed with
   LookupProxyHandler#getServerError's error (``relaying``): LookupProxyHandler#performLookup and
   #performGetTopicsOfNamespace at v4.0.7.
+- A PARTITIONED_METADATA of a topic name the broker refuses (model/refused_names.py) is parsed by
+  the proxy first, with the TopicName of its own release (LookupProxyHandler#handlePartitionMetadataResponse:
+  TopicName.get at v3.0.0, TopicName.toFullTopicName at v4.0.8). A name the proxy's parser takes is
+  asked of the broker, whose refusal is relayed as any other (``refused_name``): through 3.0.0, whose
+  TopicName takes a blank local name, in front of a broker that refuses it, the broker's
+  InvalidTopicName comes back as ServiceNotReady. A name the proxy's parser refuses too gets no answer
+  from any rule of the proxy's (it closes the connection: spec/divergences/apache-pulsar.yaml), so the
+  broker's refusal stays what is expected.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from typing import Callable
 
 from model import releases
 from model.outcomes import ServerError, relayed_client_error
+from model.refused_names import refusal
 from model.state import State
 from pulsar_naming.names import TopicName
 
@@ -83,10 +92,22 @@ def partitioned_metadata(state: State, topic: TopicName, metadata_auto_creation_
             state.release, "proxy-forwards-metadata-auto-creation") else True
         state, answer = broker_answer(state, topic, sent, era=state.era)
     if isinstance(answer, ServerError):
-        kept = releases.proxy_has(state.release, "proxy-keeps-partition-metadata-error")
-        answer = relayed(answer, KEPT_THROUGH_CLIENT if kept else KEPT_BY_GET_SERVER_ERROR,
-                         "UnknownError" if kept else "ServiceNotReady")
+        answer = _relayed_partition_metadata_refusal(state, answer)
     return state, answer
+
+
+def refused_name(state: State, name: str, answer: ServerError) -> ServerError:
+    """A PARTITIONED_METADATA of ``name``, which the broker refuses with ``answer``, through the proxy
+    (module docstring): relayed where the proxy's own TopicName takes the name, else ``answer``."""
+    if refusal(name, releases.proxy_of(state.release)) is not None:
+        return answer
+    return _relayed_partition_metadata_refusal(state, answer)
+
+
+def _relayed_partition_metadata_refusal(state: State, answer: ServerError) -> ServerError:
+    kept = releases.proxy_has(state.release, "proxy-keeps-partition-metadata-error")
+    return relayed(answer, KEPT_THROUGH_CLIENT if kept else KEPT_BY_GET_SERVER_ERROR,
+                   "UnknownError" if kept else "ServiceNotReady")
 
 
 def relayed(answer: ServerError, kept: frozenset[str], otherwise: str) -> ServerError:

@@ -94,6 +94,11 @@ OPERATIONS: dict[str, Operation] = {
     "BatchLookup": Operation("35", frozenset({"topics"}), _REST_BINARY, "api", repeatable=True),
     "BatchEqualsSingles": Operation("35", frozenset({"topics"}), _REST_BINARY, "api", repeatable=True),
     "SameOwnerEverywhere": Operation("35", frozenset({"topics"}), _REST_BINARY, "api", repeatable=True),
+    # A cluster of several brokers (model/cluster.py): relations between its brokers' answers.
+    "SameMetadataEverywhere": Operation("344", frozenset({"topic", "auto_create"}), _REST_BINARY, "api",
+                                        repeatable=True),
+    "LookupAtNonOwner": Operation("344", frozenset({"topic"}), ("binary",), "api", repeatable=True),
+    "PubSubAcrossBrokers": Operation("2", frozenset({"topic", "count"}), ("binary",), "api"),
     # PIP-344's client API: the Java client and admin client, and the other client libraries
     # (model/java_client.py, model/client_libraries.py)
     "JavaGetPartitionsForTopic": Operation("344", frozenset({"topic", "auto_create"}), _LIBRARY_CLIENT,

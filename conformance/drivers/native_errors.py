@@ -14,7 +14,11 @@ a ``pulsar.Error`` adds ``pulsar.Result.<name>``), decided in this order:
   getPartitionIndex), ``server error: <ServerError>: ...`` (a refused PRODUCER or SUBSCRIBE),
   ``Code: <status>, Reason: ...`` (the HTTP lookup), ``code: <status> reason: ...`` (pulsaradmin's
   rest.Error), a message that is, or ends with ``: ``, a ServerError's name (a refused
-  PARTITIONED_METADATA), or a ``pulsar.Result`` (``pulsar.<name>``);
+  PARTITIONED_METADATA), ``no partitioned metadata for topic{<topic>} in lookup response`` (a
+  PARTITIONED_METADATA answered with a frame of another kind, whose error the client does not read:
+  apache/pulsar-client-go@v0.21.0:pulsar/internal/lookup_service.go, GetPartitionedTopicMetadata;
+  Apache Pulsar's proxy answers a refusal so), named without the topic, or a ``pulsar.Result``
+  (``pulsar.<name>``);
 - anything else is a driver bug (broken).
 
 Rust (clients/rust reports the innermost enum variant, then the enclosing variants and the
@@ -27,7 +31,11 @@ broker's ``ServerError::<name>`` or ``std::io::ErrorKind::<kind>`` in ``causes``
   ``futures::stream::End``, which the crate does when the consumer's connection is gone): the
   broker may have done the request, so the answer is unknown (docs/runner-contract.md);
 - an outcome: ``ServiceDiscoveryError::Query`` and ``ConnectionError::PulsarError`` with the broker's
-  ServerError, named ``<Enum>::<Variant>(<ServerError>)``;
+  ServerError, named ``<Enum>::<Variant>(<ServerError>)``; ``ConnectionError::UnexpectedResponse``,
+  an answer frame of another kind than the request's (matched by its request id, whatever error it
+  holds unread: pulsar@6.9.1:src/connection.rs, extract_message; Apache Pulsar's proxy answers a
+  refused PARTITIONED_METADATA so), named by the frame's type:
+  ``ConnectionError::UnexpectedResponse(LookupResponse)``;
 - anything else is a driver bug (broken).
 """
 
@@ -44,6 +52,8 @@ SERVER_ERRORS = frozenset(pb.ServerError.keys())
 GO_NOT_CONNECTED = ("connection refused", "dial tcp", "connection error", "no route to host")
 GO_NAME_REFUSED = "invalid topic name"  # the wording of the client's own refusal (pulsar/helper.go)
 GO_TIMEOUTS = ("context deadline exceeded", "request timed out")
+GO_NO_METADATA = re.compile(r"no partitioned metadata for topic\{[^}]*\} in lookup response")
+GO_NO_METADATA_NAME = "no partitioned metadata in lookup response"
 _GO_PATTERNS = (
     (re.compile(r"server error: (\w+)"), "server error: {}"),
     (re.compile(r"^Code: (\d+), Reason"), "Code: {}"),
@@ -54,6 +64,8 @@ RUST_NOT_CONNECTED = frozenset({"std::io::ErrorKind::ConnectionRefused", "std::i
 RUST_NO_ANSWER = frozenset({"tokio::time::error::Elapsed", "pulsar::error::ConnectionError::Disconnected",
                             "futures::stream::End"})
 RUST_OUTCOMES = ("pulsar::error::ServiceDiscoveryError::Query", "pulsar::error::ConnectionError::PulsarError")
+RUST_UNEXPECTED = "pulsar::error::ConnectionError::UnexpectedResponse"
+_RUST_FRAME = re.compile(r"BaseCommand \{ r#type: (\w+)")  # the Debug text of the frame the crate got
 
 
 class NativeDriverBug(DriverError):
@@ -74,6 +86,8 @@ def go_outcome_of(raised: Raised, what: str) -> ClientError:
         raise Indefinite(f"{what}: {message}")
     if "*strconv.NumError" in (raised.cls, *raised.causes):
         return ClientError(GO_NAME_REFUSED)
+    if GO_NO_METADATA.search(message):
+        return ClientError(GO_NO_METADATA_NAME)
     for pattern, name in _GO_PATTERNS:
         found = pattern.search(message)
         if found:
@@ -97,4 +111,7 @@ def rust_outcome_of(raised: Raised, what: str) -> ClientError:
         errors = [c.split("::", 1)[1] for c in raised.causes if c.startswith("ServerError::")]
         variant = raised.cls.split("::", 2)[2]
         return ClientError(f"{variant}({errors[-1] if errors else 'None'})")
+    frame = _RUST_FRAME.search(raised.message or "")
+    if raised.cls == RUST_UNEXPECTED and frame:
+        return ClientError(f"ConnectionError::UnexpectedResponse({frame.group(1)})")
     raise _bug(raised, what)

@@ -30,7 +30,13 @@ Rust crate (drivers/native_clients.py).
   admin.create as the protocol's options ``auth_token`` and ``tls_trust_certs_file``, and only to
   a driver whose hello lists them; an operation that needs one its driver lacks is Unsupported.
 - Every request is bounded by the driver's ``timeout`` (the driver waits at most that for its
-  library; external.py waits a grace longer and then stops the process).
+  library; external.py waits a grace longer and then stops the process), but for a request that
+  looks a topic up (``LOOKING_UP``), which waits ``LOOKUP_WAIT`` times as long: a library retries a
+  refusal it takes for transient (ServiceNotReady, MetadataError) until its operation timeout, which
+  is the driver's ``timeout``, and then raises what it last got (the Java client:
+  PulsarClientImpl#getPartitionedTopicMetadata at apache/pulsar@v4.0.7, its remaining time the lookup
+  timeout), so its answer comes one attempt after that timeout, and a wait of exactly the timeout
+  would take it for no answer.
 - The process is shared, so another case's hung request may stop it while this case holds a
   client; every request about a handle names the start of the process that made it, and one
   made before a restart is never sent (``DriverGone``). A lookup had then sent nothing to the
@@ -54,6 +60,10 @@ from model import ops
 from model.outcomes import Delivered, PartitionList, Partitions
 
 RECEIVE_IDLE_S = 2.0
+# The requests that begin with a lookup, and their bound in driver timeouts: the library's operation
+# timeout, then its last attempt (module docstring).
+LOOKING_UP = frozenset({"client.get_partitions", "consumer.subscribe", "producer.create"})
+LOOKUP_WAIT = 1.5
 REDELIVERY_IDLE_S = 0.3
 POOL_SIZE = 2  # a JVM each for the Java drivers: more would cost start-up CPU the run does not win back
 
@@ -171,9 +181,11 @@ class ProtocolDriver:
     def _call(self, cmd: str, *, wait_s: Optional[float] = None, born: Optional[int] = None, **args):
         """One request; with ``born``, about handles made in that start of the process (never
         sent after a restart)."""
-        args["timeout_ms"] = int((self.timeout if wait_s is None else wait_s) * 1000)
+        if wait_s is None:
+            wait_s = self.timeout * (LOOKUP_WAIT if cmd in LOOKING_UP else 1)
+        args["timeout_ms"] = int(wait_s * 1000)
         self.transcript.sent(f"{cmd} {args}")
-        answer = self.process.request(cmd, args, timeout=self.timeout, started=born)
+        answer = self.process.request(cmd, args, timeout=max(self.timeout, wait_s), started=born)
         self.transcript.received(repr(answer))
         return answer
 

@@ -57,6 +57,7 @@ import httpx
 from conformance import timing
 from conformance.drivers.base import DEFAULT_TIMEOUT
 from conformance.drivers.rest_batch import RestBatch
+from conformance.drivers.cluster_relations import RestCluster
 from conformance.drivers.rest_buckets import RestBuckets
 from conformance.drivers.rest_http import done, error_reason, json_body, namespace_path, path_segment, topic_path
 from conformance.errors import Indefinite, NoContact, ProtocolViolation, Unsupported
@@ -79,7 +80,7 @@ _OPS = (
     ops.CreateNonPartitionedTopic, ops.DeletePartitionedTopic, ops.DeleteTopic, ops.GetPartitionedMetadata,
     ops.ListTopics, ops.ListPartitionedTopics, ops.Lookup, ops.GetTopicStats, ops.GetPartitionedStats,
     ops.GetInternalStats, ops.DeleteSubscription, ops.AwaitTopicGC,
-) + RestBatch.OPS + RestBuckets.OPS
+) + RestBatch.OPS + RestBuckets.OPS + RestCluster.OPS
 
 
 def _bool(value: bool) -> str:
@@ -118,7 +119,8 @@ class RestDriver:
         batch, buckets = RestBatch(self), RestBuckets(self)
         self._parts = {ops.BatchLookup: batch.batch_lookup, ops.BatchEqualsSingles: batch.batch_equals_singles,
                        ops.SameOwnerEverywhere: batch.same_owner_everywhere,
-                       **{op: buckets.perform for op in RestBuckets.OPS}}
+                       **{op: buckets.perform for op in RestBuckets.OPS},
+                       ops.SameMetadataEverywhere: RestCluster(self).same_metadata_everywhere}
 
     # -- driver protocol ---------------------------------------------------------------------
 
@@ -189,7 +191,8 @@ class RestDriver:
             raise Indefinite(f"{method} {url}: target not reachable at {self.admin_url} ({exc!r}); "
                              "is it running?") from exc
         self.transcript.received(f"{response.status_code} {response.text[:2000]}")
-        owner = self._broker_of(response.headers.get("location", "")) if response.status_code == 307 else None
+        owner = self._broker_of(response.headers.get("location", ""), base or self.admin_url) \
+            if response.status_code == 307 else None
         if owner is not None and redirects < MAX_REDIRECTS:
             # Pulsar's admin client follows a 307 to the broker that owns the topic; so does this one,
             # to the target's other brokers only (a cluster): on one broker there is none to follow
@@ -324,14 +327,18 @@ class RestDriver:
             return LookupAnswer("Redirect", query.get("authoritative", ["false"])[0] == "true")
         return RestError(response.status_code, error_reason(response))
 
-    def _broker_of(self, location: str) -> Optional[str]:
-        """The admin URL of the target's broker ``location`` points at, when it is another one."""
+    def _broker_of(self, location: str, asked: str) -> Optional[str]:
+        """The admin URL of the target's broker ``location`` points at, when it is another one than the
+        broker ``asked``: Apache Pulsar's cluster may send a request on to its leader, which sends it
+        back, authoritative, to the broker that was first asked (PulsarWebResource
+        #validateNamespaceBundleOwnership: "If authoritative is false and this broker is not leader,
+        forward to leader")."""
         parts = urllib.parse.urlsplit(location)
         if not parts.netloc:
             return None
         base = f"{parts.scheme}://{parts.netloc}"
         brokers = [url.rstrip("/") for url in (self.cluster_admin_urls or [])]
-        return base if base in brokers and base != self.admin_url.rstrip("/") else None
+        return base if base in brokers and base != asked.rstrip("/") else None
 
     # -- PIP-2 stats: read into the outcome's view ---------------------------------------------
 

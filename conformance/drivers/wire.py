@@ -43,6 +43,19 @@ PARTITIONED_METADATA is present only when the op sets it, so "absent means defau
   to the broker named, and the operation goes there (``follow_lookup``). The lookups' answers are
   recorded in the transcript and not judged; what follows is. A Lookup operation is judged on
   where that arrives: on one broker, its own answer.
+- Through Apache Pulsar's proxy the lookup connection serves lookups only (the proxy closes it on a
+  PRODUCER or SUBSCRIBE: ProxyConnection in state ProxyLookupRequests handles lookups and metadata
+  alone), and its LOOKUP_RESPONSE says ``proxy_through_service_url``. Then the driver attaches as
+  Pulsar's Java client does (``attach_through_proxy``): on a new connection to the address the lookup
+  went to, whose CONNECT carries ``proxy_to_broker_url`` = "host:port" of the answer's broker URL
+  (BinaryProtoLookupService#findBroker: the broker as logical address, the service URL as physical
+  one; PulsarChannelInitializer#initializeClientCnx and ClientCnx#setTargetBroker, apache/pulsar@v4.0.7:
+  pulsar-client/src/main/java/org/apache/pulsar/client/impl/); the proxy then splices it to that broker
+  (ProxyConnection#completeConnect at v4.0.8 and v3.0.0), so its CONNECTED is the broker's. One such
+  connection per proxy and broker, kept until the case ends so what was attached stays attached (the
+  Java client's ConnectionPool keys a connection by that pair); the operation's later requests, and the
+  next operation's lookups, go on the lookup connection again. An operation that raised leaves its
+  attach connection closed: what it holds is unknown, so a step performed again attaches anew.
 - Security: the service URL may be ``pulsar+ssl://`` (TLS, checked against the credentials' CA);
   with a token, CONNECT carries ``auth_method_name`` "token" and the token as ``auth_data``, as
   Pulsar's clients send it. An ``ops.WithCredentials`` operation runs its inner operation on a
@@ -68,6 +81,8 @@ from conformance.transcript import Transcript
 from model import ops
 from conformance.drivers.wire_pip2 import WirePip2
 from conformance.drivers.wire_batch import WireBatch
+from conformance.drivers.wire_cluster import connect_elsewhere
+from conformance.drivers.cluster_relations import WireCluster
 from model.outcomes import Done, FeatureFlag, LookupAnswer, Partitions, ServerError, TopicList, normalise_message
 from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events
 from pulsar_codec import pulsar_api_pb2 as pb
@@ -97,13 +112,26 @@ def tls_context(trust_certs: Optional[str]) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=trust_certs) if trust_certs else ssl.create_default_context()
 
 
-def connect_event(credentials: Credentials) -> events.Connect:
-    """CONNECT with our version and feature flags, and with the token as Pulsar's clients send it
-    when there is one."""
+def connect_event(credentials: Credentials, proxy_to_broker_url: Optional[str] = None) -> events.Connect:
+    """CONNECT with our version and feature flags, with the token as Pulsar's clients send it when
+    there is one, and with the broker a proxy is to splice the connection to when one is named."""
     fields = dict(client_version=CLIENT_VERSION, protocol_version=PROTOCOL_VERSION, feature_flags=FEATURE_FLAGS)
     if credentials.token is not None:
         fields.update(auth_method_name="token", auth_data=credentials.token.reveal().encode())
+    if proxy_to_broker_url is not None:
+        fields.update(proxy_to_broker_url=proxy_to_broker_url)
     return events.Connect(**fields)
+
+
+def proxied_broker(answer, tls: bool) -> Optional[str]:
+    """The broker URL a LOOKUP_RESPONSE Connect names when it says ``proxy_through_service_url``
+    (the answer of Apache Pulsar's proxy: LookupProxyHandler#performLookup), else None."""
+    kind = pb.CommandLookupTopicResponse
+    if not (isinstance(answer, events.LookupResponse) and answer.has("response") and answer.response == kind.Connect
+            and answer.has("proxy_through_service_url") and answer.proxy_through_service_url):
+        return None
+    url = answer.brokerServiceUrlTls if tls and answer.has("brokerServiceUrlTls") else answer.brokerServiceUrl
+    return url or None
 
 
 class _Socket:
@@ -233,9 +261,15 @@ class WireDriver:
         # open until the case ends, so the producers and consumers on them stay attached, as a
         # client keeps its connection to each broker (``move_to``).
         self._left: list[_Socket] = []
+        # Connections through a proxy (host, port) to the broker named "host:port"
+        # (``attach_through_proxy``), kept until the case ends for the same reason; and the lookup
+        # connection (with its CONNECTED) while an operation works on one of them.
+        self._proxied: dict[tuple[str, int, str], tuple[_Socket, events.Connected]] = {}
+        self._home: Optional[tuple[Optional[_Socket], Optional[events.Connected]]] = None
         self._ids = itertools.count(1)
         self.pip2 = WirePip2(self)
         self.batch = WireBatch(self)
+        self.cluster = WireCluster(self)  # relations between a cluster's brokers (cluster_relations.py)
 
     # -- driver protocol ---------------------------------------------------------------------
 
@@ -243,7 +277,7 @@ class WireDriver:
         if isinstance(op, ops.WithCredentials):  # performed on a connection of its own
             return self.can_perform(op.operation)
         if isinstance(op, (ops.GetPartitionedMetadata, ops.Lookup, ops.ListTopics, ops.PubSub, ops.BadCommand,
-                           *WireBatch.OPS)):
+                           *WireBatch.OPS, *WireCluster.OPS)):
             return op.api == "binary"
         # PRODUCER + CLOSE_PRODUCER creates a non-partitioned topic on targets without REST.
         return isinstance(op, (ops.CreateNonPartitionedTopic, ops.Handshake))
@@ -255,9 +289,13 @@ class WireDriver:
 
     def close(self) -> None:
         self._close_current()
-        for left in self._left:
+        if self._home is not None and self._home[0] is not None:
+            self._home[0].close()
+        self._home = None
+        for left in (*self._left, *(sock for sock, _ in self._proxied.values())):
             left.close()
         self._left.clear()
+        self._proxied.clear()
 
     def _close_current(self) -> None:
         if self._socket is not None:
@@ -280,9 +318,18 @@ class WireDriver:
             return answer
         parts = {ops.PubSub: self.pip2.pub_sub, ops.BadCommand: self.pip2.bad_command,
                  ops.BatchLookup: self.batch.batch_lookup, ops.BatchEqualsSingles: self.batch.batch_equals_singles,
-                 ops.SameOwnerEverywhere: self.batch.same_owner_everywhere}
+                 ops.SameOwnerEverywhere: self.batch.same_owner_everywhere,
+                 ops.SameMetadataEverywhere: self.cluster.same_metadata_everywhere,
+                 ops.LookupAtNonOwner: self.cluster.lookup_at_non_owner,
+                 ops.PubSubAcrossBrokers: self.cluster.pub_sub_across_brokers}
         handler = parts.get(type(op)) or getattr(self, f"_do_{type(op).__name__}")
-        return handler(op)
+        try:
+            answer = handler(op)
+        except Exception:
+            self._come_home(dropping=True)
+            raise
+        self._come_home(dropping=False)
+        return answer
 
     def _as_other(self, op: "ops.WithCredentials"):
         """The inner operation on a connection of its own, with the operation's credentials."""
@@ -410,8 +457,57 @@ class WireDriver:
     def claim(self, topic: str) -> None:
         """A LOOKUP before PRODUCER or SUBSCRIBE, as Pulsar's clients send it (Apache Pulsar serves a
         topic only after one): a Redirect is followed to the broker that owns the topic, and the
-        operation then goes there (``follow_lookup``); the answers are recorded, not judged."""
-        self.follow_lookup(topic, "LOOKUP before PRODUCER or SUBSCRIBE")
+        operation then goes there (``follow_lookup``); an answer through a proxy is attached to on
+        a connection through the proxy that names the broker (``attach_through_proxy``). The
+        answers are recorded, not judged."""
+        got = self.follow_lookup(topic, "LOOKUP before PRODUCER or SUBSCRIBE")
+        broker = proxied_broker(got, self._tls is not None)
+        if broker is not None:
+            self.attach_through_proxy(broker)
+
+    def attach_through_proxy(self, broker_url: str) -> None:
+        """Go on with the operation on the connection through the proxy to ``broker_url``, made on
+        first use: to the address the lookup went to, its CONNECT carrying ``proxy_to_broker_url``
+        in ClientCnx#setTargetBroker's form, "host:port" (wire.py's docstring). The operation's end
+        comes back to the lookup connection (``_come_home``)."""
+        host, port = parse_service_url(broker_url)
+        target = f"{host}:{port}"
+        key = (self.host, self.port, target)
+        if key not in self._proxied:
+            self.transcript.note(f"the lookup answered through a proxy: attaching on a connection to "
+                                 f"{self.host}:{self.port} with proxy_to_broker_url={target}")
+            sock = None
+            try:
+                sock = _Socket(self.host, self.port, self.timeout, self.transcript, self._tls)
+                answer = _connect(sock, self.timeout, f"CONNECTED through the proxy to {target}", self.credentials,
+                                  proxy_to_broker_url=target)
+            except NoContact as exc:
+                if sock is not None:
+                    sock.close()
+                # The operation was looked up already: no contact now is no answer, not a target never reached.
+                raise Indefinite(f"the proxy took no connection to {target}: {exc.reason}") from None
+            if isinstance(answer, ServerError):
+                sock.close()
+                # ProxyConnection#completeConnect answers ServiceNotReady where it cannot reach or
+                # validate the broker, and the Java client connects again later: no answer yet.
+                raise Indefinite(f"the proxy refused a connection to {target}: {answer!r}")
+            self._proxied[key] = (sock, answer)
+        if self._home is None:
+            self._home = (self._socket, self.connected)
+        self._socket, self.connected = self._proxied[key]
+
+    def _come_home(self, dropping: bool) -> None:
+        """Back to the lookup connection after an operation that attached through a proxy; with
+        ``dropping``, the attach connection it worked on is closed and forgotten."""
+        if self._home is None:
+            return
+        if dropping:
+            for key, (sock, _) in list(self._proxied.items()):
+                if sock is self._socket:
+                    sock.close()
+                    del self._proxied[key]
+        self._socket, self.connected = self._home
+        self._home = None
 
     def follow_lookup(self, topic: str, what: str):
         """LOOKUP ``topic`` as a client does: each Redirect (to another broker of the target) is
@@ -425,6 +521,7 @@ class WireDriver:
                                 request_id, (events.LookupResponse,), what)
             redirect = pb.CommandLookupTopicResponse.Redirect
             if not (isinstance(got, events.LookupResponse) and got.has("response") and got.response == redirect):
+                connect_elsewhere(self, got)
                 return got
             owner = got.brokerServiceUrlTls if self._tls is not None and got.brokerServiceUrlTls else got.brokerServiceUrl
             if hop == MAX_REDIRECTS or not owner:
@@ -475,12 +572,13 @@ class WireDriver:
             self.unsolicited(got)
 
 
-def _connect(sock, timeout: float, waiting_for: str, credentials: Credentials):
+def _connect(sock, timeout: float, waiting_for: str, credentials: Credentials,
+             proxy_to_broker_url: Optional[str] = None):
     """CONNECT on a fresh socket: CONNECTED, or ServerError when the target refuses it. No
     answer to CONNECT is ``NoContact``: nothing of the operation was sent."""
     deadline = time.monotonic() + timeout
     try:
-        sock.send(connect_event(credentials))
+        sock.send(connect_event(credentials, proxy_to_broker_url))
         while True:
             event = sock.next_event(deadline, waiting_for)
             if isinstance(event, (events.Connected, events.Error)):

@@ -8,7 +8,8 @@ standalone.DEFAULT_VERSION); ``pulsar-container[:TAG]`` runs Apache Pulsar's ima
 ``apachepulsar/pulsar:TAG`` in Docker (default tag: the 4.0 LTS line's latest); ``url:<urls>`` is
 an already running broker; ``pulsar-proxy:PROXY/BROKER`` runs Apache Pulsar's proxy of release PROXY (its Maven
 jars) in front of a pulsar-standalone of release BROKER, the harness on the proxy's ports
-(targets/proxy.py). Anything else is a UsageError that lists what is known.
+(targets/proxy.py); ``pulsar-cluster[:VERSION]`` runs Apache Pulsar as a cluster of two brokers, one bookie and
+ZooKeeper from the release's Maven jars (targets/cluster.py). Anything else is a UsageError that lists what is known.
 
 ``--pulsar-versions 3.0.2,4.0.7`` is shorthand for one ``pulsar-standalone:<v>`` per version
 (``pulsar_version_targets``).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from conformance.errors import UsageError
 from conformance.targets.base import Target
+from conformance.targets.cluster import PulsarClusterTarget
 from conformance.targets.container import ContainerTarget
 from conformance.targets.pulsar_lite import PulsarLiteTarget
 from conformance.targets.reference import ReferenceTarget
@@ -38,7 +40,8 @@ TARGETS[ReferenceZkTarget.kind] = ReferenceZkTarget  # PIP-157: on a real ZooKee
 
 def known_names() -> list[str]:
     return [*TARGETS, f"{PulsarStandaloneTarget.kind}[:VERSION]", f"{ContainerTarget.kind}[:TAG]",
-            "url:pulsar://HOST:PORT[,http://HOST:PORT]", f"{PulsarProxyTarget.kind}:PROXY_VERSION/BROKER_VERSION"]
+            "url:pulsar://HOST:PORT[,http://HOST:PORT]", f"{PulsarProxyTarget.kind}:PROXY_VERSION/BROKER_VERSION",
+            f"{PulsarClusterTarget.kind}[:VERSION]"]
 
 
 def make_target(spec: str, **kwargs) -> Target:
@@ -51,6 +54,11 @@ def make_target(spec: str, **kwargs) -> Target:
             raise UsageError(f"target {spec!r} has an empty version; use {PulsarStandaloneTarget.kind}:"
                              f"{DEFAULT_VERSION} or {PulsarStandaloneTarget.kind} for the default")
         return PulsarStandaloneTarget(check_version(tag) if tag else None, **kwargs)
+    if kind == PulsarClusterTarget.kind:
+        if colon and not tag:
+            raise UsageError(f"target {spec!r} has an empty version; use {PulsarClusterTarget.kind}:"
+                             f"{DEFAULT_VERSION} or {PulsarClusterTarget.kind} for the default")
+        return PulsarClusterTarget(check_version(tag) if tag else None, **kwargs)
     if kind == PulsarProxyTarget.kind:
         return PulsarProxyTarget(*parse_pair(tag), **kwargs)  # a UsageError for anything but P/B
     if kind == ContainerTarget.kind:

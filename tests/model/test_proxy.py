@@ -106,6 +106,20 @@ def test_an_old_proxy_relays_a_refusal_as_service_not_ready():
         ServerError("ServiceNotReady", relayed_client_error(""))
 
 
+def test_a_name_the_broker_refuses_is_relayed_where_the_proxys_own_parser_takes_it():
+    blank = f"persistent://{NS}/ "  # refused from 4.0.2 on, an ordinary name at 3.0.0
+    refused = answer(through((4, 0, 7)), GetPartitionedMetadata(blank, "binary", None))
+    assert refused.error == "InvalidTopicName"
+    # a 3.0.0 proxy asks the broker, and relays its refusal as ServiceNotReady (LookupProxyHandler at v3.0.0)
+    assert answer(through(OLD_PROXY_NEW_BROKER), GetPartitionedMetadata(blank, "binary", None)) == \
+        ServerError("ServiceNotReady", relayed_client_error(refused.message))
+    # a 4.0.8 proxy refuses it itself (and closes the connection, a known divergence): the broker's refusal
+    assert answer(through(SAME), GetPartitionedMetadata(blank, "binary", None)) == refused
+    empty = f"persistent://{NS}/"  # every release refuses it
+    assert answer(through(OLD_PROXY_NEW_BROKER), GetPartitionedMetadata(empty, "binary", None)) == \
+        answer(through((4, 0, 7)), GetPartitionedMetadata(empty, "binary", None))
+
+
 def test_field_6_true_through_a_new_proxy_is_the_old_brokers_own_answer():
     state = through(NEW_PROXY_OLD_BROKER, {"allowAutoTopicCreation": "false"})
     assert answer(state, GetPartitionedMetadata(name("t"), "binary", True)) == Partitions(0)  # pre-PIP-344

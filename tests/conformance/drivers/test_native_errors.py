@@ -20,6 +20,9 @@ from model.outcomes import ClientError
     (Raised("*errors.errorString", 'invalid topic name: persistent://public/ns/x-partition-y: strconv.Atoi: '
             'parsing "y": invalid syntax', ("*errors.withStack", "*strconv.NumError", "*errors.errorString")),
      "invalid topic name"),
+    # a PARTITIONED_METADATA refused in a LOOKUP_RESPONSE frame, as Apache Pulsar's proxy answers it
+    (Raised("*errors.errorString", "no partitioned metadata for topic{persistent://public/c1/t-partition-0} in "
+            "lookup response", ("*errors.errorString",)), "no partitioned metadata in lookup response"),
 ])
 def test_go_answers_are_outcomes(raised, outcome):
     assert go_outcome_of(raised, "lookup") == ClientError(outcome)
@@ -47,6 +50,19 @@ def test_rust_answers_name_the_variant_and_the_server_error():
                      ("pulsar::error::Error::Connection", "pulsar::error::ConnectionError::PulsarError",
                       "ServerError::NotAllowedError"))
     assert rust_outcome_of(refused, "subscribe") == ClientError("ConnectionError::PulsarError(NotAllowedError)")
+
+
+def test_rust_names_an_answer_frame_of_another_kind_by_its_type():
+    # a PARTITIONED_METADATA refused in a LOOKUP_RESPONSE frame, as Apache Pulsar's proxy answers it
+    unexpected = Raised("pulsar::error::ConnectionError::UnexpectedResponse",
+                        "service discovery error: Connection error: Unexpected response from pulsar: BaseCommand { "
+                        "r#type: LookupResponse, connect: None, lookup_topic_response: Some(CommandLookupTopicResponse "
+                        "{ response: Some(Failed), error: Some(TopicNotFound) }) }",
+                        ("pulsar::error::Error::ServiceDiscovery", "pulsar::error::ServiceDiscoveryError::Connection",
+                         "pulsar::error::ConnectionError::UnexpectedResponse"))
+    assert rust_outcome_of(unexpected, "lookup") == ClientError("ConnectionError::UnexpectedResponse(LookupResponse)")
+    with pytest.raises(NativeDriverBug):  # no frame named: nothing the harness can call an answer
+        rust_outcome_of(Raised(unexpected.cls, "Unexpected response from pulsar", unexpected.causes), "lookup")
 
 
 @pytest.mark.parametrize("raised, trouble", [

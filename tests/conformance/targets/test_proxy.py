@@ -246,11 +246,12 @@ def test_a_same_line_pair_runs_the_proxy_rows_and_leaves_nothing(tmp_path):
     before, running = _our_data_dirs(), set(live_pids())
     out = tmp_path / "out"
     run([f"pulsar-proxy:{PROXY_VERSION}/{BROKER_VERSION}"], pips={"344"},
-        keyword="pip344-proxy-flag-001 or pip344-proxy-field6-004 or pip344-proxy-field6-005 or pip344-proxy-rest",
+        keyword="pip344-proxy-flag-001 or pip344-proxy-field6-004 or pip344-proxy-field6-005 or pip344-proxy-rest "
+                "or pip344-produce-006-base-name-creation-on-wire",  # a producer attached through the proxy
         out_dir=out, stream=open(os.devnull, "w"))
     records = [json.loads(line) for f in (out / "results").glob("*.jsonl") for line in f.read_text().splitlines()]
     verdicts = {r["case_id"]: r["verdict"] for r in records}
-    assert len(verdicts) == 6 and all(v == "passed" for v in verdicts.values()), verdicts
+    assert len(verdicts) == 7 and all(v == "passed" for v in verdicts.values()), verdicts
     assert {r["target_version"] for r in records} == {f"{BROKER_VERSION} via proxy {PROXY_VERSION}"}
     env = (out / "allure-results" / "environment.properties").read_text()
     assert "proxy_start_s=" in env and "broker_start_s=" in env
