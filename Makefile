@@ -51,8 +51,9 @@ system-maven: system-java
 	@command -v javac >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) openjdk-17-jdk-headless; }
 	@command -v mvn >/dev/null 2>&1 || { apt-get update -qq && $(APT_INSTALL) maven; }
 
-# Apache Pulsar $(PULSAR_VERSION)'s broker and its dependencies, resolved once, for the tests and
-# `make conformance`.
+# Apache Pulsar $(PULSAR_VERSION)'s broker and its dependencies, resolved once, and its class-data
+# archive, written once by a start and stop of its standalone (conformance/targets/class_data.py),
+# for the tests and `make conformance`.
 pulsar-jars: install system-maven
 	$(PY) -m conformance prepare $(PULSAR_VERSION)
 
@@ -109,10 +110,11 @@ quality: install system-zookeeper
 
 # The PIPs' own performance goals: PIP-157 listing on a real ZooKeeper, PIP-35 batch against
 # sequential lookups.
-bench: install system-zookeeper java-drivers
+bench: install system-zookeeper java-drivers pulsar-jars
 	$(PY) bench/bucketing.py
 	$(PY) bench/batch_lookup.py
 	$(PY) bench/client_protocol.py
+	$(PY) bench/start_up.py --version $(PULSAR_VERSION)
 
 # Long robustness runs, each bounded and stopping by itself: 1,000,000 mutated binary frames against
 # the reference broker with another client served throughout (fuzz/binary_frames.py prints its

@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     record_cmd.add_argument("results", nargs="+", type=Path, metavar="RESULTS.jsonl",
                             help="result files of runs against Apache Pulsar releases")
 
-    prepare_cmd = commands.add_parser("prepare", help="resolve Apache Pulsar releases' jars into the cache now")
+    prepare_cmd = commands.add_parser(
+        "prepare", help="resolve Apache Pulsar releases' jars into the cache now and write their class-data archives")
     prepare_cmd.add_argument("versions", nargs="+", metavar="VERSION", help="e.g. 4.0.7 3.0.2")
     from conformance.power_commands import add_commands  # fuzz, diff, quality
     add_commands(commands)
@@ -121,9 +122,10 @@ def list_cases(pips: set[str] | None) -> int:
 
 
 def prepare(versions: list[str]) -> int:
-    """Resolve each release's broker jars (targets/maven.py), so a later run starts at once."""
+    """Resolve each release's broker jars (targets/maven.py) and write its class-data archive
+    (targets/class_data.py), so a later run starts at once and every start is cheap."""
     from conformance.errors import TargetError
-    from conformance.targets import maven
+    from conformance.targets import maven, standalone
 
     code = v.EXIT_OK
     for version in versions:
@@ -135,6 +137,14 @@ def prepare(versions: list[str]) -> int:
             continue
         how = f"resolved in {classpath.resolved_s:.0f} s" if classpath.resolved_s else "cached"
         print(f"conformance prepare: Apache Pulsar {version}: {len(classpath.jars)} jars ({how}): {classpath.file}")
+        try:
+            archive, written = standalone.prepare_start_ups(version)
+        except TargetError as exc:
+            print(f"conformance prepare: {version}: its standalone did not start: {exc}", file=sys.stderr)
+            code = v.EXIT_HARNESS
+            continue
+        print(f"conformance prepare: Apache Pulsar {version}: class-data archive "
+              f"({'written now' if written else 'cached'}): {archive}")
     return code
 
 

@@ -12,8 +12,11 @@ like the broker's fault. So the run asks this module before it does anything hea
   per core; a case weighs ``case_weight`` units, more for the cases whose client runs threads or a
   JVM of its own and for PubSub's deliveries, which wait for a broker's dispatcher, times its
   target's own weight (``Target.case_weight``: a JVM broker spends more of the machine per case).
-- ``lanes(wanted)``: how many broker instances one target may run side by side, at most one per
-  core (at least two, so groups of another static configuration need not wait for a restart).
+- ``lanes(wanted, instance_cores, instance_memory_mb)``: how many broker instances one target may run
+  side by side: as many as its instances' share of a core lets the cores hold (a JVM takes a
+  core, a reference broker a quarter; at least two, so groups of another static configuration need
+  not wait for a restart), and no more than the memory the machine has available holds, a quarter
+  of it kept for the harness, the drivers and the other targets.
 
 Every wait here ends when a case or a start-up ends, and each of those is bounded by its own waits.
 """
@@ -35,6 +38,18 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def available_memory_mb() -> Optional[int]:
+    """MemAvailable of /proc/meminfo in MiB, None where there is none (not Linux)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 class WeightedSlots:
@@ -75,8 +90,11 @@ class Capacity:
     def case(self, weight: int = 1):
         return self._cases.hold(weight)
 
-    def lanes(self, wanted: int) -> int:
-        return max(1, min(wanted, max(2, self.cores)))
+    def lanes(self, wanted: int, instance_cores: float = 1.0, instance_memory_mb: int = 0) -> int:
+        by_cores = max(2, int(self.cores / max(instance_cores, 0.01)))
+        memory = available_memory_mb()
+        by_memory = max(1, int(memory * 0.75 // instance_memory_mb)) if memory and instance_memory_mb else by_cores
+        return max(1, min(wanted, by_cores, by_memory))
 
 
 _machine = Capacity()

@@ -118,12 +118,19 @@ def split(groups: list[Group], lanes: int) -> list[list[Group]]:
     return [lane for lane in chosen if lane]
 
 
+# What the plan weighs one restart of an instance at, in cases: a broker's start-up takes about
+# as long as ten of its cases (a reference broker's half a second, a JVM's few seconds).
+RESTART_COST = 10
+
+
 def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
     """The groups over at most ``lanes`` lanes. Each non-dynamic configuration gets a lane
     of its own when there are enough (an instance starts with it and never restarts), the extra
-    lanes go to the configurations with the most cases; with fewer lanes than configurations a
-    lane takes several, in the order of their configuration, so it restarts once per distinct
-    one. The first lane, the target's own instance, takes the default configuration if any."""
+    lanes go to the configurations with the most cases. With fewer lanes than configurations, the
+    default configuration's cases (the most, as a rule) are cut over as many lanes as make the
+    longest lane shortest, each restart weighed as RESTART_COST cases, and the other lanes take
+    the other configurations, in the order of their configuration, so each restarts once per
+    distinct one. The first lane, the target's own instance, takes the default configuration if any."""
     by_static: "OrderedDict[tuple, list[Group]]" = OrderedDict()
     for group in sorted(groups, key=lambda g: g.static == ()):  # stable; defaults last ...
         by_static.setdefault(group.static, []).append(group)
@@ -132,13 +139,7 @@ def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
     if not statics:
         return []
     if lanes < len(statics):
-        chosen: list[list[Group]] = [[] for _ in range(lanes)]
-        loads = [0] * lanes
-        for st in sorted(statics, key=lambda st: (st != (), -size[st])):
-            lane = 0 if st == () else loads.index(min(loads))
-            chosen[lane].extend(by_static[st])
-            loads[lane] += size[st]
-        return [sorted(lane, key=lambda g: g.static) for lane in chosen if lane]
+        return _share(by_static, size, lanes)
     count = {st: 1 for st in statics}
     for _ in range(lanes - len(statics)):
         busiest = max(statics, key=lambda st: size[st] / count[st])
@@ -147,6 +148,35 @@ def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
     for st in statics:
         result.extend(split(by_static[st], count[st]))
     return result
+
+
+def _share(by_static: "OrderedDict[tuple, list[Group]]", size: dict, lanes: int) -> list[list[Group]]:
+    """``assign`` with fewer lanes than configurations."""
+    others = [st for st in by_static if st != ()]
+    has_default = () in by_static
+    best = None
+    for own in (range(1, lanes) if has_default and lanes > 1 else [int(has_default)]):
+        packed = _pack(others, max(1, lanes - own), size)
+        longest = max([size[()] / own if own else 0.0,
+                       *(sum(size[st] for st in lane) + RESTART_COST * (len(lane) - 1) for lane in packed)])
+        if best is None or longest < best[0]:
+            best = (longest, own, packed)
+    _, own, packed = best
+    result = split(by_static[()], own) if own else []
+    for lane in packed:
+        result.append([group for st in sorted(lane) for group in by_static[st]])
+    return [lane for lane in result if lane]
+
+
+def _pack(statics: list[tuple], lanes: int, size: dict) -> list[list[tuple]]:
+    """``statics`` over ``lanes`` lanes, largest first onto the least loaded."""
+    chosen: list[list[tuple]] = [[] for _ in range(lanes)]
+    loads = [0] * lanes
+    for st in sorted(statics, key=lambda st: -size[st]):
+        lane = loads.index(min(loads))
+        chosen[lane].append(st)
+        loads[lane] += size[st] + RESTART_COST
+    return [lane for lane in chosen if lane]
 
 
 class Lane:
@@ -323,7 +353,8 @@ class Schedule:
                 else:
                     runnable.append(case)
             groups = plan(runnable, target)
-            wanted = self.instances if self.instances is not None else capacity.machine().lanes(target.max_instances)
+            wanted = self.instances if self.instances is not None else capacity.machine().lanes(
+                target.max_instances, target.instance_cores, target.instance_memory_mb)
             lanes = assign(groups, max(1, min(wanted, len(groups) or 1)))
             self._lanes = [Lane(self, self.session, lanes[0], owned=False)] if lanes else []
             for groups_of_lane in lanes[1:]:

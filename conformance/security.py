@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import base64
 import datetime
+import functools
 import ipaddress
 import os
 import secrets
@@ -246,10 +247,15 @@ class Credentials:
 NO_CREDENTIALS = Credentials()
 
 
+@functools.lru_cache(maxsize=None)
 def https_verify(trust_certs: Optional[str]):
-    """What httpx verifies an https:// admin URL against: the given CA file, else the system's."""
+    """What httpx verifies an https:// admin URL against: the given CA file, else httpx's own bundle.
+    One context per file for the whole process, shared by every client: making one reads every CA
+    certificate, which costs more CPU than the requests a driver makes with it."""
     import ssl
-    return ssl.create_default_context(cafile=trust_certs) if trust_certs else True
+
+    import httpx
+    return ssl.create_default_context(cafile=trust_certs) if trust_certs else httpx.create_ssl_context()
 
 
 class RunSecurity:

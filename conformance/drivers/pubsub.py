@@ -89,7 +89,7 @@ def settled(admin_url: Optional[str], topic: str, held: Mapping[str, int], timeo
     name = TopicName.parse(topic)
     path = f"{name.domain}/{name.tenant}/{name.namespace}/{name.encoded_local_name}"
     headers = {"Authorization": f"Bearer {credentials.token.reveal()}"} if credentials.token else None
-    verify = https_verify(credentials.trust_certs) if admin_url.startswith("https://") else True
+    verify = https_verify(credentials.trust_certs)
     try:
         stats = "partitioned-stats" if partitioned else "stats"  # a partitioned topic's sum over its partitions
         response = httpx.get(f"{admin_url.rstrip('/')}/admin/v2/{path}/{stats}", timeout=timeout, headers=headers,

@@ -106,7 +106,7 @@ class RestDriver:
         self.credentials = credentials
         self._transport = transport
         headers = {"Authorization": f"Bearer {credentials.token.reveal()}"} if credentials.token else None
-        verify = https_verify(credentials.trust_certs) if self.admin_url.startswith("https://") else True
+        verify = https_verify(credentials.trust_certs)
         # A new connection for every request: a kept-alive one the server is closing as idle (Jetty,
         # uvicorn) resets the next request written to it, which would be no answer where the broker
         # never saw the request; a connection that cannot be made is NoContact instead.

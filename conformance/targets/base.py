@@ -100,6 +100,11 @@ class Target:
     # How many brokers of this kind the scheduler may run side by side for one target
     # (conformance/scheduler.py, lanes); 1 for targets it cannot make more of (a URL, a container).
     max_instances = 1
+    # What one instance takes of the machine while it serves cases: its share of a core and its
+    # memory at its peak (conformance/capacity.py ``lanes``: at most cores / instance_cores
+    # instances of a target, and no more than the memory available holds).
+    instance_cores = 1.0
+    instance_memory_mb = 256
     # At most this many of its cases at once (None: the run's --jobs), for brokers that answer
     # slowly when many cases share the machine with them.
     max_jobs: Optional[int] = None

@@ -401,6 +401,7 @@ class ContainerTarget(Target):
     kind = "pulsar-container"
     confirms_dynamic_config = True
     max_instances = 2  # as pulsar-standalone: one JVM per container, two side by side at most
+    instance_memory_mb = 1024
     max_jobs = 8
     case_weight = 2  # a JVM with its bookie and metadata store answers each case
 

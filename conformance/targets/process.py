@@ -3,7 +3,8 @@
 - Every wait is bounded. ``ManagedProcess.start`` waits for a readiness predicate (a log line or a TCP
   connect) for ``start_timeout``; a process that dies or stays silent raises TargetError with
   the last lines it printed, so the reason says why.
-- ``ManagedProcess.stop`` is SIGTERM, a bounded wait, then SIGKILL and a reap. Nothing is left behind: every
+- ``ManagedProcess.stop`` is SIGTERM, a bounded wait, then SIGKILL and a reap; ``kill`` is SIGKILL
+  and a reap, for a process whose data is thrown away. Nothing is left behind: every
   live child is also registered with ``atexit``, and on Linux the child gets
   PR_SET_PDEATHSIG(SIGKILL) so it dies with us even if we are killed with SIGKILL
   (conformance/children.py forks it from a thread that lives as long as we do).
@@ -191,17 +192,34 @@ class ManagedProcess:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> Optional[int]:
         """SIGTERM, wait up to ``timeout``, then SIGKILL; returns the exit code."""
+        self.terminate(timeout)
+        return self.popen.returncode if self.popen is not None else None
+
+    def terminate(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """SIGTERM, wait up to ``timeout``, then SIGKILL; whether it exited by itself in time."""
+        return self._end(signal.SIGTERM, timeout)
+
+    def kill(self) -> None:
+        """SIGKILL at once (its data is thrown away, so a clean shutdown buys nothing), and reap."""
+        self._end(signal.SIGKILL, STOP_TIMEOUT)
+
+    def _end(self, how: signal.Signals, grace: float) -> bool:
+        """Signal ``how``, wait up to ``grace``, then SIGKILL; whether it exited by itself in time."""
         popen = self.popen
         if popen is None:
-            return None
+            return False
+        by_itself = False
         try:
-            if popen.poll() is None:
-                popen.send_signal(signal.SIGTERM)
+            if popen.poll() is not None:
+                by_itself = True
+            else:
+                popen.send_signal(how)
                 try:
-                    popen.wait(timeout)
+                    popen.wait(grace)
+                    by_itself = how != signal.SIGKILL
                 except subprocess.TimeoutExpired:
                     popen.kill()
-                    popen.wait(timeout)
+                    popen.wait(STOP_TIMEOUT)
         except ProcessLookupError:
             pass
         finally:
@@ -211,7 +229,7 @@ class ManagedProcess:
         # still holds the pipe; then the daemon reader is abandoned, bounded by this join).
         if self._reader is not None:
             self._reader.join(1.0)
-        return popen.returncode
+        return by_itself
 
 
 def live_pids() -> list[int]:

@@ -48,14 +48,13 @@ from typing import Mapping, Optional
 import httpx
 
 from conformance.errors import TargetError, Unsupported, UsageError
-from conformance.targets import maven, standalone, standalone_conf
+from conformance.targets import class_data, maven, standalone, standalone_conf
 from conformance.targets.base import Target
 from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports, tcp_ready
 from spec.versions import parse_release, release_text
 
 MAIN_CLASS = "org.apache.pulsar.proxy.server.ProxyServiceStarter"
 START_TIMEOUT = 120.0
-STOP_TIMEOUT = 3.0
 HEAP = ("-Xms64m", "-Xmx512m", "-XX:MaxDirectMemorySize=256m")
 # bin/pulsar's options for every Pulsar JVM on Java 17 (targets/standalone.py), less the bookie's.
 JVM_OPTIONS = tuple(option for option in standalone.JVM_OPTIONS if "bookkeeper.metadata" not in option)
@@ -118,14 +117,15 @@ class ProxyPlan:
 
 
 def proxy_plan(version: str, *, java: str, data_dir: Path, service_port: int, web_port: int,
-               broker_service_url: str, broker_web_url: str) -> ProxyPlan:
-    """What to run for Apache Pulsar ``version``'s proxy in front of the broker at those URLs."""
+               broker_service_url: str, broker_web_url: str, start_options: tuple[str, ...] = ()) -> ProxyPlan:
+    """What to run for Apache Pulsar ``version``'s proxy in front of the broker at those URLs, with
+    the JVM's ``start_options`` (targets/class_data.py)."""
     config = proxy_conf(service_port=service_port, web_port=web_port, broker_service_url=broker_service_url,
                         broker_web_url=broker_web_url)
     config_file = data_dir / "proxy.conf"
     argfile = data_dir / "proxy-classpath.args"
-    argv = (java, *HEAP, *JVM_OPTIONS, f"-Djava.io.tmpdir={data_dir / 'tmp'}", f"@{argfile}", MAIN_CLASS,
-            "-c", str(config_file))
+    argv = (java, *HEAP, *JVM_OPTIONS, *start_options, f"-Djava.io.tmpdir={data_dir / 'tmp'}", f"@{argfile}",
+            MAIN_CLASS, "-c", str(config_file))
     return ProxyPlan(version, argv, config, config_file, argfile, service_port, web_port)
 
 
@@ -153,6 +153,7 @@ class PulsarProxyTarget(Target):
         self.pins: dict[str, str] = {}  # LEAF_MODULES at another release than the proxy's (stand_ins)
         self.plan: Optional[ProxyPlan] = None
         self.process: Optional[ManagedProcess] = None
+        self.class_data: Optional[class_data.ClassData] = None
         self.data_dir: Optional[Path] = None
         self.start_seconds: list[float] = []  # the proxy's, from its launch to ready
         self.peak_rss: list[float] = []
@@ -195,9 +196,12 @@ class PulsarProxyTarget(Target):
         data_dir = standalone.new_data_dir()
         standalone._DATA_DIRS.add(data_dir)
         self.data_dir = data_dir
+        if self.class_data is None:
+            self.class_data = class_data.ClassData(self.classpath.file.stem, self.java, self.classpath.text(),
+                                                   (*HEAP, *JVM_OPTIONS))
         plan = proxy_plan(self.proxy_version, java=self.java, data_dir=data_dir, service_port=service_port,
                           web_port=web_port, broker_service_url=self.broker.service_url,
-                          broker_web_url=self.broker.admin_url)
+                          broker_web_url=self.broker.admin_url, start_options=self.class_data.options())
         self.plan = plan
         (data_dir / "tmp").mkdir(exist_ok=True)
         plan.config_file.write_text(standalone_conf.render(plan.config))
@@ -238,7 +242,10 @@ class PulsarProxyTarget(Target):
                 rss = standalone.peak_rss_mb(process.pid)
                 if rss is not None:
                     self.peak_rss.append(rss)
-            process.stop(STOP_TIMEOUT)
+            if self.class_data is not None:
+                self.class_data.stop(process)
+            else:
+                process.kill()
         folder, self.data_dir = self.data_dir, None
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -47,6 +47,8 @@ def ready_urls(lines: list[str]) -> Optional[tuple[str, str]]:
 class ReferenceTarget(Target):
     kind = "reference"
     max_instances = 8  # a broker process is cheap: the scheduler runs groups side by side
+    instance_cores = 0.25  # a Python process that waits on sockets between a case's requests
+    instance_memory_mb = 128
 
     def __init__(self, name: Optional[str] = None, *, command: Optional[list[str]] = None, **kwargs):
         super().__init__(name, **kwargs)

@@ -18,8 +18,11 @@ Pulsar's ``bin/pulsar standalone`` does, and stops it at the end.
   configuration (targets/base.py); a different value of a non-dynamic key restarts the JVM with
   a configuration file that has it. Cases are ordered so that each distinct non-dynamic
   configuration starts once per run (``config_group``).
-- Nothing is left behind. stop() ends the JVM (SIGTERM, a short bound, SIGKILL: its data is
-  thrown away, so a clean shutdown buys nothing) and removes its data folder; process.py kills
+- Start-ups are cheap (targets/class_data.py): the release's class-data archive, written by its
+  first start on the machine, and the first JIT tier only.
+- Nothing is left behind. stop() ends the JVM (SIGKILL: its data is thrown away, so a clean
+  shutdown buys nothing; SIGTERM and a bound only for the start that writes the class-data
+  archive) and removes its data folder; process.py kills
   it if the harness dies; a data folder whose owner process is gone (the harness was killed with
   SIGKILL) is removed by the next start (``sweep_abandoned``).
 - Every failure names its cause: a version that is not a release, no Java 17+, no Maven,
@@ -52,7 +55,7 @@ import httpx
 
 from conformance import children
 from conformance.errors import TargetError
-from conformance.targets import maven
+from conformance.targets import class_data, maven
 from conformance.targets import standalone_conf
 from conformance.targets.base import Target
 from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports
@@ -60,7 +63,6 @@ from conformance.targets.process import ManagedProcess, Throttle, free_ports, st
 DEFAULT_VERSION = "4.0.7"  # the 4.0 LTS line's newest release whose broker Maven Central serves here whole
 MAIN_CLASS = "org.apache.pulsar.PulsarStandaloneStarter"
 START_TIMEOUT = 180.0
-STOP_TIMEOUT = 3.0
 JAVA_MIN_MAJOR = 17
 DATA_PREFIX = "pulsar-conformance-standalone-"
 OWNER_FILE = "owner.pid"
@@ -119,9 +121,10 @@ class LaunchPlan:
 
 def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir: Path,
                 broker_port: int, web_port: int, bookie_port: int, extra: Optional[Mapping[str, str]] = None,
-                tls_ports: Optional[tuple[int, int]] = None) -> LaunchPlan:
+                tls_ports: Optional[tuple[int, int]] = None, start_options: tuple[str, ...] = ()) -> LaunchPlan:
     """What to run for Apache Pulsar ``version`` with non-dynamic keys ``static`` and the security
-    keys ``extra``, on the ports chosen for this start."""
+    keys ``extra``, on the ports chosen for this start, with the JVM's ``start_options``
+    (targets/class_data.py)."""
     config = standalone_conf.broker_conf({**static, **(extra or {})}, broker_port=broker_port, web_port=web_port)
     if tls_ports:
         config.update(brokerServicePortTls=str(tls_ports[0]), webServicePortTls=str(tls_ports[1]))
@@ -129,8 +132,8 @@ def launch_plan(version: str, static: Mapping[str, str], *, java: str, data_dir:
     argfile = data_dir / "classpath.args"
     # The JVM's own temporary files (RocksDB extracts its native library there) go in the data
     # folder, which stop() removes: a JVM ended with SIGKILL never deletes them itself.
-    argv = (java, *HEAP, *JVM_OPTIONS, f"-Djava.io.tmpdir={data_dir / 'tmp'}", f"@{argfile}", MAIN_CLASS,
-            "-c", str(config_file), "-nss", "-nfw",
+    argv = (java, *HEAP, *JVM_OPTIONS, *start_options, f"-Djava.io.tmpdir={data_dir / 'tmp'}", f"@{argfile}",
+            MAIN_CLASS, "-c", str(config_file), "-nss", "-nfw",
             "--metadata-dir", str(data_dir / "metadata"), "--bookkeeper-dir", str(data_dir / "bookie"),
             "--bookkeeper-port", str(bookie_port))
     return LaunchPlan(version=version, argv=argv, config=config, data_dir=data_dir, config_file=config_file,
@@ -216,12 +219,27 @@ def _remove_data_dirs_at_exit() -> None:
 atexit.register(_remove_data_dirs_at_exit)
 
 
+def prepare_start_ups(version: str) -> tuple[Path, bool]:
+    """Apache Pulsar ``version``'s class-data archive (targets/class_data.py), written now by one start
+    and stop of its standalone when the machine has none yet; and whether it was written now."""
+    target = PulsarStandaloneTarget(version)
+    target.java = find_java()
+    target.classpath = maven.resolve(version)
+    archive = target.start_up_data().path
+    if archive.is_file():
+        return archive, False
+    target._launch()
+    target.stop()
+    return archive, True
+
+
 # -- the target -----------------------------------------------------------------------------------
 
 class PulsarStandaloneTarget(Target):
     kind = "pulsar-standalone"
     confirms_dynamic_config = True
-    max_instances = 2  # a JVM of ~0.5 GiB each; more would mostly fight over start-up CPU
+    max_instances = 2  # more would mostly fight over start-up CPU
+    instance_memory_mb = 1024  # its heap's bound, its direct memory and the JVM's own
     max_jobs = 8  # beyond that its ledger writes and reads slow down more than concurrency gains
     case_weight = 2  # a JVM with its bookie and metadata store answers each case
 
@@ -237,6 +255,7 @@ class PulsarStandaloneTarget(Target):
         self.java: Optional[str] = java
         self.plan: Optional[LaunchPlan] = None
         self.process: Optional[ManagedProcess] = None
+        self.class_data: Optional[class_data.ClassData] = None
         self.start_seconds: list[float] = []
         self.peak_rss: list[float] = []
         self.warnings: list[str] = []
@@ -272,7 +291,8 @@ class PulsarStandaloneTarget(Target):
         plan = launch_plan(self.pulsar_version, self.static, java=self.java, data_dir=data_dir,
                            broker_port=broker_port, web_port=web_port, bookie_port=bookie_port,
                            extra=self.security.launch_config(self.static, pulsar=True),
-                           tls_ports=(broker_tls, web_tls) if self.security.tls else None)
+                           tls_ports=(broker_tls, web_tls) if self.security.tls else None,
+                           start_options=self.start_up_data().options())
         self.plan = plan
         (data_dir / "tmp").mkdir(exist_ok=True)
         plan.config_file.write_text("")
@@ -301,6 +321,12 @@ class PulsarStandaloneTarget(Target):
         self.service_url, self.admin_url = plan.service_url, plan.admin_url
         self.generation += 1
 
+    def start_up_data(self) -> class_data.ClassData:
+        if self.class_data is None:
+            self.class_data = class_data.ClassData(self.classpath.file.stem, self.java, self.classpath.text(),
+                                                   (*HEAP, *JVM_OPTIONS))
+        return self.class_data
+
     def _ready(self, client: httpx.Client, plan: LaunchPlan):
         if not self._ready_checks.due():
             return None
@@ -320,13 +346,16 @@ class PulsarStandaloneTarget(Target):
             rss = peak_rss_mb(process.pid)
             if rss is not None and process.alive():
                 self.peak_rss.append(rss)
-            process.stop(STOP_TIMEOUT)
+            if self.class_data is not None:
+                self.class_data.stop(process)
+            else:
+                process.kill()
         if self.plan is not None:
             self._discard(self.plan)
 
     def _discard(self, plan: LaunchPlan) -> None:
         if self.process is not None:
-            self.process.stop(STOP_TIMEOUT)
+            self.process.kill()
             self.process = None
         shutil.rmtree(plan.data_dir, ignore_errors=True)
         _DATA_DIRS.discard(plan.data_dir)

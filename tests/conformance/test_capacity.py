@@ -21,6 +21,16 @@ def test_the_machine_is_sized_by_its_cores():
     assert (eight.startups, eight.lanes(8), eight.lanes(3)) == (4, 8, 3)
 
 
+def test_lighter_instances_run_more_side_by_side_within_the_memory_available(monkeypatch):
+    two = Capacity(cores=2)
+    monkeypatch.setattr(capacity, "available_memory_mb", lambda: 16000)
+    assert (two.lanes(8, 0.25, 128), two.lanes(8, 1.0, 1024), two.lanes(3, 0.25, 128)) == (8, 2, 3)
+    monkeypatch.setattr(capacity, "available_memory_mb", lambda: 1500)  # holds one JVM of 1 GiB, not two
+    assert (two.lanes(8, 1.0, 1024), two.lanes(8, 0.25, 128)) == (1, 8)
+    monkeypatch.setattr(capacity, "available_memory_mb", lambda: None)  # not Linux: cores alone decide
+    assert two.lanes(8, 1.0, 1024) == 2
+
+
 def test_weighted_slots_never_hold_more_than_their_units():
     slots = WeightedSlots(4)
     held, peak, lock = [0], [0], threading.Lock()

@@ -92,6 +92,25 @@ def test_assign_gives_each_non_dynamic_configuration_its_lane_and_splits_the_big
     assert [g.static for g in few[1]] == sorted(g.static for g in few[1])
 
 
+def test_with_fewer_lanes_than_configurations_the_default_is_cut_over_the_lanes_it_needs():
+    def group(size, static=()):
+        g = Group((("k", str(size)),) + static, static)
+        g.cases = [object()] * size
+        return g
+    others = [group(n, (("key", str(i)),)) for i, n in enumerate((22, 9, 6, 6, 5, 5, 5, 3, 2, 2))]
+    groups = [group(900), *others]
+    lanes = assign(groups, 8)  # a cheap broker: 8 instances for 11 configurations
+    assert sum(g.size for lane in lanes for g in lane) == 965 and len(lanes) <= 8
+    default_lanes = [lane for lane in lanes if lane[0].static == ()]
+    assert lanes[0][0].static == () and len(default_lanes) > 1  # the 900 cases are not left to one broker
+    assert all({g.static for g in lane} == {()} for lane in default_lanes)
+    rest = [lane for lane in lanes if lane[0].static != ()]
+    assert sorted(g.static for lane in rest for g in lane) == sorted(g.static for g in others)
+    assert all([g.static for g in lane] == sorted(g.static for g in lane) for lane in rest)
+    two = assign(groups, 2)  # a JVM: the defaults on one instance, the rest restarting on the other
+    assert [{g.static for g in lane} == {()} for lane in two] == [True, False]
+
+
 def test_split_keeps_every_case_once():
     g = Group((), ())
     g.cases = list(range(23))

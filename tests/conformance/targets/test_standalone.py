@@ -277,8 +277,8 @@ def test_a_jvm_that_dies_during_the_run_makes_its_later_cases_target_errors(tmp_
         def last_line(self):
             return "Killed"
 
-        def stop(self, timeout=None):
-            return 137
+        def kill(self):
+            pass
 
     target.started, target.process = True, Dead()
     session = TargetSession(target, driver_factory=lambda t: {})
