@@ -152,10 +152,12 @@ def assign(groups: list[Group], lanes: int) -> list[list[Group]]:
 
 def _share(by_static: "OrderedDict[tuple, list[Group]]", size: dict, lanes: int) -> list[list[Group]]:
     """``assign`` with fewer lanes than configurations."""
+    if lanes <= 1:  # one instance: every configuration in turn, the defaults (its own) first
+        return [[group for st in sorted(by_static) for group in by_static[st]]]
     others = [st for st in by_static if st != ()]
     has_default = () in by_static
     best = None
-    for own in (range(1, lanes) if has_default and lanes > 1 else [int(has_default)]):
+    for own in (range(1, lanes) if has_default else [0]):
         packed = _pack(others, max(1, lanes - own), size)
         longest = max([size[()] / own if own else 0.0,
                        *(sum(size[st] for st in lane) + RESTART_COST * (len(lane) - 1) for lane in packed)])

@@ -109,6 +109,9 @@ def test_with_fewer_lanes_than_configurations_the_default_is_cut_over_the_lanes_
     assert all([g.static for g in lane] == sorted(g.static for g in lane) for lane in rest)
     two = assign(groups, 2)  # a JVM: the defaults on one instance, the rest restarting on the other
     assert [{g.static for g in lane} == {()} for lane in two] == [True, False]
+    one = assign(groups, 1)  # a broker given by URL: one instance for everything, its own first
+    assert len(one) == 1 and one[0][0].static == () and [g.static for g in one[0]] == sorted(g.static for g in groups)
+    assert all(len(lane) == 1 for lane in assign(others, 10)) and len(assign(others, 3)) == 3  # no defaults
 
 
 def test_split_keeps_every_case_once():
