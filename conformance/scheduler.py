@@ -19,6 +19,9 @@ is the broker, and the only broker-wide thing a case sets is its configuration.
   parts go to the lane with the least work so far, largest first, and within a lane groups that
   need the same non-dynamic configuration follow each other, so a restart happens once per
   distinct one. A target that cannot (a URL, a container) has one lane.
+- A lane that has run all its groups takes, from the end of the lane with the most cases still
+  waiting, the groups of one non-dynamic configuration (``Schedule.next_group``): no instance
+  idles while another has a queue; the taker restarts once for them.
 - Every worker thread has its own drivers, made by the driver factory for its lane's instance
   (``Lane``): drivers hold sockets, transcripts and per-case state and are never shared.
 - Whether a case can run at all (the target's detected version, feature flags, probed
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Optional
 
@@ -189,6 +192,7 @@ class Lane:
         self.schedule = schedule
         self.session = session
         self.groups = groups
+        self.pending: "deque[Group]" = deque(groups)  # not started yet; another lane may take some (``next_group``)
         self.owned = owned  # a spawned instance, stopped when the lane ends
         self._local = threading.local()
         self._workers: list[dict] = []
@@ -214,7 +218,7 @@ class Lane:
             self.session.start()
             with ThreadPoolExecutor(max_workers=self.schedule.jobs,
                                     thread_name_prefix=f"{target.name} lane") as pool:
-                for group in self.groups:
+                while (group := self.schedule.next_group(self)) is not None:
                     self._run_group(group, pool)
         except BaseException as exc:  # noqa: BLE001 - every case of the lane still gets a verdict
             self.schedule.fail_remaining(self.groups, exc)
@@ -292,6 +296,7 @@ class Schedule:
         self._futures: dict[str, Future] = {case.id: Future() for case in self.cases}
         self._thread: Optional[threading.Thread] = None
         self._lanes: list[Lane] = []
+        self._pending_lock = threading.Lock()
 
     def start(self) -> None:
         """Start running in the background (idempotent)."""
@@ -330,6 +335,25 @@ class Schedule:
     def cancel(self, cases, reason: str) -> None:
         for case in cases:
             self.finish(case, CaseRun(case, self.name, _driver_name(case), v.unsupported(reason, kind="not-run"), 0.0))
+
+    def next_group(self, lane: Lane) -> Optional[Group]:
+        """``lane``'s next group; when it has none left, the groups of one non-dynamic configuration
+        taken from the end of the lane with the most cases still waiting, so no lane idles while
+        another has a queue (the taker restarts once for them, the lane they came from not at all)."""
+        with self._pending_lock:
+            if not lane.pending:
+                busiest = max((other for other in self._lanes if other is not lane and len(other.pending) > 1),
+                              key=lambda other: sum(g.size for g in other.pending), default=None)
+                if busiest is not None:
+                    static = busiest.pending[-1].static
+                    taken = []
+                    while len(busiest.pending) > 1 and busiest.pending[-1].static == static:
+                        taken.append(busiest.pending.pop())
+                    for group in reversed(taken):
+                        busiest.groups.remove(group)  # its cases are the taker's to finish, or to fail
+                        lane.groups.append(group)
+                        lane.pending.append(group)
+            return lane.pending.popleft() if lane.pending else None
 
     def fail_remaining(self, groups: list[Group], exc: BaseException) -> None:
         for group in groups:

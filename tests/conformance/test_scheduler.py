@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from conformance import capacity, verdicts as v
 from conformance.execute import TargetSession
-from conformance.scheduler import Group, Schedule, assign, changes_config, plan, split
+from conformance.scheduler import Group, Lane, Schedule, assign, changes_config, plan, split
 from model.outcomes import Done
 from tests.conformance.helpers import FakeCase, FakeDriver, FakeTarget
 
@@ -227,3 +227,25 @@ def test_without_stop_at_failure_every_case_runs():
     schedule.start()
     schedule.join(10)
     assert [schedule.result(c, timeout=1).verdict.verdict for c in cases] == [v.FAILED] * 5
+
+
+def test_a_lane_with_nothing_left_takes_one_configuration_from_the_busiest_lane():
+    fleet = _Fleet()
+    target = _Spawning(fleet, "fake")
+    session = TargetSession(target, driver_factory=fleet.factory)
+    schedule = Schedule(session, [], jobs=2)
+
+    def group(name, static):
+        g = Group((("k", name),), static)
+        g.cases = [name]
+        return g
+    a, b, c, d = group("a", ()), group("b", (("x", "1"),)), group("c", (("x", "1"),)), group("d", (("x", "2"),))
+    idle, busy = Lane(schedule, session, [], owned=False), Lane(schedule, session, [a, b, c], owned=True)
+    other = Lane(schedule, session, [d], owned=True)
+    schedule._lanes = [idle, busy, other]
+    assert schedule.next_group(idle) is b  # both groups of x=1, from the end of the busiest lane
+    assert [g.cases for g in idle.pending] == [["c"]] and list(busy.pending) == [a]
+    assert idle.groups == [b, c] and busy.groups == [a]  # a failure of either fails only its own
+    assert schedule.next_group(idle) is c
+    assert schedule.next_group(idle) is None  # a lane's last waiting group stays with it
+    assert schedule.next_group(busy) is a and schedule.next_group(busy) is None
