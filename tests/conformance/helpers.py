@@ -166,6 +166,7 @@ class FakePulsarServer:
 
     def _connection(self, sock) -> None:
         conn = Connection(Role.SERVER)
+        state = self._new_connection()
         sock.settimeout(0.2)
         try:
             while not self._stop.is_set():
@@ -179,21 +180,28 @@ class FakePulsarServer:
                         continue
                     conn.receive_data(data)
                     continue
-                self.received.append(event)
-                if isinstance(event, events.Connect):
-                    if self.unanswered_connects > 0:
-                        self.unanswered_connects -= 1
-                        continue
-                    flags = {"supports_get_partitioned_metadata_without_auto_creation": True} if self.flag5 else {}
-                    sock.sendall(conn.send(conn.connected_event(self.server_version, 5242880, flags)))
-                    continue
-                answer = self.handler(event)
+                answer = self._answer(conn, event, state)
                 if answer == CLOSE:
                     return
                 for reply in answer:
                     sock.sendall(conn.send(reply))
         finally:
             sock.close()
+
+    def _new_connection(self):
+        """What a server of another kind keeps per connection (None here)."""
+        return None
+
+    def _answer(self, conn, event, state):
+        """The frames that answer ``event``, SILENCE or CLOSE."""
+        self.received.append(event)
+        if isinstance(event, events.Connect):
+            if self.unanswered_connects > 0:
+                self.unanswered_connects -= 1
+                return SILENCE
+            flags = {"supports_get_partitioned_metadata_without_auto_creation": True} if self.flag5 else {}
+            return [conn.connected_event(self.server_version, 5242880, flags)]
+        return self.handler(event)
 
     def close(self) -> None:
         self._stop.set()

@@ -6,72 +6,37 @@ whose CONNECT has no ``proxy_to_broker_url`` answers lookups only, with ``proxy_
 and is closed on anything else; one whose CONNECT names a broker stands for that broker.
 """
 
-import socket
-import threading
-
 import pytest
 
 from conformance.drivers.wire import WireDriver, proxied_broker
 from conformance.errors import Indefinite
 from model import ops
 from model.outcomes import Done, Partitions
-from pulsar_codec import CLOSED, NEED_DATA, Connection, Role, events
+from pulsar_codec import events
 from pulsar_codec import pulsar_api_pb2 as pb
+from tests.conformance.helpers import CLOSE, FakePulsarServer
 
 T = "persistent://public/c1/t"
 BROKER = "pulsar://127.0.0.1:6650"
 LOOKUP = pb.CommandLookupTopicResponse
 
 
-class FakeProxy:
+class FakeProxy(FakePulsarServer):
     """Each accepted connection is recorded as (proxy_to_broker_url or None, events received)."""
 
     def __init__(self, refuse_attach: bool = False):
         self.refuse_attach = refuse_attach
         self.connections: list[tuple[list, list]] = []  # ([proxy_to_broker_url], received events)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.2)
-        self.url = f"pulsar://127.0.0.1:{self.listener.getsockname()[1]}"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        super().__init__(handler=None)
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                sock, _ = self.listener.accept()
-            except (socket.timeout, OSError):
-                continue
-            threading.Thread(target=self._connection, args=(sock,), daemon=True).start()
+    def _new_connection(self):
+        state: tuple[list, list] = ([None], [])
+        self.connections.append(state)
+        return state
 
-    def _connection(self, sock) -> None:
-        conn = Connection(Role.SERVER)
-        target: list = [None]
-        received: list = []
-        self.connections.append((target, received))
-        sock.settimeout(0.2)
-        try:
-            while not self._stop.is_set():
-                event = conn.next_event()
-                if event is CLOSED:
-                    return
-                if event is NEED_DATA:
-                    try:
-                        data = sock.recv(65536)
-                    except socket.timeout:
-                        continue
-                    conn.receive_data(data)
-                    continue
-                received.append(event)
-                answers = self._answer(event, target)
-                if answers is None:
-                    return  # closed, as the proxy closes a lookup connection on a PRODUCER
-                for answer in answers:
-                    sock.sendall(conn.send(answer))
-        finally:
-            sock.close()
-
-    def _answer(self, event, target):
+    def _answer(self, conn, event, state):
+        target, received = state
+        received.append(event)
         if isinstance(event, events.Connect):
             target[0] = event.proxy_to_broker_url if event.has("proxy_to_broker_url") else None
             if target[0] is not None and self.refuse_attach:
@@ -87,7 +52,7 @@ class FakeProxy:
                 return [events.PartitionedMetadataResponse(
                     request_id=event.request_id, partitions=0,
                     response=pb.CommandPartitionedTopicMetadataResponse.Success)]
-            return None
+            return CLOSE  # as the proxy closes a lookup connection on a PRODUCER
         if isinstance(event, events.Producer):
             return [events.ProducerSuccess(request_id=event.request_id, producer_name="p")]
         if isinstance(event, (events.CloseProducer, events.Subscribe, events.CloseConsumer)):
@@ -98,11 +63,6 @@ class FakeProxy:
 
     def kinds(self, index: int) -> list[str]:
         return [type(e).__name__ for e in self.connections[index][1]]
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        self.listener.close()
 
 
 @pytest.fixture
