@@ -71,7 +71,7 @@ from conformance.errors import TargetError, Unsupported
 from conformance.targets import config as pulsar_config
 from conformance.targets import maven, standalone, standalone_conf
 from conformance.targets.base import Target
-from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports, tcp_ready
+from conformance.targets.process import ManagedProcess, Throttle, free_ports, log_file, start_on_free_ports, tcp_ready
 from conformance.targets.zookeeper import four_letter_word
 
 BROKERS = 2
@@ -339,11 +339,8 @@ class PulsarClusterTarget(Target):
             launch.config_file.write_text("")
             launch.config_file.chmod(0o600)  # a broker's may hold the run's token key
             launch.config_file.write_text(standalone_conf.render(launch.config))
-        log = self.log_dir / f"{self.log_name}-{launch.role}.log" if self.log_dir else None
-        if log:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "a", encoding="utf-8") as out:
-                out.write(f"--- {self.spec} {launch.role}, non-dynamic config {self.static or 'defaults'}\n")
+        log = log_file(self.log_dir, f"{self.log_name}-{launch.role}",
+                       f"{self.spec} {launch.role}, non-dynamic config {self.static or 'defaults'}")
         return ManagedProcess(list(launch.argv), name=f"Apache Pulsar {self.pulsar_version} {launch.role}",
                               cwd=str(self.data_dir), log_path=log)
 

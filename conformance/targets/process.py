@@ -47,6 +47,18 @@ atexit.register(_stop_all_at_exit)
 
 
 
+def log_file(log_dir: Optional[Path], name: str, header: str) -> Optional[Path]:
+    """``<log_dir>/<name>.log`` with ``header`` appended (what starts there now), or None without a
+    log folder: each start of a launched process logs after a line saying which start it is."""
+    if not log_dir:
+        return None
+    log = Path(log_dir) / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"--- {header}\n")
+    return log
+
+
 def free_port() -> int:
     """A port that was free on 127.0.0.1 a moment ago (for binaries that cannot take port 0)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -50,7 +50,7 @@ import httpx
 from conformance.errors import TargetError, Unsupported, UsageError
 from conformance.targets import class_data, maven, standalone, standalone_conf
 from conformance.targets.base import Target
-from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports, tcp_ready
+from conformance.targets.process import ManagedProcess, Throttle, free_ports, log_file, start_on_free_ports, tcp_ready
 from spec.versions import parse_release, release_text
 
 MAIN_CLASS = "org.apache.pulsar.proxy.server.ProxyServiceStarter"
@@ -206,11 +206,8 @@ class PulsarProxyTarget(Target):
         (data_dir / "tmp").mkdir(exist_ok=True)
         plan.config_file.write_text(standalone_conf.render(plan.config))
         plan.argfile.write_text(f"-cp\n{self.classpath.text()}\n")
-        log = self.log_dir / f"{self.log_name}-proxy.log" if self.log_dir else None
-        if log:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "a", encoding="utf-8") as out:
-                out.write(f"--- {self.spec}: proxy in front of {self.broker.service_url}\n")
+        log = log_file(self.log_dir, f"{self.log_name}-proxy",
+                       f"{self.spec}: proxy in front of {self.broker.service_url}")
         self.process = ManagedProcess(list(plan.argv), name=f"Apache Pulsar {self.proxy_version} proxy",
                                       cwd=str(data_dir), log_path=log)
         started = time.monotonic()

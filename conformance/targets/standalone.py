@@ -58,7 +58,7 @@ from conformance.errors import TargetError
 from conformance.targets import class_data, maven
 from conformance.targets import standalone_conf
 from conformance.targets.base import Target
-from conformance.targets.process import ManagedProcess, Throttle, free_ports, start_on_free_ports
+from conformance.targets.process import ManagedProcess, Throttle, free_ports, log_file, start_on_free_ports
 
 DEFAULT_VERSION = "4.0.7"  # the 4.0 LTS line's newest release whose broker Maven Central serves here whole
 MAIN_CLASS = "org.apache.pulsar.PulsarStandaloneStarter"
@@ -299,11 +299,7 @@ class PulsarStandaloneTarget(Target):
         os.chmod(plan.config_file, 0o600)  # it may hold the run's token key
         plan.config_file.write_text(standalone_conf.render(plan.config))
         plan.argfile.write_text(f"-cp\n{self.classpath.text()}\n")
-        log = self.log_dir / f"{self.log_name}.log" if self.log_dir else None
-        if log:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "a", encoding="utf-8") as out:
-                out.write(f"--- {self.spec} non-dynamic config {self.static or 'defaults'}\n")
+        log = log_file(self.log_dir, self.log_name, f"{self.spec} non-dynamic config {self.static or 'defaults'}")
         self.process = ManagedProcess(list(plan.argv), name=f"Apache Pulsar {self.pulsar_version} standalone",
                                       cwd=str(data_dir), log_path=log)
         started = time.monotonic()
