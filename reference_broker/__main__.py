@@ -11,13 +11,21 @@ Start-up contract (what harnesses and tests rely on):
   still splits into three fields); ports are P, P+1, ... when given, ephemeral when 0;
 - a bad argument, an unknown ``broker.conf`` key or a bad value: a one-line error on stderr naming
   the key and exit code 2, before anything listens;
-- SIGTERM or SIGINT: a clean, bounded shutdown and exit code 0.
+- SIGTERM or SIGINT: a clean, bounded shutdown and exit code 0;
+- with ``--restart-on-stdin``, a line ``RESTART ["--set", "KEY=VALUE", ...]`` on stdin (a JSON
+  list of arguments) stops every listener, closes every connection and the metadata store, drops
+  all broker state, and serves again as a process started with those arguments would (a new READY
+  line, or the configuration error and exit code 2): a harness that restarts a broker for each
+  non-dynamic configuration pays for the interpreter and its imports once. End of stdin is a
+  shutdown, as SIGTERM is. Identifiers the process hands out (ledger ids, producer names,
+  connection ids) keep counting across such restarts, as they never repeat within a process.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import signal
 import sys
@@ -45,10 +53,80 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--brokers", type=int, default=1, metavar="N",
                         help="run a cluster of N brokers in this process, sharing one metadata store (default 1)")
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--restart-on-stdin", action="store_true",
+                        help="serve again with the arguments of each RESTART line read on stdin (a JSON list)")
     return parser.parse_args(argv)
 
 
+def checked(argv: list[str] | None):
+    """The parsed arguments and the broker.conf they give, every key and listener checked before
+    anything listens; raises ConfigError."""
+    args = parse_args(argv)
+    config = build_config(conf_file=args.conf_file, overrides=args.overrides)
+    if args.host is not None:
+        config.set("bindAddress", args.host)
+    Security(config, tenant_admins=lambda tenant: None)  # the security keys, checked before anything listens
+    for port_key in ("brokerServicePortTls", "webServicePortTls"):
+        tls_server_context(config, port_key=port_key)
+    if args.brokers < 1:
+        raise ConfigError(f"Invalid --brokers {args.brokers}: expected a number of brokers >= 1")
+    if args.metadata_store is not None and not args.metadata_store.startswith(("memory:", "sqlite:", "zk:")):
+        raise ConfigError(f"Unsupported --metadata-store {args.metadata_store!r}: "
+                          "use memory:, sqlite:PATH or zk:HOST:PORT[/chroot]")
+    return args, config
+
+
+class Restart(Exception):
+    """A RESTART line asked for another configuration that does not hold (exit code 2)."""
+
+
 async def serve(args: argparse.Namespace, config) -> None:
+    """Serve until SIGTERM, SIGINT or the end of stdin; with ``--restart-on-stdin``, serve afresh
+    with the arguments of every RESTART line in between."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    requests: asyncio.Queue = asyncio.Queue()
+    reader_task = None
+    if args.restart_on_stdin:
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        reader_task = asyncio.create_task(_read_restarts(reader, requests, stop))
+    try:
+        while (argv := await _serve_once(args, config, stop, requests)) is not None:
+            try:
+                args, config = checked(argv)
+            except ConfigError as exc:
+                raise Restart(str(exc)) from None
+    finally:
+        if reader_task is not None:
+            reader_task.cancel()
+
+
+async def _read_restarts(reader: asyncio.StreamReader, requests: asyncio.Queue, stop: asyncio.Event) -> None:
+    while True:
+        line = await reader.readline()
+        if not line:
+            stop.set()  # whoever restarts us is gone
+            return
+        verb, _, rest = line.decode("utf-8", errors="replace").strip().partition(" ")
+        if verb != "RESTART":
+            logging.getLogger("reference_broker").warning("ignored on stdin: %r", line[:200])
+            continue
+        try:
+            argv = json.loads(rest)
+            if not isinstance(argv, list) or not all(isinstance(arg, str) for arg in argv):
+                raise ValueError("not a list of strings")
+        except ValueError as exc:
+            logging.getLogger("reference_broker").warning("ignored RESTART: %s: %r", exc, rest[:200])
+            continue
+        await requests.put(argv)
+
+
+async def _serve_once(args: argparse.Namespace, config, stop: asyncio.Event, requests: asyncio.Queue):
+    """One lifetime of the brokers: a fresh store and core, READY, until a stop (None) or a restart
+    (its arguments)."""
     from .core import BrokerCore
     from .metadata import open_store
     from .server import BrokerServer
@@ -66,13 +144,15 @@ async def serve(args: argparse.Namespace, config) -> None:
                                   web_port=web_port and web_port + index)
             await server.start()
             servers.append(server)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, stop.set)
         fields = [",".join(server.urls[i] for server in servers) for i in range(len(servers[0].urls))]
         print(f"READY {' '.join(fields)}", flush=True)
-        await stop.wait()
+        stopped, restart = asyncio.create_task(stop.wait()), asyncio.create_task(requests.get())
+        await asyncio.wait({stopped, restart}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if stop.is_set():
+            restart.cancel()
+            return None
+        return restart.result()
     finally:
         for server in reversed(servers):
             await server.stop()
@@ -80,26 +160,18 @@ async def serve(args: argparse.Namespace, config) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        config = build_config(conf_file=args.conf_file, overrides=args.overrides)
-        if args.host is not None:
-            config.set("bindAddress", args.host)
-        Security(config, tenant_admins=lambda tenant: None)  # the security keys, checked before anything listens
-        for port_key in ("brokerServicePortTls", "webServicePortTls"):
-            tls_server_context(config, port_key=port_key)
-        if args.brokers < 1:
-            raise ConfigError(f"Invalid --brokers {args.brokers}: expected a number of brokers >= 1")
-        if args.metadata_store is not None and not args.metadata_store.startswith(("memory:", "sqlite:", "zk:")):
-            raise ConfigError(f"Unsupported --metadata-store {args.metadata_store!r}: "
-                              "use memory:, sqlite:PATH or zk:HOST:PORT[/chroot]")
+        args, config = checked(argv)
     except ConfigError as exc:
         print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(serve(args, config))
+    except Restart as exc:
+        print(f"reference-broker: configuration error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
     except (OSError, BrokerError) as exc:
         print(f"reference-broker: cannot start: {exc}", file=sys.stderr)
         return 1

@@ -324,6 +324,11 @@ class Target:
         does differently from one started with none."""
         return {k: v for k, v in values.items() if pulsar_config.normalise(v) != self._baseline(k)}
 
+    def _stop_for_restart(self) -> None:
+        """What a restart for another non-dynamic configuration stops before ``_relaunch``:
+        everything, as a rule; a target whose process can serve afresh in place keeps it."""
+        self.stop()
+
     def _configure_by_restart(self, wanted: dict[str, str], same=lambda a, b: a == b) -> None:
         """For launched targets: non-dynamic keys, and dynamic values a running broker would rewrite
         (pulsar_config.static_keys), need a new process (which starts from the defaults, so nothing
@@ -331,7 +336,7 @@ class Target:
         fixed = pulsar_config.static_keys(wanted)
         static = {k: v for k, v in wanted.items() if k in fixed}
         if not same(static, getattr(self, "static", {})):
-            self.stop()
+            self._stop_for_restart()
             self.static = static
             self._dirty.clear()
             self._relaunch(static)

@@ -11,6 +11,9 @@
 - Output (stdout and stderr merged) is read by a daemon thread into a bounded ring and an
   optional log file, so a chatty child can never block on a full pipe; every line passes
   security.redact first, so a token or key a broker logs is never kept.
+- A child that takes commands on stdin (``commands=True``) is told one line at a time
+  (``tell``), and its answer is awaited as its start is: ``ready`` over the lines printed after
+  the command only. Without it, stdin is /dev/null.
 """
 
 from __future__ import annotations
@@ -123,13 +126,15 @@ class ManagedProcess:
     """One child process with bounded start and stop."""
 
     def __init__(self, argv: list[str], *, name: str, cwd: Optional[str] = None,
-                 env: Optional[dict] = None, log_path: Optional[Path] = None):
+                 env: Optional[dict] = None, log_path: Optional[Path] = None, commands: bool = False):
         self.argv = argv
         self.name = name
         self.cwd = cwd
         self.env = env
         self.log_path = log_path
+        self.commands = commands
         self.lines: collections.deque[str] = collections.deque(maxlen=200)
+        self.printed = 0  # lines read so far, the ring's dropped ones included
         self._line_seen = threading.Condition()
         self.popen: Optional[subprocess.Popen] = None
         self._reader: Optional[threading.Thread] = None
@@ -152,7 +157,8 @@ class ManagedProcess:
         """Launch and wait until ``ready(lines)`` returns a non-None value, which is returned."""
         try:
             self.popen = children.popen(
-                self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
+                self.argv, cwd=self.cwd, env=self.env,
+                stdin=subprocess.PIPE if self.commands else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         except OSError as exc:
             raise TargetError(f"{self.name}: cannot execute {self.argv[0]}: {exc}") from exc
@@ -160,24 +166,46 @@ class ManagedProcess:
             _LIVE.add(self)
         self._reader = threading.Thread(target=self._read, name=f"{self.name} output", daemon=True)
         self._reader.start()
+        return self._await(ready, timeout, since=0, what="ready")
+
+    def tell(self, line: str, ready: Callable[[list[str]], Optional[object]], timeout: float):
+        """Write ``line`` to the running child's stdin and wait until ``ready`` returns a non-None
+        value for the lines printed after it; a child that exits or stays silent is stopped and
+        raises TargetError, as at its start."""
+        if not self.commands or self.popen is None:
+            raise TargetError(f"{self.name} takes no commands")
+        with self._line_seen:
+            since = self.printed
+        try:
+            self.popen.stdin.write(line.encode("utf-8") + b"\n")
+            self.popen.stdin.flush()
+        except (OSError, ValueError) as exc:
+            self.stop()
+            raise TargetError(f"{self.name} could not be told {line.split()[0]!r}: {exc}; "
+                              f"last output:\n{self.tail()}") from exc
+        return self._await(ready, timeout, since=since, what=f"done with {line.split()[0]!r}")
+
+    def _await(self, ready: Callable[[list[str]], Optional[object]], timeout: float, *, since: int, what: str):
+        """Until ``ready`` returns a non-None value for the lines printed after the first ``since``."""
         deadline = time.monotonic() + timeout
         try:
             while True:
                 with self._line_seen:
-                    lines = list(self.lines)
+                    seen = self.printed
+                    lines = list(self.lines)[max(0, len(self.lines) - (seen - since)):]
                 result = ready(lines)  # outside the lock: it may do a TCP connect
                 if result is not None:
                     return result
                 if self.popen.poll() is not None:
                     self._reader.join(1.0)  # let the reader drain what the child printed last
                     raise TargetError(f"{self.name} exited with code {self.popen.returncode} before it was "
-                                      f"ready: {self.last_line()}\nlast output:\n{self.tail()}")
+                                      f"{what}: {self.last_line()}\nlast output:\n{self.tail()}")
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TargetError(f"{self.name} was not ready within {timeout:g} s: {self.last_line()}\n"
+                    raise TargetError(f"{self.name} was not {what} within {timeout:g} s: {self.last_line()}\n"
                                       f"last output:\n{self.tail()}")
                 with self._line_seen:
-                    if len(self.lines) == len(lines):
+                    if self.printed == seen:
                         # Wake on a new line, or poll every 0.1 s for readiness that is not a line.
                         self._line_seen.wait(min(remaining, 0.1))
         except BaseException:
@@ -194,6 +222,7 @@ class ManagedProcess:
                     log.flush()
                 with self._line_seen:
                     self.lines.append(line)
+                    self.printed += 1
                     self._line_seen.notify_all()
         except (OSError, ValueError):
             pass  # the pipe went away with the process
@@ -237,6 +266,11 @@ class ManagedProcess:
         finally:
             with _LIVE_LOCK:
                 _LIVE.discard(self)
+            if popen.stdin is not None:
+                try:
+                    popen.stdin.close()
+                except OSError:
+                    pass  # the child is gone: its end of the pipe with it
         # The child is gone, so its pipe reaches EOF and the reader ends (unless a grandchild
         # still holds the pipe; then the daemon reader is abandoned, bounded by this join).
         if self._reader is not None:

@@ -8,8 +8,8 @@
   first broker's, which every case talks to unless its operation asks every broker
   (SameOwnerEverywhere).
 - Configuration is ReferenceTarget's: the brokers share one configuration object, so a dynamic
-  key POSTed to the first broker applies to all (B9); a non-dynamic key restarts the process,
-  cluster and all.
+  key POSTed to the first broker applies to all (B9); a non-dynamic key restarts the
+  process's brokers in place, cluster and all.
 - Every row runs here as on one broker: on a cluster a LOOKUP answers Redirect for the bundles
   another broker owns, a PRODUCER there is refused, and an admin request about one topic is a 307
   to its owner (B6, B8), so the drivers follow lookups and redirects to the owner as Pulsar's

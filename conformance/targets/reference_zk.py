@@ -11,7 +11,7 @@ target cannot start, and the reason says what to install (every case target-erro
 reports a target that could not start).
 
 Every broker launch gets a FRESH chroot (``_launch``), so a broker restarted for a non-dynamic key
-(ReferenceTarget restarts the process for one) starts from Pulsar's defaults, as a memory: store
+(ReferenceTarget restarts it in place for one) starts from Pulsar's defaults, as a memory: store
 would: the reference broker keeps dynamic configuration in its store (reference_broker's
 metadata/layout.py, ``/admin/configuration``). Such a restart keeps the ZooKeeper; ``stop`` at the
 end stops both.

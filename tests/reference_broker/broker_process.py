@@ -19,11 +19,17 @@ QUIET.setLevel(logging.CRITICAL)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(*args: str, timeout: float = 20.0):
+def start(*args: str, timeout: float = 20.0, stdin=None):
     """Popen the broker; returns (process, broker_url, web_url) once READY, or raises."""
     process = subprocess.Popen(
         [sys.executable, "-m", "reference_broker", "--broker-port", "0", "--web-port", "0", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return process, *ready_urls(process, timeout)
+
+
+def ready_urls(process: subprocess.Popen, timeout: float = 20.0) -> tuple[str, str]:
+    """The (broker_url, web_url) of the next READY line ``process`` prints; stops it and raises
+    when none comes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         ready, _, _ = select.select([process.stdout], [], [], 0.1)
@@ -31,7 +37,7 @@ def start(*args: str, timeout: float = 20.0):
             line = process.stdout.readline()
             if line.startswith("READY "):
                 process.urls = line.split()[1:]  # with TLS listeners, their two URLs follow
-                return process, process.urls[0], process.urls[1]
+                return process.urls[0], process.urls[1]
             if not line and process.poll() is not None:
                 break
     stop(process)

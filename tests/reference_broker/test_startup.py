@@ -1,5 +1,7 @@
-"""The start-up contract of the reference-broker CLI (one READY line, exit 2 on bad config, SIGTERM)."""
+"""The start-up contract of the reference-broker CLI (one READY line, exit 2 on bad config, SIGTERM,
+restarts on stdin)."""
 
+import json
 import socket
 import subprocess
 import sys
@@ -7,7 +9,7 @@ import sys
 import httpx
 import pytest
 
-from .broker_process import ROOT, start, stop
+from .broker_process import ROOT, ready_urls, start, stop
 
 pytestmark = pytest.mark.slow
 
@@ -94,3 +96,51 @@ def test_a_wildcard_bind_address_is_never_advertised():
     assert BrokerConfig(bindAddress="0.0.0.0").advertised_host == "localhost"
     assert BrokerConfig(bindAddress="0.0.0.0", advertisedAddress="b1").advertised_for("0.0.0.0") == "b1"
     assert BrokerConfig().advertised_for("::") == "localhost"
+
+
+def _restart(process, *args: str) -> tuple[str, str]:
+    process.stdin.write("RESTART " + json.dumps(["--broker-port", "0", "--web-port", "0", *args]) + "\n")
+    process.stdin.flush()
+    return ready_urls(process)
+
+
+def test_a_restart_on_stdin_serves_afresh_with_its_arguments():
+    process, _, web_url = start("--restart-on-stdin", stdin=subprocess.PIPE)
+    try:
+        assert httpx.put(f"{web_url}/admin/v2/namespaces/public/before", timeout=5).status_code == 204
+        _, restarted = _restart(process, "--set", "defaultNumPartitions=4")
+        assert restarted != web_url
+        values = httpx.get(f"{restarted}/admin/v2/brokers/configuration/values", timeout=5).json()
+        assert str(values["defaultNumPartitions"]) == "4"
+        # nothing of the broker before survives: its namespace, and its listeners
+        assert "public/before" not in httpx.get(f"{restarted}/admin/v2/namespaces/public", timeout=5).json()
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{web_url}/admin/v2/clusters", timeout=2)
+        # each restart takes the arguments it is given, not the ones before
+        _, again = _restart(process)
+        values = httpx.get(f"{again}/admin/v2/brokers/configuration/values", timeout=5).json()
+        assert str(values["defaultNumPartitions"]) == "1"
+        process.stdin.write("HELLO\nRESTART {not json\n")  # ignored, logged
+        process.stdin.flush()
+        assert httpx.get(f"{again}/admin/v2/clusters", timeout=5).json() == ["standalone"]
+    finally:
+        code = stop(process)
+    assert code == 0
+    assert "ignored" in process.stderr.read()
+
+
+def test_a_restart_with_a_bad_key_exits_2_naming_it_and_end_of_stdin_is_a_shutdown():
+    process, _, _ = start("--restart-on-stdin", stdin=subprocess.PIPE)
+    try:
+        process.stdin.write('RESTART ["--set", "allowAutoTopicCreationz=true"]\n')
+        process.stdin.flush()
+        assert process.wait(20) == 2
+        assert "allowAutoTopicCreationz" in process.stderr.read()
+    finally:
+        stop(process)
+    process, _, _ = start("--restart-on-stdin", stdin=subprocess.PIPE)
+    try:
+        process.stdin.close()
+        assert process.wait(20) == 0
+    finally:
+        stop(process)

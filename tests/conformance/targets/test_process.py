@@ -55,3 +55,38 @@ def test_a_child_ignoring_sigterm_is_killed_after_the_bound():
 def test_missing_executable_is_a_target_error():
     with pytest.raises(TargetError, match="cannot execute"):
         ManagedProcess(["/nonexistent/broker"], name="x").start(_line_ready("READY"), timeout=1)
+
+
+_ECHO = ("import sys\n"
+         "print('READY 0', flush=True)\n"
+         "for line in sys.stdin:\n"
+         "    if line.startswith('EXIT'): sys.exit(3)\n"
+         "    print('noise', flush=True)\n"
+         "    print('READY ' + line.split()[1], flush=True)\n")
+
+
+def test_a_child_taking_commands_is_told_one_and_its_answer_after_it_awaited():
+    process = ManagedProcess([PY, "-u", "-c", _ECHO], name="echo", commands=True)
+    first = lambda lines: next((line for line in lines if line.startswith("READY")), None)  # noqa: E731
+    try:
+        assert process.start(first, timeout=10) == "READY 0"
+        pid = process.pid
+        # Only what was printed after the command counts: the READY 0 before it is not the answer.
+        assert process.tell("AGAIN 1", first, timeout=10) == "READY 1"
+        assert process.tell("AGAIN 2", first, timeout=10) == "READY 2"
+        assert process.pid == pid
+        with pytest.raises(TargetError, match=r"exited with code 3 before it was done with 'EXIT'"):
+            process.tell("EXIT now", first, timeout=10)
+        assert pid not in live_pids()
+    finally:
+        process.stop()
+
+
+def test_a_child_without_commands_cannot_be_told_anything():
+    process = _py("import time; print('READY'); time.sleep(60)")
+    try:
+        process.start(_line_ready("READY"), timeout=10)
+        with pytest.raises(TargetError, match="takes no commands"):
+            process.tell("RESTART []", _line_ready("READY"), timeout=1)
+    finally:
+        process.stop()

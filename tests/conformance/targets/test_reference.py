@@ -45,7 +45,7 @@ def test_launch_arguments_follow_the_cli_contract():
     target = ReferenceTarget(command=["broker"])
     target.static = {"maxMessageSize": "1024"}
     assert target.argv() == ["broker", "--broker-port", "0", "--web-port", "0", "--metadata-store", "memory:",
-                             "--set", "maxMessageSize=1024"]
+                             "--restart-on-stdin", "--set", "maxMessageSize=1024"]
 
 
 def test_a_broker_that_exits_is_a_clear_start_error():
@@ -55,6 +55,44 @@ def test_a_broker_that_exits_is_a_clear_start_error():
         target.start()
     assert "exited with code 2" in target.start_error
     assert target.process is None
+
+
+@pytest.mark.slow
+def test_a_non_dynamic_key_restarts_the_broker_in_place():
+    """The process stays (no interpreter start, no imports); the broker is new: new listeners,
+    the new value, a new generation for the drivers, nothing of the old broker's state."""
+    import httpx
+
+    target = ReferenceTarget(start_timeout=30)
+    try:
+        target.start()
+        pid, urls, generation = target.process.pid, (target.service_url, target.admin_url), target.generation
+        assert httpx.put(f"{target.admin_url}/admin/v2/namespaces/public/before", timeout=5).status_code == 204
+        target.configure({"maxConcurrentNonPersistentMessagePerConnection": "2"})  # not dynamic in Pulsar
+        assert target.process.pid == pid and target.generation == generation + 1
+        assert (target.service_url, target.admin_url) != urls
+        assert target.static == {"maxConcurrentNonPersistentMessagePerConnection": "2"}
+        namespaces = httpx.get(f"{target.admin_url}/admin/v2/namespaces/public", timeout=5).json()
+        assert "public/before" not in namespaces
+        target.configure({})  # back to the defaults: in place again
+        assert target.process.pid == pid and target.static == {}
+    finally:
+        target.stop()
+    assert target.process is None
+
+
+@pytest.mark.slow
+def test_a_broker_process_that_died_is_started_anew_for_its_next_configuration():
+    target = ReferenceTarget(start_timeout=30)
+    try:
+        target.start()
+        gone = target.process.pid
+        target.process.popen.kill()
+        target.process.popen.wait(10)
+        target.configure({"maxConcurrentNonPersistentMessagePerConnection": "2"})
+        assert target.process.alive() and target.process.pid != gone
+    finally:
+        target.stop()
 
 
 class _RestTarget(Target):
