@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from conformance import timing
+from conformance import capacity, timing
 from conformance.drivers.external import DriverCrashed, DriverError
 from conformance.errors import Indefinite, NoContact, ProtocolViolation, TargetError, Unsupported
 from conformance.generated import natural_route
@@ -193,7 +193,8 @@ class StepExecutor:
 
     def _pause(self, attempt: int) -> None:
         pause = self.retry.pause(attempt)
-        time.sleep(pause)
+        with capacity.machine().waiting():
+            time.sleep(pause)
         timing.spent(timing.RETRY_PAUSE, pause, self.target.name)
 
 

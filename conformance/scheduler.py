@@ -379,19 +379,25 @@ class Schedule:
                 else:
                     runnable.append(case)
             groups = plan(runnable, target)
-            wanted = self.instances if self.instances is not None else capacity.machine().lanes(
-                target.max_instances, target.instance_cores, target.instance_memory_mb)
-            lanes = assign(groups, max(1, min(wanted, len(groups) or 1)))
-            self._lanes = [Lane(self, self.session, lanes[0], owned=False)] if lanes else []
-            for groups_of_lane in lanes[1:]:
-                spawned = TargetSession(target.spawn(len(self._lanes)), driver_factory=self.session.driver_factory)
-                self._lanes.append(Lane(self, spawned, groups_of_lane, owned=True))
-            threads = [threading.Thread(target=lane.run, name=f"{self.name} lane {i}", daemon=True)
-                       for i, lane in enumerate(self._lanes)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            machine, memory = capacity.machine(), target.instance_memory_mb
+            reserved = 0 if self.instances is not None else machine.reserve_instances(
+                target.max_instances, target.instance_cores, memory)
+            lanes = assign(groups, max(1, min(self.instances or reserved, len(groups) or 1)))
+            machine.release_instances(max(0, reserved - len(lanes)), memory)  # planned, not needed
+            reserved = min(reserved, len(lanes))
+            try:
+                self._lanes = [Lane(self, self.session, lanes[0], owned=False)] if lanes else []
+                for groups_of_lane in lanes[1:]:
+                    spawned = TargetSession(target.spawn(len(self._lanes)), driver_factory=self.session.driver_factory)
+                    self._lanes.append(Lane(self, spawned, groups_of_lane, owned=True))
+                threads = [threading.Thread(target=lane.run, name=f"{self.name} lane {i}", daemon=True)
+                           for i, lane in enumerate(self._lanes)]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+            finally:
+                machine.release_instances(reserved, memory)
         except BaseException as exc:  # noqa: BLE001 - no case is left without a verdict
             for case in self.cases:
                 self.finish(case, CaseRun(case, self.name, _driver_name(case), v.broken(exc), 0.0))

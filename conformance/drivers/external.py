@@ -169,8 +169,10 @@ class DriverProcess:
     """
 
     def __init__(self, name: str, command: Sequence[str] | Callable[[], Sequence[str]], *,
-                 start_timeout: float = 60.0, grace: float = 5.0, env: Optional[dict] = None):
+                 start_timeout: float = 60.0, grace: float = 5.0, env: Optional[dict] = None,
+                 start_cores: float = 1.0):
         self.name = name
+        self.start_cores = start_cores  # of the machine while it starts (conformance/capacity.py ``startup``)
         self._command = command
         self.start_timeout = start_timeout
         self.grace = grace
@@ -226,7 +228,7 @@ class DriverProcess:
             self.refused = f"{self.name}: cannot be prepared: {exc}"
             raise DriverRefused(self.refused) from exc
         env = self._scratch_env()
-        with capacity.machine().startup():  # a JVM's start takes a core for seconds
+        with capacity.machine().startup(self.start_cores):
             return self._spawn(argv, env)
 
     def _spawn(self, argv: list, env: dict) -> dict:

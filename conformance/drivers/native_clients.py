@@ -28,7 +28,8 @@ LIBRARIES = {"go": ("github.com/apache/pulsar-client-go", DEFAULT_GO_VERSION),
 for _library, (_label, _default) in LIBRARIES.items():
     for _role in ("client", "admin"):
         _name = f"{_library}-{_role}"
-        POOL.register(_name, _label, _default, lambda version, name=_name: driver_command(name, version))
+        POOL.register(_name, _label, _default, lambda version, name=_name: driver_command(name, version),
+                      start_cores=0.25)  # a compiled program: no runtime to start
 
 
 def configure(*, go_version: Optional[str] = None, rust_version: Optional[str] = None) -> None:

@@ -76,15 +76,18 @@ class Pool:
         self._libraries: dict[str, str] = {}
         self._commands: dict[str, Callable[[str], list[str]]] = {}
         self._versions: dict[str, str] = {}
+        self._start_cores: dict[str, float] = {}
         self._processes: dict[str, list[DriverProcess]] = {}
         self._handed: dict[int, int] = {}  # id(process) -> driver sets given it
         self._lock = threading.Lock()
 
-    def register(self, name: str, library: str, default_version: str, command: Callable[[str], list[str]]) -> None:
-        """A driver: the library it runs, its default version, and the argv that starts it at a
-        version (building what is missing)."""
+    def register(self, name: str, library: str, default_version: str, command: Callable[[str], list[str]],
+                 start_cores: float = 1.0) -> None:
+        """A driver: the library it runs, its default version, the argv that starts it at a
+        version (building what is missing), and the cores its start takes (a JVM's, one)."""
         with self._lock:
             self._libraries[name] = library
+            self._start_cores[name] = start_cores
             self._defaults[name] = default_version
             self._commands[name] = command
             self._versions.setdefault(name, default_version)
@@ -112,7 +115,8 @@ class Pool:
             pool = self._processes.setdefault(name, [])
             if len(pool) < POOL_SIZE and all(self._handed.get(id(p), 0) for p in pool):
                 version, command = self._versions[name], self._commands[name]
-                pool.append(DriverProcess(f"{name} {version}", lambda: command(version)))
+                pool.append(DriverProcess(f"{name} {version}", lambda: command(version),
+                                          start_cores=self._start_cores[name]))
             process = min(pool, key=lambda p: self._handed.get(id(p), 0))
             self._handed[id(process)] = self._handed.get(id(process), 0) + 1
             return process

@@ -105,6 +105,9 @@ class Target:
     # instances of a target, and no more than the memory available holds).
     instance_cores = 1.0
     instance_memory_mb = 256
+    # The cores one of its starts or restarts takes while it lasts (conformance/capacity.py
+    # ``startup``): a JVM's, a whole one.
+    start_cores = 1.0
     # At most this many of its cases at once (None: the run's --jobs), for brokers that answer
     # slowly when many cases share the machine with them.
     max_jobs: Optional[int] = None
@@ -155,7 +158,7 @@ class Target:
             self.static = {key: pulsar_config.normalise(value) for key, value in self.security.overlay({}).items()
                            if not pulsar_config.is_dynamic(key)}
         try:
-            with capacity.machine().startup(), timing.timed(timing.START_UP, self.name):
+            with capacity.machine().startup(self.start_cores), timing.timed(timing.START_UP, self.name):
                 self._launch()
                 self.detect()
             self.started = True
@@ -311,7 +314,7 @@ class Target:
         self.versions.clear()
         try:
             keys = [f"{key}={value}" for key, value in sorted(dict(settings).items())] or ["defaults"]
-            with capacity.machine().startup(), timing.timed(timing.RESTART, self.name, *keys):
+            with capacity.machine().startup(self.start_cores), timing.timed(timing.RESTART, self.name, *keys):
                 self._launch()
                 self.detect()
         except Exception as exc:

@@ -53,6 +53,7 @@ class ReferenceTarget(Target):
     max_instances = 8  # a broker process is cheap: the scheduler runs groups side by side
     instance_cores = 0.25  # a Python process that waits on sockets between a case's requests
     instance_memory_mb = 128
+    start_cores = 0.5  # an interpreter and its imports for a third of a second; a restart in place, less
 
     def __init__(self, name: Optional[str] = None, *, command: Optional[list[str]] = None, **kwargs):
         super().__init__(name, **kwargs)

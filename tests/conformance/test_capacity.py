@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from conformance import capacity, verdicts as v
 from conformance.capacity import Capacity, WeightedSlots, case_weight
 from conformance.execute import TargetSession
@@ -31,6 +33,19 @@ def test_lighter_instances_run_more_side_by_side_within_the_memory_available(mon
     assert two.lanes(8, 1.0, 1024) == 2
 
 
+def test_targets_planning_together_share_the_memory_available(monkeypatch):
+    """Three JVM releases planned at once on 4,000 MiB available (3,000 to plan with): the first
+    gets two instances, the others what is left, at least one each; a plan ended gives its back."""
+    two = Capacity(cores=2)
+    monkeypatch.setattr(capacity, "available_memory_mb", lambda: 4000)
+    plans = [two.reserve_instances(8, 1.0, 1024) for _ in range(3)]
+    assert plans == [2, 1, 1]
+    for count in plans:
+        two.release_instances(count, 1024)
+    assert two.reserve_instances(8, 1.0, 1024) == 2
+    assert two.reserve_instances(8, 0.25, 0) == 8  # a target that names no memory plans by its cores alone
+
+
 def test_weighted_slots_never_hold_more_than_their_units():
     slots = WeightedSlots(4)
     held, peak, lock = [0], [0], threading.Lock()
@@ -54,25 +69,59 @@ def test_weighted_slots_never_hold_more_than_their_units():
         pass
 
 
-def test_start_ups_are_one_at_a_time_on_two_cores():
+@pytest.mark.parametrize("cores, at_once", [(1.0, 1), (0.5, 2), (0.25, 4)])
+def test_start_ups_on_two_cores_are_weighed_by_the_cores_they_take(cores, at_once):
+    """One JVM's start at a time, two Python brokers', four native clients'."""
     machine = Capacity(cores=2)
-    inside, peak, lock = [0], [0], threading.Lock()
+    inside, peak, lock, full = [0], [0], threading.Lock(), threading.Event()
+    # The first ones in stay until as many are inside as may be; anyone entering later found a
+    # slot freed by them, so after that moment, and passes.
+    every_one_in = threading.Barrier(at_once, action=full.set, timeout=10)
 
     def start():
-        with machine.startup():
+        with machine.startup(cores):
             with lock:
                 inside[0] += 1
                 peak[0] = max(peak[0], inside[0])
-            time.sleep(0.02)
+            if not full.is_set():
+                every_one_in.wait()
             with lock:
                 inside[0] -= 1
 
-    threads = [threading.Thread(target=start) for _ in range(6)]
+    threads = [threading.Thread(target=start) for _ in range(2 * at_once + 1)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
-    assert peak[0] == 1
+        thread.join(20)
+    assert peak[0] == at_once
+
+
+def test_a_case_waiting_out_a_window_frees_its_units_meanwhile():
+    machine = Capacity(cores=1, units=2)
+    waiting, other_ran, resumed = threading.Event(), threading.Event(), threading.Event()
+
+    def sleeper():
+        with machine.case(2):
+            with machine.waiting():
+                waiting.set()
+                assert other_ran.wait(10)  # the other case took the units this one gave back
+            resumed.set()
+
+    def other():
+        assert waiting.wait(10)
+        with machine.case(2):
+            other_ran.set()
+
+    threads = [threading.Thread(target=sleeper), threading.Thread(target=other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert other_ran.is_set() and resumed.is_set()
+    with machine.waiting():  # a thread that holds nothing gives nothing back
+        pass
+    with machine.case(2):  # and every unit is free again
+        pass
 
 
 def test_heavy_cases_weigh_more():

@@ -122,14 +122,17 @@ def test_split_keeps_every_case_once():
     assert max(len(part.cases) for lane in lanes for part in lane) <= 6
 
 
-def test_cases_run_concurrently_on_several_instances_and_results_keep_their_order():
+def test_cases_run_concurrently_on_several_instances_and_results_keep_their_order(monkeypatch):
+    monkeypatch.setattr(capacity, "available_memory_mb", lambda: 1400)  # 1,050 MiB to plan with
     fleet = _Fleet()
     target = _Spawning(fleet, "fake")
     session = TargetSession(target, driver_factory=fleet.factory)
     cases = [_case(f"c{i}", {"k": str(i % 3)}) for i in range(30)]
-    with capacity.using(capacity.Capacity(cores=4)):  # room for a lane per configuration
+    with capacity.using(capacity.Capacity(cores=4)) as machine:  # room for a lane per configuration
         schedule = Schedule(session, cases, jobs=6)
         runs = [schedule.result(case, timeout=30) for case in cases]
+        schedule.join(10)
+        assert machine.reserve_instances(8, 1.0, 256) == 4  # the schedule's plan gave its memory back
     assert [r.case.id for r in runs] == [c.id for c in cases]
     assert all(r.verdict.verdict == v.PASSED for r in runs)
     assert len(fleet.instances) == 3  # the target and two spawned, one per lane
