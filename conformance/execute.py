@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -100,19 +101,21 @@ class TargetSession:
         self._drivers: Optional[dict] = None
         self._generation = -1
         self.start_attempted = False
+        self._starting = threading.Lock()  # a second caller waits for the first's start to end
 
     def start(self) -> None:
         """Start the target once; a failure is kept in ``target.start_error``, not raised."""
-        if self.start_attempted:
-            return
-        self.start_attempted = True
-        try:
-            self.target.start()
-        except TargetError:
-            pass  # target.start_error holds the reason
-        except Exception as exc:  # noqa: BLE001 - any start failure is every case's target-error
-            self.target.start_error = f"{type(exc).__name__}: {exc}"
-            self.target.stop()
+        with self._starting:
+            if self.start_attempted:
+                return
+            self.start_attempted = True
+            try:
+                self.target.start()
+            except TargetError:
+                pass  # target.start_error holds the reason
+            except Exception as exc:  # noqa: BLE001 - any start failure is every case's target-error
+                self.target.start_error = f"{type(exc).__name__}: {exc}"
+                self.target.stop()
 
     def stop(self) -> None:
         self._close_drivers()

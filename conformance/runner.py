@@ -5,6 +5,9 @@
 - pytest runs in-process with our plugin and no project config or conftest (``pytest_args``:
   ``-c /dev/null --noconftest``), writing ``<out>/junit.xml``, ``<out>/allure-results/`` and
   ``<out>/results/<run_id>.jsonl``.
+- Targets start as soon as the arguments hold, in the background while pytest sets up and
+  collects (``TargetSession.start`` starts each once, whoever asks first); with ``-k`` a target
+  may have no case left, so it starts when its schedule does.
 - Targets are stopped at the end whatever happens: the plugin's sessionfinish, ``run``'s
   ``finally``, the process module's atexit hook, and SIGTERM or SIGINT turned into one
   KeyboardInterrupt while the run and its cleanup last (``_stop_signals``), so pytest unwinds
@@ -28,6 +31,7 @@ import os
 import signal
 import time
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Optional, TextIO
@@ -95,10 +99,14 @@ def _stop_signals():
 
 def pytest_args(out_dir: Path, keyword: Optional[str], extra: Iterable[str] = ()) -> list[str]:
     # -c /dev/null would make /dev the rootdir; the working directory keeps item paths short.
-    args = ["-c", os.devnull, "--rootdir", os.getcwd(), "--noconftest", "-p", "no:cacheprovider",
+    # Only the plugins a run uses are loaded: the environment's others (a property-testing or an
+    # API-fuzzing plugin) would add their imports to every run's start, and the unraisable-exception
+    # plugin its forced garbage collections to every run's end.
+    args = ["-c", os.devnull, "--rootdir", os.getcwd(), "--noconftest", "--disable-plugin-autoload",
+            "-p", "allure_pytest.plugin", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "-rfEs", "--assert=plain", f"--junitxml={out_dir / 'junit.xml'}", f"--alluredir={out_dir / 'allure-results'}"]
     if importlib.util.find_spec("pytest_timeout") is not None:
-        args.append(f"--timeout={BACKSTOP_TIMEOUT_S}")
+        args += ["-p", "pytest_timeout", f"--timeout={BACKSTOP_TIMEOUT_S}"]
     if keyword:
         args += ["-k", keyword]
     return args + list(extra)
@@ -170,6 +178,9 @@ def run(target_specs: list[str], *, pips: Optional[Iterable[str]] = None, keywor
     timing.reset()
     started = time.monotonic()
     sessions = [TargetSession(t, driver_factory=driver_factory) for t in targets]
+    if keyword is None:  # every target will run cases: each starts while pytest sets up and collects
+        for session in sessions:
+            threading.Thread(target=session.start, name=f"start {session.target.name}", daemon=True).start()
     plugin = ConformancePlugin(cases, sessions, out_dir=out_dir, run_id=run_id,
                                allure_dir=out_dir / "allure-results", jobs=jobs, stop_at_failure=stop_at_failure)
     out_dir.mkdir(parents=True, exist_ok=True)

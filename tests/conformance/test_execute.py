@@ -193,3 +193,30 @@ def test_a_target_that_stops_answering_makes_the_case_and_later_ones_target_erro
 def test_a_slow_answer_from_a_target_that_still_serves_stays_indefinite():
     session, target, _ = _session(_timing_out)  # FakeTarget: its CONNECT still answers
     assert session.run_case(_case()).verdict.verdict == v.INDEFINITE
+
+
+def test_a_session_asked_to_start_twice_at_once_starts_its_target_once_and_both_see_it_started():
+    import threading
+
+    launched, entered, release = [], threading.Event(), threading.Event()
+
+    class SlowTarget(FakeTarget):
+        def _launch(self) -> None:
+            launched.append(1)
+            entered.set()
+            assert release.wait(10)
+            super()._launch()
+
+    session = TargetSession(SlowTarget(), driver_factory=lambda t: {})
+    early = threading.Thread(target=session.start)  # the runner's start while pytest collects
+    early.start()
+    assert entered.wait(10)
+    seen = []
+    late = threading.Thread(target=lambda: (session.start(), seen.append(session.target.started)))  # a schedule's
+    late.start()
+    late.join(0.2)
+    assert late.is_alive()  # waiting for the start under way, however long it takes
+    release.set()
+    early.join(10)
+    late.join(10)
+    assert launched == [1] and seen == [True]

@@ -102,6 +102,27 @@ def test_keyword_selects_items_by_name(tmp_path):
     assert code == v.EXIT_OK and [r.case_id for r in records] == ["b-002[binary]"]
 
 
+class _CountedTarget(FakeTarget):
+    def __init__(self, name):
+        super().__init__(name)
+        self.launches_made = 0
+
+    def _launch(self) -> None:
+        self.launches_made += 1
+        super()._launch()
+
+
+def test_every_target_starts_once_and_one_that_k_leaves_without_cases_never_starts(tmp_path):
+    one, two = _CountedTarget("one"), _CountedTarget("two")
+    code, records, _ = _run(tmp_path, [_case("a-001[binary]")], targets=[one, two])
+    assert code == v.EXIT_OK and [r.target for r in records] == ["one", "two"]
+    assert one.launches_made == two.launches_made == 1  # started before collection, and once
+    one, two = _CountedTarget("one"), _CountedTarget("two")
+    code, records, _ = _run(tmp_path / "k", [_case("a-001[binary]")], targets=[one, two], keyword="two")
+    assert code == v.EXIT_OK and [r.target for r in records] == ["two"]
+    assert not one.started and two.started
+
+
 def test_unsupported_only_is_never_a_green_run(tmp_path):
     code, records, text = _run(tmp_path, [_case("a-001[binary]", era=ERA_PRE_PIP344)])
     assert code == v.EXIT_HARNESS
