@@ -50,7 +50,9 @@ def ready_urls(lines: list[str]) -> Optional[tuple[str, str]]:
 
 class ReferenceTarget(Target):
     kind = "reference"
-    max_instances = 8  # a broker process is cheap: the scheduler runs groups side by side
+    # Groups run side by side on brokers of their own; on two cores a fifth broker and more cost
+    # more of a core for their interpreters' start than their share of the cases gives back.
+    max_instances = 4
     instance_cores = 0.25  # a Python process that waits on sockets between a case's requests
     instance_memory_mb = 128
     start_cores = 0.5  # an interpreter and its imports for a third of a second; a restart in place, less
