@@ -1,5 +1,7 @@
 """conformance/execute.py: one case on one target, every exception turned into a verdict."""
 
+import threading
+
 import pytest
 
 from conformance import verdicts as v
@@ -196,8 +198,6 @@ def test_a_slow_answer_from_a_target_that_still_serves_stays_indefinite():
 
 
 def test_a_session_asked_to_start_twice_at_once_starts_its_target_once_and_both_see_it_started():
-    import threading
-
     launched, entered, release = [], threading.Event(), threading.Event()
 
     class SlowTarget(FakeTarget):
